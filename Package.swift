@@ -1,0 +1,44 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "swift-activerecord",
+    products: [
+        .library(name: "ActiveRecord", targets: ["ActiveRecord"]),
+        .executable(name: "Quickstart", targets: ["Quickstart"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev", "pkg-config"])]
+        ),
+        // SQLite connection, values, run-time schema, reflection, records.
+        .target(name: "ARCore", dependencies: ["CSQLite"]),
+        // Lazy fetcher and predicate language (issue 3).
+        .target(name: "ARQuery", dependencies: ["ARCore"]),
+        // belongs-to, has-many, has-many-through (issue 4).
+        .target(name: "ARRelations", dependencies: ["ARCore", "ARQuery"]),
+        // Validators, errors, callbacks (issue 5).
+        .target(name: "ARValidation", dependencies: ["ARCore"]),
+        // Automatic and versioned migrations (issue 6).
+        .target(name: "ARMigrations", dependencies: ["ARCore"]),
+        // The umbrella: re-exports only.
+        .target(
+            name: "ActiveRecord",
+            dependencies: ["ARCore", "ARQuery", "ARRelations", "ARValidation", "ARMigrations"]
+        ),
+        // The C ABI shim (issue 7).
+        .target(name: "ActiveRecordC", dependencies: ["ActiveRecord"]),
+        .executableTarget(
+            name: "Quickstart",
+            dependencies: ["ActiveRecord"],
+            path: "Examples/Quickstart"
+        ),
+        .testTarget(
+            name: "ActiveRecordTests",
+            dependencies: ["ActiveRecord", "Quickstart"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

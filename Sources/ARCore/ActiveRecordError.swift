@@ -1,0 +1,76 @@
+/// The one error type thrown by swift-activerecord.
+///
+/// Every error has an extensible ``Code``, a readable message and, for SQLite
+/// failures, the extended result code and the SQL text that failed. Bound
+/// values are never part of an error: a failing `INSERT` shows its `?`
+/// placeholders, not the user's data.
+///
+/// ```swift
+/// do {
+///     try user.save()
+/// } catch let error as ActiveRecordError where error.code == .constraint {
+///     print(error.message, error.sql ?? "")
+/// }
+/// ```
+public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is. New codes may be added in any release,
+    /// so a `switch` over codes needs a `default` case.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's stable name, for example `"constraint"`.
+        public var rawValue: String
+        /// Makes a code from its name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code's name.
+        public var description: String { rawValue }
+
+        /// SQLite reported an error not covered by a more specific code.
+        public static let sqlite = Code(rawValue: "sqlite")
+        /// A `UNIQUE`, `NOT NULL`, `CHECK` or foreign-key constraint failed.
+        public static let constraint = Code(rawValue: "constraint")
+        /// The file exists but is not an SQLite database.
+        public static let notADatabase = Code(rawValue: "notADatabase")
+        /// The database cannot be opened (missing directory, permissions).
+        public static let cannotOpen = Code(rawValue: "cannotOpen")
+        /// The database file is read-only.
+        public static let readOnly = Code(rawValue: "readOnly")
+        /// A stored value cannot be converted to the property's type.
+        public static let typeMismatch = Code(rawValue: "typeMismatch")
+        /// A value cannot be stored (out of range, NaN, unencodable).
+        public static let invalidValue = Code(rawValue: "invalidValue")
+        /// A column name that the model does not have.
+        public static let unknownColumn = Code(rawValue: "unknownColumn")
+        /// The record does not exist (never saved, dropped, or deleted elsewhere).
+        public static let notFound = Code(rawValue: "notFound")
+        /// A model class cannot be turned into a table schema.
+        public static let invalidModel = Code(rawValue: "invalidModel")
+        /// The database configuration is invalid.
+        public static let configuration = Code(rawValue: "configuration")
+        /// An operation that is not allowed in the record's current state.
+        public static let misuse = Code(rawValue: "misuse")
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// A readable explanation: what failed, where, and what to do.
+    public var message: String
+    /// The SQLite extended result code, for SQLite failures.
+    public var resultCode: Int32?
+    /// The SQL text that failed, with `?` placeholders, for SQLite failures.
+    public var sql: String?
+
+    /// Makes an error.
+    public init(_ code: Code, _ message: String, resultCode: Int32? = nil, sql: String? = nil) {
+        self.code = code
+        self.message = message
+        self.resultCode = resultCode
+        self.sql = sql
+    }
+
+    /// `"<code>: <message> (SQLite result code N) [SQL: …]"`.
+    public var description: String {
+        var text = "\(code): \(message)"
+        if let resultCode { text += " (SQLite result code \(resultCode))" }
+        if let sql { text += " [SQL: \(sql)]" }
+        return text
+    }
+}

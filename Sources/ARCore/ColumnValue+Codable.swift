@@ -1,0 +1,87 @@
+import Foundation
+
+// MARK: - RawRepresentable: stored as the raw value
+
+extension ColumnValue where Self: RawRepresentable, RawValue: ColumnValue {
+    public static var sqlType: SQLType { RawValue.sqlType }
+    public func toSQL() throws -> DatabaseValue { try rawValue.toSQL() }
+    public static func fromSQL(_ value: DatabaseValue) throws -> Self {
+        let raw = try RawValue.fromSQL(value)
+        guard let result = Self(rawValue: raw) else {
+            throw typeMismatch(value, Self.self, "\(raw) is not a raw value of \(Self.self)")
+        }
+        return result
+    }
+}
+
+// An enum is usually both RawRepresentable and Codable: the raw value wins.
+extension ColumnValue where Self: RawRepresentable & Codable, RawValue: ColumnValue {
+    public static var sqlType: SQLType { RawValue.sqlType }
+    public func toSQL() throws -> DatabaseValue { try rawValue.toSQL() }
+    public static func fromSQL(_ value: DatabaseValue) throws -> Self {
+        let raw = try RawValue.fromSQL(value)
+        guard let result = Self(rawValue: raw) else {
+            throw typeMismatch(value, Self.self, "\(raw) is not a raw value of \(Self.self)")
+        }
+        return result
+    }
+}
+
+// MARK: - Codable: stored as JSON text
+
+/// JSON with sorted keys, so that equal values always have equal text and
+/// a mutation in place is detected by comparing the stored form.
+package func encodeJSON<T: Encodable>(_ value: T) throws -> DatabaseValue {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    do {
+        return .text(String(decoding: try encoder.encode(value), as: UTF8.self))
+    } catch {
+        throw ActiveRecordError(.invalidValue, "cannot encode \(T.self) as JSON: \(error)")
+    }
+}
+
+package func decodeJSON<T: Decodable>(_ value: DatabaseValue, as type: T.Type) throws -> T {
+    let data: Data
+    switch value {
+    case .text(let text): data = Data(text.utf8)
+    case .blob(let blob): data = blob
+    default: throw typeMismatch(value, T.self, "JSON values are stored as TEXT")
+    }
+    do {
+        return try JSONDecoder().decode(T.self, from: data)
+    } catch {
+        throw typeMismatch(value, T.self, "invalid JSON: \(error)")
+    }
+}
+
+extension ColumnValue where Self: Codable {
+    public static var sqlType: SQLType { .text }
+    public func toSQL() throws -> DatabaseValue { try encodeJSON(self) }
+    public static func fromSQL(_ value: DatabaseValue) throws -> Self { try decodeJSON(value, as: Self.self) }
+}
+
+extension Array: ColumnValue where Element: Codable {
+    public static var sqlType: SQLType { .text }
+    public func toSQL() throws -> DatabaseValue { try encodeJSON(self) }
+    public static func fromSQL(_ value: DatabaseValue) throws -> Self { try decodeJSON(value, as: Self.self) }
+}
+
+extension Set: ColumnValue where Element: Codable {
+    public static var sqlType: SQLType { .text }
+    /// Sets are stored as a JSON array in a stable (sorted-by-JSON) order.
+    public func toSQL() throws -> DatabaseValue {
+        let items = try map { element -> String in
+            guard case .text(let json) = try encodeJSON(element) else { return "" }
+            return json
+        }.sorted()
+        return .text("[" + items.joined(separator: ",") + "]")
+    }
+    public static func fromSQL(_ value: DatabaseValue) throws -> Self { try decodeJSON(value, as: Self.self) }
+}
+
+extension Dictionary: ColumnValue where Key: Codable, Value: Codable {
+    public static var sqlType: SQLType { .text }
+    public func toSQL() throws -> DatabaseValue { try encodeJSON(self) }
+    public static func fromSQL(_ value: DatabaseValue) throws -> Self { try decodeJSON(value, as: Self.self) }
+}

@@ -1,0 +1,189 @@
+import Foundation
+
+/// A type that can be stored in a column: the seeds' ARRepresentationProtocol
+/// (SQL type, to SQL, from SQL).
+///
+/// The library's built-in conformances cover `String`, every integer type,
+/// `Double`, `Float`, `Bool`, `Decimal`, `Date`, `Data`, `UUID`, `URL`,
+/// optionals of all of these, arrays and dictionaries of `Codable` values
+/// (as JSON text). A `RawRepresentable` enum or a `Codable` struct only has
+/// to declare the conformance:
+///
+/// ```swift
+/// enum Role: String, ColumnValue { case admin, guest }      // stored as its raw value
+/// struct Address: Codable, ColumnValue { var city = "" }   // stored as JSON text
+/// ```
+///
+/// A custom type implements the three requirements:
+///
+/// ```swift
+/// struct Point: ColumnValue {
+///     var x = 0, y = 0
+///     static var sqlType: SQLType { .text }
+///     func toSQL() -> DatabaseValue { .text("\(x),\(y)") }
+///     static func fromSQL(_ value: DatabaseValue) throws -> Point {
+///         guard case .text(let text) = value else { throw ActiveRecordError(.typeMismatch, "expected TEXT") }
+///         let parts = text.split(separator: ",").compactMap { Int($0) }
+///         return Point(x: parts[0], y: parts[1])
+///     }
+/// }
+/// ```
+public protocol ColumnValue {
+    /// The column's SQL type in `CREATE TABLE`.
+    static var sqlType: SQLType { get }
+    /// The value as SQLite stores it.
+    /// - Throws: ``ActiveRecordError`` with code `.invalidValue` when the value cannot be stored.
+    func toSQL() throws -> DatabaseValue
+    /// Makes a value from what SQLite stored.
+    /// - Throws: ``ActiveRecordError`` with code `.typeMismatch` when the stored value does not fit.
+    static func fromSQL(_ value: DatabaseValue) throws -> Self
+    /// Whether the column may hold `NULL`. Only `Optional` says `true`.
+    static var isNullable: Bool { get }
+    /// Whether two values would be stored alike; decides which columns changed.
+    /// The default compares `==` for `Equatable` types and the stored form otherwise.
+    static func isEquivalent(_ lhs: Self, _ rhs: Self) -> Bool
+}
+
+extension ColumnValue {
+    public static var isNullable: Bool { false }
+
+    public static func isEquivalent(_ lhs: Self, _ rhs: Self) -> Bool {
+        (try? lhs.toSQL()) == (try? rhs.toSQL())
+    }
+}
+
+extension ColumnValue where Self: Equatable {
+    public static func isEquivalent(_ lhs: Self, _ rhs: Self) -> Bool { lhs == rhs }
+}
+
+/// The error thrown when a stored value does not fit the Swift type.
+package func typeMismatch<T>(_ value: DatabaseValue, _ type: T.Type, _ detail: String = "") -> ActiveRecordError {
+    let suffix = detail.isEmpty ? "" : " (\(detail))"
+    return ActiveRecordError(
+        .typeMismatch, "cannot read a \(value.storageClassName) value as \(T.self)\(suffix)")
+}
+
+// MARK: - Optional
+
+extension Optional: ColumnValue where Wrapped: ColumnValue {
+    public static var sqlType: SQLType { Wrapped.sqlType }
+    public static var isNullable: Bool { true }
+
+    public func toSQL() throws -> DatabaseValue {
+        switch self {
+        case .none: .null
+        case .some(let wrapped): try wrapped.toSQL()
+        }
+    }
+
+    public static func fromSQL(_ value: DatabaseValue) throws -> Self {
+        if case .null = value { return nil }
+        return try Wrapped.fromSQL(value)
+    }
+
+    public static func isEquivalent(_ lhs: Self, _ rhs: Self) -> Bool {
+        switch (lhs, rhs) {
+        case (.none, .none): true
+        case (.some(let left), .some(let right)): Wrapped.isEquivalent(left, right)
+        default: false
+        }
+    }
+}
+
+// MARK: - Text
+
+extension String: ColumnValue {
+    public static var sqlType: SQLType { .text }
+    public func toSQL() -> DatabaseValue { .text(self) }
+    public static func fromSQL(_ value: DatabaseValue) throws -> String {
+        switch value {
+        case .text(let text): return text
+        case .integer(let int): return String(int)
+        case .real(let double): return String(double)
+        default: throw typeMismatch(value, String.self)
+        }
+    }
+}
+
+// MARK: - Integers: INTEGER, 64-bit, never truncated
+
+/// Integer types stored as 64-bit SQLite integers, with a range check both ways.
+public protocol SQLiteIntegerColumn: FixedWidthInteger, ColumnValue {}
+
+extension SQLiteIntegerColumn {
+    public static var sqlType: SQLType { .integer }
+
+    public func toSQL() throws -> DatabaseValue {
+        guard let int = Int64(exactly: self) else {
+            throw ActiveRecordError(
+                .invalidValue,
+                "\(Self.self) value \(self) is above Int64.max (\(Int64.max)), the largest integer SQLite stores")
+        }
+        return .integer(int)
+    }
+
+    public static func fromSQL(_ value: DatabaseValue) throws -> Self {
+        let int: Int64
+        switch value {
+        case .integer(let stored): int = stored
+        case .real(let double):
+            guard let exact = Int64(exactly: double) else {
+                throw typeMismatch(value, Self.self, "\(double) is not a whole number")
+            }
+            int = exact
+        default: throw typeMismatch(value, Self.self)
+        }
+        guard let result = Self(exactly: int) else {
+            throw typeMismatch(value, Self.self, "\(int) is out of range \(Self.min)...\(Self.max)")
+        }
+        return result
+    }
+}
+
+extension Int: SQLiteIntegerColumn {}
+extension Int8: SQLiteIntegerColumn {}
+extension Int16: SQLiteIntegerColumn {}
+extension Int32: SQLiteIntegerColumn {}
+extension Int64: SQLiteIntegerColumn {}
+extension UInt: SQLiteIntegerColumn {}
+extension UInt8: SQLiteIntegerColumn {}
+extension UInt16: SQLiteIntegerColumn {}
+extension UInt32: SQLiteIntegerColumn {}
+extension UInt64: SQLiteIntegerColumn {}
+
+extension Bool: ColumnValue {
+    public static var sqlType: SQLType { .integer }
+    public func toSQL() -> DatabaseValue { .integer(self ? 1 : 0) }
+    public static func fromSQL(_ value: DatabaseValue) throws -> Bool {
+        switch value {
+        case .integer(let int): return int != 0
+        case .real(let double): return double != 0
+        default: throw typeMismatch(value, Bool.self)
+        }
+    }
+}
+
+// MARK: - Floating point: REAL
+
+extension Double: ColumnValue {
+    public static var sqlType: SQLType { .real }
+    public func toSQL() throws -> DatabaseValue {
+        guard !isNaN else {
+            throw ActiveRecordError(.invalidValue, "NaN cannot be stored: SQLite would turn it into NULL")
+        }
+        return .real(self)
+    }
+    public static func fromSQL(_ value: DatabaseValue) throws -> Double {
+        switch value {
+        case .real(let double): return double
+        case .integer(let int): return Double(int)
+        default: throw typeMismatch(value, Double.self)
+        }
+    }
+}
+
+extension Float: ColumnValue {
+    public static var sqlType: SQLType { .real }
+    public func toSQL() throws -> DatabaseValue { try Double(self).toSQL() }
+    public static func fromSQL(_ value: DatabaseValue) throws -> Float { Float(try Double.fromSQL(value)) }
+}

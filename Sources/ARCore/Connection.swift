@@ -1,0 +1,190 @@
+import CSQLite
+import Foundation
+
+/// One SQLite connection: opened with WAL, `synchronous=NORMAL`, foreign keys
+/// on, a finite busy timeout and extended result codes, and checked with a
+/// probe query so that a file that is not a database fails at open.
+///
+/// A connection is confined: ``Database`` serializes every use of it.
+package final class Connection {
+    package let handle: OpaquePointer
+    package let path: String
+    private var statements: [String: Statement] = [:]
+    /// Called with the SQL text of every statement run, before it runs.
+    package var tracer: (@Sendable (String) -> Void)?
+    /// How deep the current transaction is: 0 outside, 1 in `BEGIN`, 2+ in savepoints.
+    package var transactionDepth = 0
+
+    /// How long a connection waits for a lock held by another connection.
+    package static let busyTimeoutMilliseconds: Int32 = 10_000
+
+    /// Opens (and for a new path creates) the database at `path`.
+    ///
+    /// - Throws: `.cannotOpen`, `.notADatabase` or `.readOnly` with the path;
+    ///   the file is not modified when opening fails.
+    package init(path: String, readOnly: Bool = false) throws {
+        var handle: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard let handle else {
+            throw ActiveRecordError(.cannotOpen, "cannot open database at \(path): out of memory")
+        }
+        guard code == SQLITE_OK else {
+            let message = String(cString: sqlite3_errmsg(handle))
+            sqlite3_close_v2(handle)
+            throw Connection.openError(code: code, path: path, detail: message)
+        }
+        self.handle = handle
+        self.path = path
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, Connection.busyTimeoutMilliseconds)
+        do {
+            try configure(readOnly: readOnly)
+        } catch let error as ActiveRecordError {
+            statements.removeAll()
+            sqlite3_close_v2(handle)
+            throw Connection.openError(code: error.resultCode ?? SQLITE_ERROR, path: path, detail: error.message)
+        }
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    private func configure(readOnly: Bool) throws {
+        // The probe reads the header before anything writes to the file,
+        // so a file that is not a database is left exactly as it was.
+        try execute("SELECT count(*) FROM sqlite_master")
+        if !readOnly, sqlite3_db_readonly(handle, "main") == 1 {
+            throw ActiveRecordError(.readOnly, "the file is read-only", resultCode: SQLITE_READONLY)
+        }
+        if !readOnly { try execute("PRAGMA journal_mode=WAL") }
+        try execute("PRAGMA synchronous=NORMAL")
+        try execute("PRAGMA foreign_keys=ON")
+    }
+
+    private static func openError(code: Int32, path: String, detail: String) -> ActiveRecordError {
+        switch code & 0xFF {
+        case SQLITE_NOTADB:
+            return ActiveRecordError(
+                .notADatabase,
+                "\(path) is not an SQLite database (\(detail)); it was left untouched. "
+                    + "Point the configuration at a database file or at a new path.",
+                resultCode: code)
+        case SQLITE_READONLY:
+            return ActiveRecordError(
+                .readOnly,
+                "the database file \(path) is read-only; make it writable or open it read-only.",
+                resultCode: code)
+        case SQLITE_CANTOPEN:
+            let directory = (path as NSString).deletingLastPathComponent
+            let reason = FileManager.default.fileExists(atPath: directory.isEmpty ? "." : directory)
+                ? "check that the path is a file and that it is readable and writable"
+                : "the directory \(directory) does not exist; create it first"
+            return ActiveRecordError(.cannotOpen, "cannot open database at \(path): \(reason).", resultCode: code)
+        default:
+            return ActiveRecordError(.cannotOpen, "cannot open database at \(path): \(detail)", resultCode: code)
+        }
+    }
+
+    // MARK: Statements
+
+    /// The cached prepared statement for `sql`, preparing it on first use.
+    package func statement(_ sql: String) throws -> Statement {
+        if let statement = statements[sql] { return statement }
+        let statement = try prepare(sql, persistent: true)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Prepares exactly one statement; SQL with a second statement is refused.
+    package func prepare(_ sql: String, persistent: Bool = false) throws -> Statement {
+        var handle: OpaquePointer?
+        var tail: UnsafePointer<CChar>?
+        let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        let code = sql.withCString { sqlite3_prepare_v3(self.handle, $0, -1, flags, &handle, &tail) }
+        guard code == SQLITE_OK else { throw error(code, sql: sql) }
+        guard let handle else {
+            throw ActiveRecordError(.misuse, "the SQL text holds no statement", sql: sql)
+        }
+        let statement = Statement(handle: handle, sql: sql, connection: self)
+        if let tail, tail.pointee != 0,
+           String(cString: tail).contains(where: { !$0.isWhitespace && $0 != ";" }) {
+            throw ActiveRecordError(.misuse, "only one SQL statement may run at a time", sql: sql)
+        }
+        return statement
+    }
+
+    /// Drops a statement from the cache after a failed step.
+    func evict(_ statement: Statement) {
+        if statements[statement.sql] === statement { statements[statement.sql] = nil }
+    }
+
+    /// Runs `sql` with `arguments` bound, then `body` with the statement
+    /// (not yet stepped), and always resets the statement afterwards.
+    package func withStatement<R>(
+        _ sql: String, _ arguments: [DatabaseValue] = [], _ body: (Statement) throws -> R
+    ) throws -> R {
+        var statement = try self.statement(sql)
+        if statement.isInUse {
+            // Re-entered while the cached statement is still stepping
+            // (a nested query with the same SQL): use a private copy.
+            statement = try prepare(sql)
+        }
+        statement.isInUse = true
+        defer {
+            statement.reset()
+            statement.isInUse = false
+        }
+        try statement.bind(arguments)
+        tracer?(sql)
+        return try body(statement)
+    }
+
+    /// Runs a statement that returns no rows (or whose rows are ignored).
+    package func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {
+        try withStatement(sql, arguments) { statement in
+            while try statement.step() {}
+        }
+    }
+
+    /// Runs a query and returns every row as values.
+    package func rows(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
+        try withStatement(sql, arguments) { statement in
+            var rows: [[DatabaseValue]] = []
+            let count = statement.columnCount
+            while try statement.step() {
+                rows.append((0..<count).map { statement.value($0) })
+            }
+            return rows
+        }
+    }
+
+    /// The rowid of the last successful `INSERT`.
+    package var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// How many rows the last `INSERT`, `UPDATE` or `DELETE` changed.
+    package var changedRowCount: Int { Int(sqlite3_changes64(handle)) }
+
+    // MARK: Errors
+
+    /// An error for result `code`, with SQLite's message and the SQL text.
+    package func error(_ code: Int32, sql: String?) -> ActiveRecordError {
+        let message = String(cString: sqlite3_errmsg(handle))
+        let kind: ActiveRecordError.Code
+        switch code & 0xFF {
+        case SQLITE_CONSTRAINT: kind = .constraint
+        case SQLITE_NOTADB: kind = .notADatabase
+        case SQLITE_READONLY: kind = .readOnly
+        case SQLITE_CANTOPEN: kind = .cannotOpen
+        case SQLITE_MISMATCH: kind = .typeMismatch
+        default: kind = .sqlite
+        }
+        return ActiveRecordError(kind, message, resultCode: code, sql: sql)
+    }
+}
+
+@available(*, unavailable, message: "A connection is confined; use Database, which serializes access")
+extension Connection: Sendable {}

@@ -1,0 +1,182 @@
+import Foundation
+
+/// A model defined at run time from a ``TableSchema``, with no Swift class:
+/// what the C API builds on. It shares the engine with ``Model``.
+///
+/// ```swift
+/// let notes = DynamicModel(try TableSchema(name: "Note", columns: [
+///     ColumnSchema(name: "title", type: .text),
+/// ]))
+/// let note = notes.new()
+/// try note.set("title", .text("Buy milk"))
+/// try note.save()
+/// let again = try notes.find(note.id!)
+/// ```
+public final class DynamicModel: Sendable {
+    /// The table this model reads and writes.
+    public let schema: TableSchema
+    package let mapping: TableMapping
+
+    /// Makes a model for `schema`.
+    public init(_ schema: TableSchema) {
+        self.schema = schema
+        mapping = TableMapping(schema: schema)
+    }
+
+    /// A new, unsaved record holding the columns' default values.
+    public func new() -> DynamicRecord { DynamicRecord(model: self) }
+
+    private func fetch(_ tail: String, _ arguments: [DatabaseValue] = []) throws -> [DynamicRecord] {
+        let sql = tail.isEmpty ? mapping.selectAllSQL : mapping.selectAllSQL + " " + tail
+        return try Database.current.withTable(mapping) { connection in
+            try mapping.fetch(sql, arguments, in: connection) { DynamicRecord(model: self) }
+        }
+    }
+
+    /// Every record, in id order.
+    public func all() throws -> [DynamicRecord] { try fetch("ORDER BY \"id\"") }
+
+    /// The record with this id, or `nil`.
+    public func find(_ id: Int64) throws -> DynamicRecord? {
+        try fetch("WHERE \"id\" = ?", [.integer(id)]).first
+    }
+
+    /// Every record whose `column` equals `value` (`IS NULL` for `.null`), in id order.
+    /// - Throws: `.unknownColumn`.
+    public func all(where column: String, equals value: DatabaseValue) throws -> [DynamicRecord] {
+        let (condition, arguments) = try mapping.condition(column, value)
+        return try fetch("WHERE \(condition) ORDER BY \"id\"", arguments)
+    }
+
+    /// The number of records.
+    public func count() throws -> Int {
+        try Database.current.withTable(mapping) { connection in
+            try connection.withStatement("SELECT count(*) FROM \(schema.name.quotedIdentifier)") { statement in
+                try statement.step() ? Int(statement.int64(0)) : 0
+            }
+        }
+    }
+
+    /// Deletes every record. - Returns: how many rows were deleted.
+    @discardableResult
+    public func dropAll() throws -> Int {
+        try Database.current.withTable(mapping) { connection in
+            try connection.execute("DELETE FROM \(schema.name.quotedIdentifier)")
+            return connection.changedRowCount
+        }
+    }
+}
+
+/// A record of a ``DynamicModel``: column values by name.
+public final class DynamicRecord: RecordStorage {
+    /// The model this record belongs to.
+    public let model: DynamicModel
+    package var header = RecordHeader()
+    private var values: [DatabaseValue]
+    private var originals: [DatabaseValue]
+
+    init(model: DynamicModel) {
+        self.model = model
+        values = model.schema.columns.map(\.defaultValue)
+        originals = values
+    }
+
+    /// The row id, assigned on first save; `nil` for a new record.
+    public var id: Int64? { header.id }
+    /// When the record was first saved.
+    public var createdAt: Date? { header.createdAt }
+    /// When the record was last saved with changes.
+    public var updatedAt: Date? { header.updatedAt }
+    /// Whether the record was never saved.
+    public var isNewRecord: Bool { header.id == nil }
+    /// Whether the record was dropped.
+    public var isDeleted: Bool { header.isDeleted }
+    /// Whether any column differs from its value as last loaded or saved.
+    public var hasChanges: Bool { values != originals }
+
+    private func index(_ column: String) throws -> Int {
+        guard let index = model.schema.columnIndex(named: column) else { throw model.schema.unknownColumn(column) }
+        return index
+    }
+
+    /// The current value of `column`.
+    /// - Throws: `.unknownColumn`.
+    public func value(_ column: String) throws -> DatabaseValue {
+        switch column {
+        case "id": return id.map { .integer($0) } ?? .null
+        case "createdAt": return createdAt.map { .real($0.timeIntervalSince1970) } ?? .null
+        case "updatedAt": return updatedAt.map { .real($0.timeIntervalSince1970) } ?? .null
+        default: return values[try index(column)]
+        }
+    }
+
+    /// Sets `column` to `value`. An integer is accepted for a `REAL` column.
+    /// - Throws: `.unknownColumn`; `.typeMismatch` for a value of another
+    ///   storage class, or `NULL` in a non-nullable column. The record is
+    ///   unchanged on error.
+    public func set(_ column: String, _ value: DatabaseValue) throws {
+        let index = try index(column)
+        let schema = model.schema.columns[index]
+        let accepted: DatabaseValue
+        switch (schema.type, value) {
+        case (_, .null):
+            guard schema.isNullable else {
+                throw ActiveRecordError(
+                    .typeMismatch, "\(model.schema.name).\(column) is not nullable; it cannot be set to NULL")
+            }
+            accepted = .null
+        case (.integer, .integer), (.real, .real), (.text, .text), (.blob, .blob): accepted = value
+        case (.real, .integer(let int)): accepted = .real(Double(int))
+        default:
+            throw ActiveRecordError(
+                .typeMismatch,
+                "\(model.schema.name).\(column) holds \(schema.type.rawValue); a \(value.storageClassName) value cannot be stored in it")
+        }
+        if case .real(let double) = accepted, double.isNaN {
+            throw ActiveRecordError(.invalidValue, "\(model.schema.name).\(column): NaN cannot be stored")
+        }
+        values[index] = accepted
+    }
+
+    /// Saves the record: `INSERT` when new, else an `UPDATE` of the changed columns.
+    public func save() throws {
+        guard !header.isDeleted else {
+            throw ActiveRecordError(.misuse, "cannot save \(model.schema.name) with id \(id ?? 0): it was dropped")
+        }
+        let mapping = model.mapping
+        if header.id == nil {
+            try Database.current.withTable(mapping) { try mapping.insert(self, in: $0) }
+        } else if hasChanges {
+            _ = try Database.current.withTable(mapping) { try mapping.update(self, in: $0) }
+        }
+    }
+
+    /// Deletes the record's row.
+    public func drop() throws {
+        try Database.current.withTable(model.mapping) { try model.mapping.delete(self, in: $0) }
+    }
+
+    /// Reads the record's row again, discarding unsaved changes.
+    public func reload() throws {
+        try Database.current.withTable(model.mapping) { try model.mapping.reload(self, in: $0) }
+    }
+
+    // MARK: RecordStorage
+
+    package func bindColumn(_ index: Int, to statement: Statement, at parameter: Int32) throws {
+        try statement.bind(values[index], at: parameter)
+    }
+
+    package func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws {
+        let value = statement.value(column)
+        values[index] = value
+        originals[index] = value
+    }
+
+    package func isColumnChanged(_ index: Int) -> Bool { values[index] != originals[index] }
+
+    package func markColumnsSaved() { originals = values }
+}
+
+@available(*, unavailable, message: "Records are confined to one thread at a time")
+extension DynamicRecord: Sendable {}

@@ -1,0 +1,131 @@
+import Foundation
+
+/// The class-level API of every ``Model``: finders that return the model's
+/// own type (`User.all()` is `[User]`). ``Model`` adopts it; nothing else should.
+public protocol Persistable: AnyObject {}
+
+extension Model: Persistable {}
+
+extension Persistable where Self: Model {
+    /// Makes a record from column values and saves it.
+    ///
+    /// ```swift
+    /// let alex = try User.create(["name": "Alex", "age": 31])
+    /// ```
+    /// - Throws: what ``Model/init(_:)`` and ``Model/save()`` throw; nothing is saved on error.
+    @discardableResult
+    public static func create(_ values: [String: (any ColumnValue)?] = [:]) throws -> Self {
+        let record = try Self(values)
+        try record.save()
+        return record
+    }
+
+    /// Runs a record query (`SELECT <all columns> FROM "T" <tail>`) on the current database.
+    package static func fetch(_ tail: String = "", _ arguments: [DatabaseValue] = []) throws -> [Self] {
+        let mapping = try mapping()
+        let table = mapping.table
+        let sql = tail.isEmpty ? table.selectAllSQL : table.selectAllSQL + " " + tail
+        return try Database.current.withTable(table) { connection in
+            try table.fetch(sql, arguments, in: connection) {
+                let record = Self()
+                record.adopt(mapping)
+                return record
+            }
+        }
+    }
+
+    /// Runs a query returning one integer (`count(*)`, `EXISTS`).
+    package static func scalar(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> Int64 {
+        let table = try mapping().table
+        return try Database.current.withTable(table) { connection in
+            try connection.withStatement(sql, arguments) { statement in
+                try statement.step() ? statement.int64(0) : 0
+            }
+        }
+    }
+
+    private static var quotedTable: String { tableName.quotedIdentifier }
+
+    /// Every record, in id order: `SELECT … FROM "T" ORDER BY "id"`.
+    public static func all() throws -> [Self] {
+        try fetch("ORDER BY \"id\"")
+    }
+
+    /// The record with this id, or `nil`.
+    public static func find(_ id: Int64) throws -> Self? {
+        try fetch("WHERE \"id\" = ?", [.integer(id)]).first
+    }
+
+    /// The first record (lowest id) whose `column` equals `value` (`IS NULL` for `nil`).
+    ///
+    /// ```swift
+    /// let alex = try User.first(where: "name", equals: "Alex")
+    /// ```
+    /// - Throws: `.unknownColumn`, listing the model's columns.
+    public static func first(where column: String, equals value: (any ColumnValue)?) throws -> Self? {
+        let (condition, arguments) = try mapping().table.condition(column, value?.toSQL() ?? .null)
+        return try fetch("WHERE \(condition) ORDER BY \"id\" LIMIT 1", arguments).first
+    }
+
+    /// Every record whose `column` equals `value`, in id order.
+    /// - Throws: `.unknownColumn`, listing the model's columns.
+    public static func all(where column: String, equals value: (any ColumnValue)?) throws -> [Self] {
+        let (condition, arguments) = try mapping().table.condition(column, value?.toSQL() ?? .null)
+        return try fetch("WHERE \(condition) ORDER BY \"id\"", arguments)
+    }
+
+    /// The first record matching every value, or a new unsaved one holding them.
+    ///
+    /// ```swift
+    /// let alex = try User.findOrBuild(["name": "Alex"])   // alex.isNewRecord when not found
+    /// ```
+    public static func findOrBuild(_ values: [String: (any ColumnValue)?]) throws -> Self {
+        let table = try mapping().table
+        var conditions: [String] = []
+        var arguments: [DatabaseValue] = []
+        for (column, value) in values.sorted(by: { $0.key < $1.key }) {
+            let (condition, bound) = try table.condition(column, value?.toSQL() ?? .null)
+            conditions.append(condition)
+            arguments += bound
+        }
+        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ") + " "
+        if let found = try fetch(filter + "ORDER BY \"id\" LIMIT 1", arguments).first { return found }
+        return try Self(values)
+    }
+
+    /// The number of records: `SELECT count(*) FROM "T"`.
+    public static func count() throws -> Int {
+        Int(try scalar("SELECT count(*) FROM \(quotedTable)"))
+    }
+
+    /// The record with the lowest id, or `nil` when there is none.
+    public static func first() throws -> Self? {
+        try fetch("ORDER BY \"id\" LIMIT 1").first
+    }
+
+    /// The record with the highest id, or `nil` when there is none.
+    public static func last() throws -> Self? {
+        try fetch("ORDER BY \"id\" DESC LIMIT 1").first
+    }
+
+    /// Whether there is any record.
+    public static func exists() throws -> Bool {
+        try scalar("SELECT EXISTS (SELECT 1 FROM \(quotedTable))") != 0
+    }
+
+    /// Whether a record with this id exists.
+    public static func exists(id: Int64) throws -> Bool {
+        try scalar("SELECT EXISTS (SELECT 1 FROM \(quotedTable) WHERE \"id\" = ?)", [.integer(id)]) != 0
+    }
+
+    /// Deletes every record of the model: `DELETE FROM "T"`. Records in
+    /// memory are not changed. - Returns: how many rows were deleted.
+    @discardableResult
+    public static func dropAll() throws -> Int {
+        let table = try mapping().table
+        return try Database.current.withTable(table) { connection in
+            try connection.execute("DELETE FROM \(table.schema.name.quotedIdentifier)")
+            return connection.changedRowCount
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+
+/// The base class of every model: subclass it and declare columns with
+/// ``Column``; the class is the table's whole schema.
+///
+/// ```swift
+/// final class User: Model {
+///     @Column var name: String = ""
+///     @Column var age: Int = 0
+/// }
+///
+/// let user = User()
+/// user.name = "Alex"
+/// try user.save()            // CREATE TABLE "User" on first use, then INSERT
+/// user.age = 31
+/// try user.save()            // UPDATE "User" SET "age" = ?, "updatedAt" = ? WHERE "id" = ?
+/// ```
+///
+/// The table is named after the class as written (`User`); override
+/// ``tableName`` to change it. Every record also has ``id`` (assigned on first
+/// save), ``createdAt`` and ``updatedAt``.
+///
+/// Records are not `Sendable`: use one from one thread at a time, and
+/// fetch it again (by ``id``) on another.
+open class Model: RecordStorage {
+    package var header = RecordHeader()
+    private var cachedMapping: ModelMapping?
+
+    /// Makes a new, unsaved record with the declared default values.
+    public required init() {}
+
+    /// Makes a new, unsaved record from column values.
+    ///
+    /// ```swift
+    /// let user = try User(["name": "Alex", "age": 31])
+    /// ```
+    /// - Parameter values: values by column (or property) name; `nil` for `NULL`.
+    /// - Throws: `.unknownColumn` for a name the model lacks, `.typeMismatch`
+    ///   for a value of the wrong type; the record is not made.
+    public required convenience init(_ values: [String: (any ColumnValue)?]) throws {
+        self.init()
+        try set(values)
+    }
+
+    /// The table name: the class name as written. Override to change it.
+    open class var tableName: String { String(describing: self) }
+
+    /// The row id, assigned on first save; `nil` for a new record.
+    public var id: Int64? { header.id }
+    /// When the record was first saved.
+    public var createdAt: Date? { header.createdAt }
+    /// When the record was last saved with changes.
+    public var updatedAt: Date? { header.updatedAt }
+
+    /// The schema reflected from this class (cached after the first call).
+    /// - Throws: `.invalidModel` when a column name is reserved or declared twice.
+    public static func schema() throws -> TableSchema { try ModelMapping.of(self).table.schema }
+
+    package static func mapping() throws -> ModelMapping { try ModelMapping.of(self) }
+
+    package func mapping() throws -> ModelMapping {
+        if let cachedMapping { return cachedMapping }
+        let mapping = try ModelMapping.of(type(of: self))
+        cachedMapping = mapping
+        return mapping
+    }
+
+    package func adopt(_ mapping: ModelMapping) { cachedMapping = mapping }
+
+    /// The field at `index`, as a raw pointer into this object.
+    @inline(__always)
+    private func withField<R>(_ index: Int, _ body: (any ColumnField.Type, UnsafeMutableRawPointer) throws -> R) rethrows -> R {
+        // The engine only calls these after `mapping()` succeeded.
+        let field = cachedMapping.unsafelyUnwrapped.fields[index]
+        return try body(field.kind, Unmanaged.passUnretained(self).toOpaque() + field.offset)
+    }
+
+    // MARK: RecordStorage
+
+    package func bindColumn(_ index: Int, to statement: Statement, at parameter: Int32) throws {
+        try withField(index) { kind, field in try kind.bind(field, to: statement, at: parameter) }
+    }
+
+    package func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws {
+        try withField(index) { kind, field in try kind.decode(field, from: statement, at: column) }
+    }
+
+    package func isColumnChanged(_ index: Int) -> Bool {
+        withField(index) { kind, field in kind.isChanged(field) }
+    }
+
+    package func markColumnsSaved() {
+        guard let fields = cachedMapping?.fields else { return }
+        let base = Unmanaged.passUnretained(self).toOpaque()
+        for field in fields { field.kind.markSaved(base + field.offset) }
+    }
+
+    package func revertColumn(_ index: Int) {
+        withField(index) { kind, field in kind.revert(field) }
+    }
+
+    package func columnValues(_ index: Int) -> (original: DatabaseValue, current: DatabaseValue) {
+        withField(index) { kind, field in kind.values(field) }
+    }
+
+    package func assignColumn(_ index: Int, _ value: DatabaseValue) throws {
+        try withField(index) { kind, field in try kind.assign(value, to: field) }
+    }
+
+    package func currentValue(_ index: Int) throws -> DatabaseValue {
+        try withField(index) { kind, field in try kind.current(field) }
+    }
+}
+
+@available(*, unavailable, message: "Records are confined to one thread at a time; fetch by id on another")
+extension Model: Sendable {}

@@ -1,0 +1,185 @@
+import Foundation
+import Synchronization
+
+/// The bookkeeping every record carries: its row id, timestamps and whether it was dropped.
+package struct RecordHeader {
+    package var id: Int64?
+    package var createdAt: Date?
+    package var updatedAt: Date?
+    package var isDeleted = false
+    package init() {}
+}
+
+/// What the engine needs from a record: its header and access to its
+/// declared columns by index. ``Model`` implements it through reflected
+/// field offsets, ``DynamicRecord`` through an array of values.
+package protocol RecordStorage: AnyObject {
+    var header: RecordHeader { get set }
+    /// Binds the current value of column `index` to parameter `parameter`.
+    func bindColumn(_ index: Int, to statement: Statement, at parameter: Int32) throws
+    /// Reads column `index` from result column `column` as both current and original value.
+    func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws
+    /// Whether column `index` differs from its original (last loaded or saved) value.
+    func isColumnChanged(_ index: Int) -> Bool
+    /// Makes every current value the original one, after a save.
+    func markColumnsSaved()
+}
+
+/// A table schema with the SQL the engine runs on it, built once and shared
+/// by every record of the table. Immutable but for a lock-guarded cache.
+package final class TableMapping: Sendable {
+    private static let serials = Atomic<UInt64>(0)
+
+    package let schema: TableSchema
+    /// A number never reused, so that a database can remember which mappings it prepared.
+    package let serial: UInt64
+    package let insertSQL: String
+    package let selectAllSQL: String
+    package let findSQL: String
+    package let deleteSQL: String
+    private let updateSQLCache = Mutex<[[Int]: String]>([:])
+
+    package init(schema: TableSchema) {
+        self.schema = schema
+        serial = Self.serials.add(1, ordering: .relaxed).newValue
+        insertSQL = schema.insertSQL
+        selectAllSQL = schema.selectAllSQL
+        findSQL = schema.findSQL
+        deleteSQL = schema.deleteSQL
+    }
+
+    package func updateSQL(columns: [Int]) -> String {
+        updateSQLCache.withLock { cache in
+            if let sql = cache[columns] { return sql }
+            let sql = schema.updateSQL(columns: columns)
+            cache[columns] = sql
+            return sql
+        }
+    }
+
+    // MARK: The engine
+
+    /// `INSERT`s a new record with every column, and gives it its id and timestamps.
+    package func insert(_ record: some RecordStorage, in connection: Connection) throws {
+        let now = Date()
+        try connection.withStatement(insertSQL) { statement in
+            try statement.bind(.real(now.timeIntervalSince1970), at: 1)
+            try statement.bind(.real(now.timeIntervalSince1970), at: 2)
+            for index in schema.columns.indices {
+                try record.bindColumn(index, to: statement, at: Int32(index + 3))
+            }
+            _ = try statement.step()
+        }
+        record.header.id = connection.lastInsertedRowID
+        record.header.createdAt = now
+        record.header.updatedAt = now
+        record.markColumnsSaved()
+    }
+
+    /// The indexes of the columns that changed since the record was loaded or saved.
+    package func changedColumns(of record: some RecordStorage) -> [Int] {
+        schema.columns.indices.filter { record.isColumnChanged($0) }
+    }
+
+    /// `UPDATE`s the changed columns and `updatedAt`; runs no SQL when nothing changed.
+    /// - Returns: whether anything was written.
+    /// - Throws: `.notFound` when the row is gone.
+    @discardableResult
+    package func update(_ record: some RecordStorage, in connection: Connection) throws -> Bool {
+        guard let id = record.header.id else { return false }
+        let changed = changedColumns(of: record)
+        guard !changed.isEmpty else { return false }
+        let now = Date()
+        let sql = updateSQL(columns: changed)
+        try connection.withStatement(sql) { statement in
+            for (offset, index) in changed.enumerated() {
+                try record.bindColumn(index, to: statement, at: Int32(offset + 1))
+            }
+            try statement.bind(.real(now.timeIntervalSince1970), at: Int32(changed.count + 1))
+            try statement.bind(.integer(id), at: Int32(changed.count + 2))
+            _ = try statement.step()
+        }
+        guard connection.changedRowCount > 0 else {
+            throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists; nothing was updated")
+        }
+        record.header.updatedAt = now
+        record.markColumnsSaved()
+        return true
+    }
+
+    /// `DELETE`s the record's row and marks it deleted.
+    /// - Throws: `.notFound` when the row was already gone (the record is marked deleted anyway).
+    package func delete(_ record: some RecordStorage, in connection: Connection) throws {
+        guard let id = record.header.id else {
+            throw ActiveRecordError(.misuse, "cannot drop a \(schema.name) that was never saved")
+        }
+        guard !record.header.isDeleted else {
+            throw ActiveRecordError(.misuse, "\(schema.name) with id \(id) was already dropped")
+        }
+        try connection.execute(deleteSQL, [.integer(id)])
+        let deleted = connection.changedRowCount > 0
+        record.header.isDeleted = true
+        if !deleted {
+            throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists")
+        }
+    }
+
+    /// Reads a row selected with ``TableSchema/selectList`` into `record`.
+    package func decode(_ record: some RecordStorage, from statement: Statement) throws {
+        var header = RecordHeader()
+        header.id = statement.int64(0)
+        header.createdAt = statement.isNull(1) ? nil : Date(timeIntervalSince1970: statement.double(1))
+        header.updatedAt = statement.isNull(2) ? nil : Date(timeIntervalSince1970: statement.double(2))
+        record.header = header
+        for index in schema.columns.indices {
+            do {
+                try record.decodeColumn(index, from: statement, at: Int32(index + 3))
+            } catch let error as ActiveRecordError {
+                throw ActiveRecordError(
+                    error.code, "\(schema.name).\(schema.columns[index].name) (id \(header.id ?? 0)): \(error.message)",
+                    resultCode: error.resultCode, sql: statement.sql)
+            }
+        }
+    }
+
+    /// Runs a query selecting ``TableSchema/selectList`` and decodes each row into a new record.
+    package func fetch<R: RecordStorage>(
+        _ sql: String, _ arguments: [DatabaseValue], in connection: Connection, make: () -> R
+    ) throws -> [R] {
+        try connection.withStatement(sql, arguments) { statement in
+            var records: [R] = []
+            while try statement.step() {
+                let record = make()
+                try decode(record, from: statement)
+                records.append(record)
+            }
+            return records
+        }
+    }
+
+    /// Re-reads the record's row into it, discarding unsaved changes.
+    /// - Throws: `.notFound` when the row is gone.
+    package func reload(_ record: some RecordStorage, in connection: Connection) throws {
+        guard let id = record.header.id, !record.header.isDeleted else {
+            throw ActiveRecordError(.notFound, "cannot reload a \(schema.name) that is not saved")
+        }
+        let found = try connection.withStatement(findSQL, [.integer(id)]) { statement in
+            guard try statement.step() else { return false }
+            try decode(record, from: statement)
+            return true
+        }
+        guard found else {
+            throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists")
+        }
+    }
+
+    /// The `WHERE` clause and arguments for `column = value` (`IS NULL` for `NULL`).
+    package func condition(_ column: String, _ value: DatabaseValue) throws -> (String, [DatabaseValue]) {
+        guard column == "id" || column == "createdAt" || column == "updatedAt"
+                || schema.columnIndex(named: column) != nil else {
+            throw schema.unknownColumn(column)
+        }
+        if value.isNull { return ("\(column.quotedIdentifier) IS NULL", []) }
+        return ("\(column.quotedIdentifier) = ?", [value])
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// A table as a run-time value: its name and its columns.
+///
+/// Every table also has `id INTEGER PRIMARY KEY`, `createdAt REAL` and
+/// `updatedAt REAL`; those are implied and not listed in ``columns``.
+/// All SQL the library generates comes from this value alone, so a schema
+/// reflected from a Swift class and one built by hand (or from C) share
+/// one engine.
+///
+/// ```swift
+/// let notes = try TableSchema(name: "Note", columns: [
+///     ColumnSchema(name: "title", type: .text),
+///     ColumnSchema(name: "stars", type: .integer, isNullable: true, index: .index),
+/// ])
+/// let note = DynamicRecord(schema: notes)
+/// try note.set("title", .text("Buy milk"))
+/// try note.save()
+/// ```
+public struct TableSchema: Sendable, Hashable {
+    /// The names every table has; no declared column may use them.
+    public static let reservedColumnNames: Set<String> = ["id", "createdAt", "updatedAt"]
+
+    /// The table name, as written in SQL (quoted).
+    public let name: String
+    /// The declared columns, in order.
+    public let columns: [ColumnSchema]
+
+    /// Makes a schema.
+    /// - Throws: `.invalidModel` for an empty or duplicate name, or a reserved column name.
+    public init(name: String, columns: [ColumnSchema]) throws {
+        guard !name.isEmpty else { throw ActiveRecordError(.invalidModel, "a table name cannot be empty") }
+        var seen = Set<String>()
+        for column in columns {
+            guard !column.name.isEmpty else {
+                throw ActiveRecordError(.invalidModel, "table \(name): a column name cannot be empty")
+            }
+            guard !Self.reservedColumnNames.contains(column.name) else {
+                throw ActiveRecordError(
+                    .invalidModel,
+                    "table \(name): column '\(column.name)' is reserved (every table has id, createdAt, updatedAt)")
+            }
+            guard seen.insert(column.name.lowercased()).inserted else {
+                throw ActiveRecordError(.invalidModel, "table \(name): column '\(column.name)' is declared twice")
+            }
+        }
+        self.name = name
+        self.columns = columns
+    }
+
+    /// The index of a declared column by name, or `nil`.
+    public func columnIndex(named name: String) -> Int? {
+        columns.firstIndex { $0.name == name }
+    }
+
+    /// Every column name, `id`, `createdAt` and `updatedAt` first: for messages.
+    public var allColumnNames: [String] { ["id", "createdAt", "updatedAt"] + columns.map(\.name) }
+
+    /// The error for a column this table does not have, listing those it has.
+    package func unknownColumn(_ name: String) -> ActiveRecordError {
+        ActiveRecordError(
+            .unknownColumn,
+            "\(self.name) has no column '\(name)'; its columns are: \(allColumnNames.joined(separator: ", "))")
+    }
+}
+
+/// Whether a column has an index.
+public enum IndexKind: String, Sendable, Hashable {
+    /// A plain index, for faster look-ups.
+    case index
+    /// A unique index: no two rows may hold the same value.
+    case unique
+}
+
+/// One declared column of a ``TableSchema``.
+public struct ColumnSchema: Sendable, Hashable {
+    /// The column name, as written in SQL (quoted).
+    public var name: String
+    /// The SQLite storage class.
+    public var type: SQLType
+    /// Whether the column may hold `NULL`; a non-nullable column is `NOT NULL`.
+    public var isNullable: Bool
+    /// An index on this column, if any.
+    public var index: IndexKind?
+    /// The value a new row gets, and existing rows get when the column is added.
+    public var defaultValue: DatabaseValue
+
+    /// Makes a column. A non-nullable column without a default gets the
+    /// type's zero value (`0`, `0.0`, `''`, `X''`).
+    public init(
+        name: String, type: SQLType, isNullable: Bool = false, index: IndexKind? = nil,
+        defaultValue: DatabaseValue? = nil
+    ) {
+        self.name = name
+        self.type = type
+        self.isNullable = isNullable
+        self.index = index
+        self.defaultValue = defaultValue ?? (isNullable ? .null : Self.zero(for: type))
+    }
+
+    private static func zero(for type: SQLType) -> DatabaseValue {
+        switch type {
+        case .integer: .integer(0)
+        case .real: .real(0)
+        case .text: .text("")
+        case .blob: .blob(Data())
+        }
+    }
+}
