@@ -21,6 +21,13 @@ public struct ColumnChange: Sendable, Equatable, CustomStringConvertible {
     /// The current, unsaved value.
     public var new: DatabaseValue
 
+    /// Makes a change record.
+    public init(column: String, old: DatabaseValue, new: DatabaseValue) {
+        self.column = column
+        self.old = old
+        self.new = new
+    }
+
     /// `name: 'Alex' → 'John'`.
     public var description: String { "\(column): \(old) → \(new)" }
 }

@@ -1,0 +1,45 @@
+# swift-activerecord — the front door.
+#   make run     build and run the quickstart on the default database
+#   make test    every test (what CI runs)
+#   make bench   the release benchmark against the raw sqlite3 C API
+SWIFT       ?= swift
+SWIFTFLAGS  ?= -Xswiftc -warnings-as-errors
+APT_PACKAGES = libsqlite3-dev pkg-config
+
+.PHONY: all deps build run test examples bench clean
+
+all: build
+
+# Installs the system packages the build needs, when they are missing.
+deps:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make: installing missing system packages:$$missing (apt-get)"; \
+	  if [ "$$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi; \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing \
+	    || { echo "make: could not install$$missing; install them and retry" >&2; exit 1; }; \
+	fi; \
+	pkg-config --exists sqlite3 || { echo "make: pkg-config cannot find sqlite3 (libsqlite3-dev)" >&2; exit 1; }
+
+build: deps
+	$(SWIFT) build $(SWIFTFLAGS)
+
+run: deps
+	$(SWIFT) build $(SWIFTFLAGS) --product Quickstart
+	$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/Quickstart
+
+examples: run
+
+test: deps
+	$(SWIFT) build --build-tests $(SWIFTFLAGS)
+	$(SWIFT) test --skip-build
+
+bench: deps
+	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
+	Benchmarks/.build/release/ARBench $(N)
+
+clean:
+	rm -rf .build Benchmarks/.build
