@@ -89,11 +89,13 @@ public final class Database: @unchecked Sendable {
 
     /// Runs `body` with this database as ``current`` for the calling task or
     /// thread (and tasks it creates), whatever is configured globally.
+    @discardableResult
     public func use<R>(_ body: () throws -> R) rethrows -> R {
         try Database.$scoped.withValue(self, operation: body)
     }
 
     /// The async form of ``use(_:)``.
+    @discardableResult
     public func use<R>(_ body: () async throws -> R) async rethrows -> R {
         try await Database.$scoped.withValue(self, operation: body)
     }

@@ -63,14 +63,16 @@ extension Persistable where Self: Model {
     /// ```
     /// - Throws: `.unknownColumn`, listing the model's columns.
     public static func first(where column: String, equals value: (any ColumnValue)?) throws -> Self? {
-        let (condition, arguments) = try mapping().table.condition(column, value?.toSQL() ?? .null)
+        let mapping = try mapping()
+        let (condition, arguments) = try mapping.table.condition(mapping.columnName(column), value?.toSQL() ?? .null)
         return try fetch("WHERE \(condition) ORDER BY \"id\" LIMIT 1", arguments).first
     }
 
     /// Every record whose `column` equals `value`, in id order.
     /// - Throws: `.unknownColumn`, listing the model's columns.
     public static func all(where column: String, equals value: (any ColumnValue)?) throws -> [Self] {
-        let (condition, arguments) = try mapping().table.condition(column, value?.toSQL() ?? .null)
+        let mapping = try mapping()
+        let (condition, arguments) = try mapping.table.condition(mapping.columnName(column), value?.toSQL() ?? .null)
         return try fetch("WHERE \(condition) ORDER BY \"id\"", arguments)
     }
 
@@ -80,11 +82,11 @@ extension Persistable where Self: Model {
     /// let alex = try User.findOrBuild(["name": "Alex"])   // alex.isNewRecord when not found
     /// ```
     public static func findOrBuild(_ values: [String: (any ColumnValue)?]) throws -> Self {
-        let table = try mapping().table
+        let mapping = try mapping()
         var conditions: [String] = []
         var arguments: [DatabaseValue] = []
         for (column, value) in values.sorted(by: { $0.key < $1.key }) {
-            let (condition, bound) = try table.condition(column, value?.toSQL() ?? .null)
+            let (condition, bound) = try mapping.table.condition(mapping.columnName(column), value?.toSQL() ?? .null)
             conditions.append(condition)
             arguments += bound
         }

@@ -63,6 +63,13 @@ package final class ModelMapping: Sendable {
             indexByName: indexByName)
     }
 
+    /// The column name for a column or property name (`id`, `createdAt`, `updatedAt` included).
+    /// - Throws: `.unknownColumn`, listing the model's columns.
+    package func columnName(_ name: String) throws -> String {
+        if TableSchema.reservedColumnNames.contains(name) { return name }
+        return table.schema.columns[try columnIndex(name)].name
+    }
+
     /// The column index for a column or property name.
     /// - Throws: `.unknownColumn`, listing the model's columns.
     package func columnIndex(_ name: String) throws -> Int {

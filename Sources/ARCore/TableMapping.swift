@@ -1,6 +1,12 @@
 import Foundation
 import Synchronization
 
+extension Date {
+    /// Now, rounded to what a REAL column holds, so that a record's timestamp
+    /// equals the one read back (`Date` counts from 2001, the column from 1970).
+    package static var nowAsStored: Date { Date(timeIntervalSince1970: Date().timeIntervalSince1970) }
+}
+
 /// The bookkeeping every record carries: its row id, timestamps and whether it was dropped.
 package struct RecordHeader {
     package var id: Int64?
@@ -61,7 +67,7 @@ package final class TableMapping: Sendable {
 
     /// `INSERT`s a new record with every column, and gives it its id and timestamps.
     package func insert(_ record: some RecordStorage, in connection: Connection) throws {
-        let now = Date()
+        let now = Date.nowAsStored
         try connection.withStatement(insertSQL) { statement in
             try statement.bind(.real(now.timeIntervalSince1970), at: 1)
             try statement.bind(.real(now.timeIntervalSince1970), at: 2)
@@ -89,7 +95,7 @@ package final class TableMapping: Sendable {
         guard let id = record.header.id else { return false }
         let changed = changedColumns(of: record)
         guard !changed.isEmpty else { return false }
-        let now = Date()
+        let now = Date.nowAsStored
         let sql = updateSQL(columns: changed)
         try connection.withStatement(sql) { statement in
             for (offset, index) in changed.enumerated() {

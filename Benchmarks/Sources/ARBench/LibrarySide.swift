@@ -1,0 +1,91 @@
+import ActiveRecord
+import Foundation
+
+/// The library side of every workload: `BenchUser` records through
+/// ActiveRecord's public API, on a `Database` used for the round's scope.
+struct LibrarySide: BenchSide {
+    let name = "library"
+    let rows: [RowValues]
+
+    func run(_ workload: Workload, path: String) throws -> Duration {
+        let database = try Database(.file(path))
+        return try database.use {
+            // Untimed: reflect the model and create the table (the raw side
+            // creates its table before timing too).
+            try Check.count(try BenchUser.count(), 0, "\(name) \(workload.title): a fresh table")
+            if workload != .insert {
+                _ = try insertAll(database)  // untimed pre-fill
+            }
+            return try run(workload, on: database)
+        }
+    }
+
+    /// The workload's timed part and its checks, inside `database.use`.
+    private func run(_ workload: Workload, on database: Database) throws -> Duration {
+        switch workload {
+        case .insert:
+            let (elapsed, users) = try measure { try insertAll(database) }
+            try Check.records(users.map(\.snapshot), rows: rows, scoreIncrement: 0, side: name, workload: workload)
+            return elapsed
+        case .fetchAll:
+            let (elapsed, users) = try measure { try BenchUser.all() }
+            try Check.records(users.map(\.snapshot), rows: rows, scoreIncrement: 0, side: name, workload: workload)
+            return elapsed
+        case .find:
+            let (elapsed, found) = try measure {
+                var found: [BenchUser?] = []
+                found.reserveCapacity(rows.count)
+                for id in 1...Int64(rows.count) { found.append(try BenchUser.find(id)) }
+                return found
+            }
+            try Check.found(found.map { $0?.snapshot }, rows: rows, side: name)
+            return elapsed
+        case .updateScore:
+            let users = try BenchUser.all()
+            let (elapsed, _) = try measure {
+                try database.transaction {
+                    for user in users {
+                        user.score += RowValues.scoreIncrement
+                        try user.save()
+                    }
+                }
+            }
+            try Check.count(users.filter(\.hasChanges).count, 0, "\(name) \(workload.title): records left unsaved")
+            try Check.records(
+                users.map(\.snapshot), rows: rows, scoreIncrement: RowValues.scoreIncrement, side: name, workload: workload)
+            return elapsed
+        case .drop:
+            let users = try BenchUser.all()
+            try Check.count(users.count, rows.count, "\(name) \(workload.title): records loaded before dropping")
+            let (elapsed, _) = try measure {
+                try database.transaction {
+                    for user in users { try user.drop() }
+                }
+            }
+            try Check.count(users.filter(\.isDeleted).count, rows.count, "\(name) \(workload.title): records marked dropped")
+            return elapsed
+        }
+    }
+
+    /// Inserts every row in one transaction, as new `BenchUser` records.
+    private func insertAll(_ database: Database) throws -> [BenchUser] {
+        var users: [BenchUser] = []
+        users.reserveCapacity(rows.count)
+        try database.transaction {
+            for row in rows {
+                let user = BenchUser()
+                user.name = row.name
+                user.email = row.email
+                user.age = row.age
+                user.score = row.score
+                user.active = row.active
+                user.note = row.note
+                user.groupId = row.groupId
+                user.payload = row.payload
+                try user.save()
+                users.append(user)
+            }
+        }
+        return users
+    }
+}

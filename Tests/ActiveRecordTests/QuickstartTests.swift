@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+
+/// Runs the quickstart example as a user would, and checks what it prints.
+@Suite("Examples")
+struct QuickstartTests {
+    /// The directory holding the built products (next to the test bundle).
+    static var productsDirectory: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    }
+
+    func run(_ product: String, environment: [String: String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = Self.productsDirectory.appendingPathComponent(product)
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func quickstartRunsTheSeedScenarioOnTheDefaultDatabase() throws {
+        let cache = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        // Twice: the second run starts from an empty table, too.
+        for _ in 1...2 {
+            let (status, output) = try run("Quickstart", environment: ["XDG_CACHE_HOME": cache.path, "ACTIVERECORD_DATABASE": ""])
+            #expect(status == 0, "\(output)")
+            #expect(output == """
+                database: \(cache.path)/Quickstart/Quickstart.sqlite
+                created: User #1 name=Alex age=31
+                listed: 2 users: Alex, Maria
+                changed: name: 'Alex' → 'John'
+                updated: User #1 is now John
+                dropped: User #1; 1 left: Maria
+
+                """)
+        }
+        #expect(FileManager.default.fileExists(atPath: "\(cache.path)/Quickstart/Quickstart.sqlite"))
+    }
+
+    @Test func quickstartReportsABadDatabaseClearly() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("garbage.sqlite").path
+        try Data("not a database at all, but long enough to have a header....".utf8).write(to: URL(fileURLWithPath: path))
+        let (status, output) = try run("Quickstart", environment: ["ACTIVERECORD_DATABASE": path])
+        #expect(status == 1)
+        #expect(output.hasPrefix("error: notADatabase: \(path) is not an SQLite database"))
+    }
+}
