@@ -6,7 +6,7 @@ import PackageDescription
 let package = Package(
     name: "ARBench",
     dependencies: [
-        .package(path: ".."),
+        .package(name: "swift-activerecord", path: ".."),
     ],
     targets: [
         // The system sqlite3, for the raw side (its own module, so the

@@ -16,7 +16,9 @@ final class RawDatabase {
     let path: String
 
     /// Opens (and for a new path creates) the database file at `path`.
-    init(path: String) throws {
+    /// - Parameter pragmas: set the library's pragmas; `false` opens the file
+    ///   as it is, to inspect it.
+    init(path: String, pragmas: Bool = true) throws {
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &handle, flags, nil)
@@ -27,6 +29,7 @@ final class RawDatabase {
         }
         self.handle = handle
         self.path = path
+        guard pragmas else { return }
         try execute("PRAGMA journal_mode=WAL")
         try execute("PRAGMA synchronous=NORMAL")
         try execute("PRAGMA foreign_keys=ON")

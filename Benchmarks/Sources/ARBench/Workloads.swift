@@ -1,0 +1,124 @@
+import Foundation
+
+/// The measured workloads, in report order, each with its target: the
+/// largest acceptable ratio of library time to raw time.
+enum Workload: CaseIterable {
+    /// Insert N records in one transaction.
+    case insert
+    /// Fetch all N records into objects, in id order.
+    case fetchAll
+    /// Find each of ids 1...N, one query each.
+    case find
+    /// Change one column (score) of N loaded records and save each, in one transaction.
+    case updateScore
+    /// Delete N loaded records by id, in one transaction.
+    case drop
+
+    /// A short name for the report and for check failures.
+    var title: String {
+        switch self {
+        case .insert: "insert (1 tx)"
+        case .fetchAll: "fetch all"
+        case .find: "find by id"
+        case .updateScore: "update score (1 tx)"
+        case .drop: "drop by id (1 tx)"
+        }
+    }
+
+    /// The largest acceptable library/raw ratio.
+    var target: Double {
+        switch self {
+        case .insert: 2.0
+        case .fetchAll: 2.5
+        case .find: 3.0
+        case .updateScore: 2.5
+        case .drop: 2.0
+        }
+    }
+}
+
+/// One side of the comparison (raw sqlite3 or the library).
+protocol BenchSide {
+    /// `raw` or `library`: the report's label and the database file's name.
+    var name: String { get }
+    /// Runs one round of `workload` on a new database file at `path`: untimed
+    /// setup, the timed part, then checks of the objects it produced.
+    /// - Returns: the duration of the timed part only.
+    func run(_ workload: Workload, path: String) throws -> Duration
+}
+
+/// Times `body` with `ContinuousClock`, returning the duration and the result.
+func measure<T>(_ body: () throws -> T) rethrows -> (Duration, T) {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let result = try body()
+    return (clock.now - start, result)
+}
+
+/// The best times of both sides for one workload.
+struct Measurement {
+    let workload: Workload
+    let raw: Duration
+    let library: Duration
+
+    /// Library time over raw time.
+    var ratio: Double { library.seconds / raw.seconds }
+    /// Whether the ratio is within the workload's target.
+    var metTarget: Bool { ratio <= workload.target }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
+
+/// Runs each workload for several rounds per side, on fresh database files,
+/// alternating which side goes first, and keeps each side's best time.
+struct Harness {
+    let raw: any BenchSide
+    let library: any BenchSide
+    let rows: [RowValues]
+    let rounds: Int
+
+    /// Measures `workload`, checking each side's database file after every round.
+    /// - Parameter progress: called with a line after each round.
+    func measure(_ workload: Workload, progress: (String) -> Void) throws -> Measurement {
+        var best: [String: Duration] = [:]
+        for round in 1...rounds {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let order = round % 2 == 1 ? [raw, library] : [library, raw]
+            var line = "\(workload.title) round \(round):"
+            for side in order {
+                let path = directory.path + "/\(side.name).sqlite"
+                let elapsed = try side.run(workload, path: path)
+                try Check.database(at: path, after: workload, rows: rows, side: side.name)
+                best[side.name] = min(best[side.name] ?? elapsed, elapsed)
+                line += " \(side.name) \(String(format: "%.4f", elapsed.seconds))s"
+            }
+            progress(line)
+        }
+        guard let rawBest = best[raw.name], let libraryBest = best[library.name] else {
+            throw Check.Failure(description: "\(workload.title): no time was measured")
+        }
+        return Measurement(workload: workload, raw: rawBest, library: libraryBest)
+    }
+}
+
+/// A new, empty directory under the system's temporary directory.
+struct TemporaryDirectory {
+    let path: String
+
+    /// Creates the directory.
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("arbench-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    /// Deletes the directory and the database files in it.
+    func remove() {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
