@@ -2,10 +2,8 @@ import Foundation
 
 // MARK: - RawRepresentable: stored as the raw value
 
-extension ColumnValue where Self: RawRepresentable, RawValue: ColumnValue {
-    public static var sqlType: SQLType { RawValue.sqlType }
-    public func toSQL() throws -> DatabaseValue { try rawValue.toSQL() }
-    public static func fromSQL(_ value: DatabaseValue) throws -> Self {
+extension RawRepresentable where RawValue: ColumnValue {
+    fileprivate static func fromRawSQL(_ value: DatabaseValue) throws -> Self {
         let raw = try RawValue.fromSQL(value)
         guard let result = Self(rawValue: raw) else {
             throw typeMismatch(value, Self.self, "\(raw) is not a raw value of \(Self.self)")
@@ -14,17 +12,17 @@ extension ColumnValue where Self: RawRepresentable, RawValue: ColumnValue {
     }
 }
 
+extension ColumnValue where Self: RawRepresentable, RawValue: ColumnValue {
+    public static var sqlType: SQLType { RawValue.sqlType }
+    public func toSQL() throws -> DatabaseValue { try rawValue.toSQL() }
+    public static func fromSQL(_ value: DatabaseValue) throws -> Self { try fromRawSQL(value) }
+}
+
 // An enum is usually both RawRepresentable and Codable: the raw value wins.
 extension ColumnValue where Self: RawRepresentable & Codable, RawValue: ColumnValue {
     public static var sqlType: SQLType { RawValue.sqlType }
     public func toSQL() throws -> DatabaseValue { try rawValue.toSQL() }
-    public static func fromSQL(_ value: DatabaseValue) throws -> Self {
-        let raw = try RawValue.fromSQL(value)
-        guard let result = Self(rawValue: raw) else {
-            throw typeMismatch(value, Self.self, "\(raw) is not a raw value of \(Self.self)")
-        }
-        return result
-    }
+    public static func fromSQL(_ value: DatabaseValue) throws -> Self { try fromRawSQL(value) }
 }
 
 // MARK: - Codable: stored as JSON text

@@ -146,8 +146,10 @@ public final class DynamicRecord: RecordStorage {
         let mapping = model.mapping
         if header.id == nil {
             try Database.current.withTable(mapping) { try mapping.insert(self, in: $0) }
-        } else if hasChanges {
-            _ = try Database.current.withTable(mapping) { try mapping.update(self, in: $0) }
+        } else {
+            let changed = mapping.changedColumns(of: self)
+            guard !changed.isEmpty else { return }
+            try Database.current.withTable(mapping) { try mapping.update(self, columns: changed, in: $0) }
         }
     }
 
@@ -175,7 +177,7 @@ public final class DynamicRecord: RecordStorage {
 
     package func isColumnChanged(_ index: Int) -> Bool { values[index] != originals[index] }
 
-    package func markColumnsSaved() { originals = values }
+    package func markColumnSaved(_ index: Int) { originals[index] = values[index] }
 }
 
 @available(*, unavailable, message: "Records are confined to one thread at a time")

@@ -52,8 +52,10 @@ extension Model {
         let table = mapping.table
         if header.id == nil {
             try Database.current.withTable(table) { try table.insert(self, in: $0) }
-        } else if !table.changedColumns(of: self).isEmpty {
-            _ = try Database.current.withTable(table) { try table.update(self, in: $0) }
+        } else {
+            let changed = table.changedColumns(of: self)
+            guard !changed.isEmpty else { return }
+            try Database.current.withTable(table) { try table.update(self, columns: changed, in: $0) }
         }
     }
 

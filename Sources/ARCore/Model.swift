@@ -58,56 +58,55 @@ open class Model: RecordStorage {
 
     package static func mapping() throws -> ModelMapping { try ModelMapping.of(self) }
 
-    package func mapping() throws -> ModelMapping {
+    package final func mapping() throws -> ModelMapping {
         if let cachedMapping { return cachedMapping }
         let mapping = try ModelMapping.of(type(of: self))
         cachedMapping = mapping
         return mapping
     }
 
-    package func adopt(_ mapping: ModelMapping) { cachedMapping = mapping }
+    package final func adopt(_ mapping: ModelMapping) { cachedMapping = mapping }
 
     /// The field at `index`, as a raw pointer into this object.
     @inline(__always)
-    private func withField<R>(_ index: Int, _ body: (any ColumnField.Type, UnsafeMutableRawPointer) throws -> R) rethrows -> R {
+    private final func withField<R>(_ index: Int, _ body: (any ColumnField.Type, FieldAddress) throws -> R) rethrows -> R {
         // The engine only calls these after `mapping()` succeeded.
         let field = cachedMapping.unsafelyUnwrapped.fields[index]
-        return try body(field.kind, Unmanaged.passUnretained(self).toOpaque() + field.offset)
+        let base = Unmanaged.passUnretained(self).toOpaque()
+        return try body(field.kind, FieldAddress(value: base + field.valueOffset, original: base + field.originalOffset))
     }
 
     // MARK: RecordStorage
 
-    package func bindColumn(_ index: Int, to statement: Statement, at parameter: Int32) throws {
+    package final func bindColumn(_ index: Int, to statement: Statement, at parameter: Int32) throws {
         try withField(index) { kind, field in try kind.bind(field, to: statement, at: parameter) }
     }
 
-    package func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws {
+    package final func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws {
         try withField(index) { kind, field in try kind.decode(field, from: statement, at: column) }
     }
 
-    package func isColumnChanged(_ index: Int) -> Bool {
+    package final func isColumnChanged(_ index: Int) -> Bool {
         withField(index) { kind, field in kind.isChanged(field) }
     }
 
-    package func markColumnsSaved() {
-        guard let fields = cachedMapping?.fields else { return }
-        let base = Unmanaged.passUnretained(self).toOpaque()
-        for field in fields { field.kind.markSaved(base + field.offset) }
+    package final func markColumnSaved(_ index: Int) {
+        withField(index) { kind, field in kind.markSaved(field) }
     }
 
-    package func revertColumn(_ index: Int) {
+    package final func revertColumn(_ index: Int) {
         withField(index) { kind, field in kind.revert(field) }
     }
 
-    package func columnValues(_ index: Int) -> (original: DatabaseValue, current: DatabaseValue) {
+    package final func columnValues(_ index: Int) -> (original: DatabaseValue, current: DatabaseValue) {
         withField(index) { kind, field in kind.values(field) }
     }
 
-    package func assignColumn(_ index: Int, _ value: DatabaseValue) throws {
+    package final func assignColumn(_ index: Int, _ value: DatabaseValue) throws {
         try withField(index) { kind, field in try kind.assign(value, to: field) }
     }
 
-    package func currentValue(_ index: Int) throws -> DatabaseValue {
+    package final func currentValue(_ index: Int) throws -> DatabaseValue {
         try withField(index) { kind, field in try kind.current(field) }
     }
 }

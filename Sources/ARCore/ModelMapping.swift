@@ -4,7 +4,9 @@ import Synchronization
 /// each column's storage sits inside an instance. Built once per class.
 package final class ModelMapping: Sendable {
     package struct Field: Sendable {
-        package let offset: Int
+        /// Byte offsets from the object's start of the column's value and original value.
+        package let valueOffset: Int
+        package let originalOffset: Int
         package let kind: any ColumnField.Type
     }
 
@@ -59,7 +61,12 @@ package final class ModelMapping: Sendable {
         }
         return ModelMapping(
             table: TableMapping(schema: schema),
-            fields: reflected.map { Field(offset: $0.offset, kind: $0.kind) },
+            fields: reflected.map { field in
+                let layout = field.kind.layout
+                return Field(
+                    valueOffset: field.offset + layout.value, originalOffset: field.offset + layout.original,
+                    kind: field.kind)
+            },
             indexByName: indexByName)
     }
 

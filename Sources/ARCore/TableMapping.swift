@@ -27,8 +27,8 @@ package protocol RecordStorage: AnyObject {
     func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws
     /// Whether column `index` differs from its original (last loaded or saved) value.
     func isColumnChanged(_ index: Int) -> Bool
-    /// Makes every current value the original one, after a save.
-    func markColumnsSaved()
+    /// Makes the current value of column `index` its original one, after a save.
+    func markColumnSaved(_ index: Int)
 }
 
 /// A table schema with the SQL the engine runs on it, built once and shared
@@ -79,7 +79,7 @@ package final class TableMapping: Sendable {
         record.header.id = connection.lastInsertedRowID
         record.header.createdAt = now
         record.header.updatedAt = now
-        record.markColumnsSaved()
+        for index in schema.columns.indices { record.markColumnSaved(index) }
     }
 
     /// The indexes of the columns that changed since the record was loaded or saved.
@@ -87,14 +87,10 @@ package final class TableMapping: Sendable {
         schema.columns.indices.filter { record.isColumnChanged($0) }
     }
 
-    /// `UPDATE`s the changed columns and `updatedAt`; runs no SQL when nothing changed.
-    /// - Returns: whether anything was written.
+    /// `UPDATE`s the `changed` columns (from ``changedColumns(of:)``, not empty) and `updatedAt`.
     /// - Throws: `.notFound` when the row is gone.
-    @discardableResult
-    package func update(_ record: some RecordStorage, in connection: Connection) throws -> Bool {
-        guard let id = record.header.id else { return false }
-        let changed = changedColumns(of: record)
-        guard !changed.isEmpty else { return false }
+    package func update(_ record: some RecordStorage, columns changed: [Int], in connection: Connection) throws {
+        guard let id = record.header.id, !changed.isEmpty else { return }
         let now = Date.nowAsStored
         let sql = updateSQL(columns: changed)
         try connection.withStatement(sql) { statement in
@@ -109,8 +105,7 @@ package final class TableMapping: Sendable {
             throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists; nothing was updated")
         }
         record.header.updatedAt = now
-        record.markColumnsSaved()
-        return true
+        for index in changed { record.markColumnSaved(index) }
     }
 
     /// `DELETE`s the record's row and marks it deleted.
