@@ -8,8 +8,12 @@ enum Check {
         let description: String
     }
 
-    /// When the benchmark started, in seconds since 1970: every timestamp must be later.
+    /// When the benchmark started, in seconds since 1970: every timestamp must
+    /// be later. Set on first use: ``begin()`` makes that the start.
     static let startedAt = Date().timeIntervalSince1970
+
+    /// Fixes ``startedAt`` to now; call before any workload runs.
+    static func begin() { _ = startedAt }
 
     /// Throws `message` unless `condition` holds.
     static func require(_ condition: Bool, _ message: @autoclosure () -> String) throws {

@@ -9,10 +9,15 @@
 import CSQLiteRaw
 import Foundation
 
-let arguments = CommandLine.arguments.dropFirst()
-guard arguments.count <= 1, let rowCount = arguments.first.map({ Int($0.replacingOccurrences(of: "_", with: "")) }) ?? 100_000,
-      rowCount >= 2
-else {
+/// The row count: the only argument (underscores allowed: 100_000), or 100000.
+func parseRowCount(_ arguments: ArraySlice<String>) -> Int? {
+    guard let argument = arguments.first else { return 100_000 }
+    guard arguments.count == 1, let count = Int(argument.replacingOccurrences(of: "_", with: "")), count >= 2
+    else { return nil }
+    return count
+}
+
+guard let rowCount = parseRowCount(CommandLine.arguments.dropFirst()) else {
     FileHandle.standardError.write(Data("usage: ARBench [N]   (N >= 2 rows, default 100000)\n".utf8))
     exit(1)
 }
@@ -21,6 +26,7 @@ let rounds = 3
 print("ARBench: \(rowCount) rows, best of \(rounds) rounds per side (alternating order), "
     + "SQLite \(String(cString: sqlite3_libversion())), database files with journal_mode=WAL, synchronous=NORMAL, foreign_keys=ON")
 
+Check.begin()
 let rows = RowValues.table(rowCount)
 let harness = Harness(raw: RawSide(rows: rows), library: LibrarySide(rows: rows), rows: rows, rounds: rounds)
 var measurements: [Measurement] = []
@@ -31,7 +37,7 @@ do {
         })
     }
 } catch {
-    print("FAILED: \(error)")
+    FileHandle.standardError.write(Data("FAILED: \(error)\n".utf8))
     exit(1)
 }
 
