@@ -58,6 +58,11 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
     /// The SQL text that failed, with `?` placeholders, for SQLite failures.
     public var sql: String?
 
+    /// The failing SQL with its bound values written in, only when the
+    /// database was asked for it (``Database/includesBoundValuesInErrors``):
+    /// values may be personal data, so errors leave them out by default.
+    public var expandedSQL: String?
+
     /// Makes an error.
     public init(_ code: Code, _ message: String, resultCode: Int32? = nil, sql: String? = nil) {
         self.code = code
@@ -71,6 +76,7 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
         var text = "\(code): \(message)"
         if let resultCode { text += " (SQLite result code \(resultCode))" }
         if let sql { text += " [SQL: \(sql)]" }
+        if let expandedSQL { text += " [with values: \(expandedSQL)]" }
         return text
     }
 }

@@ -10,8 +10,11 @@ package final class Connection {
     package let handle: OpaquePointer
     package let path: String
     private var statements: [String: Statement] = [:]
+    private var keyedStatements: [StatementKey: Statement] = [:]
     /// Called with the SQL text of every statement run, before it runs.
     package var tracer: (@Sendable (String) -> Void)?
+    /// Whether step errors carry the SQL with its bound values written in.
+    package var includesBoundValuesInErrors = false
     /// How deep the current transaction is: 0 outside, 1 in `BEGIN`, 2+ in savepoints.
     package var transactionDepth = 0
 
@@ -43,6 +46,7 @@ package final class Connection {
             try configure(readOnly: readOnly)
         } catch let error as ActiveRecordError {
             statements.removeAll()
+            keyedStatements.removeAll()
             sqlite3_close_v2(handle)
             throw Connection.openError(code: error.resultCode ?? SQLITE_ERROR, path: path, detail: error.message)
         }
@@ -50,6 +54,7 @@ package final class Connection {
 
     deinit {
         statements.removeAll()
+        keyedStatements.removeAll()
         sqlite3_close_v2(handle)
     }
 
@@ -119,7 +124,11 @@ package final class Connection {
 
     /// Drops a statement from the cache after a failed step.
     func evict(_ statement: Statement) {
-        if statements[statement.sql] === statement { statements[statement.sql] = nil }
+        if let key = statement.cacheKey {
+            if keyedStatements[key] === statement { keyedStatements[key] = nil }
+        } else if statements[statement.sql] === statement {
+            statements[statement.sql] = nil
+        }
     }
 
     /// Runs `sql` with `arguments` bound, then `body` with the statement
@@ -127,11 +136,28 @@ package final class Connection {
     package func withStatement<R>(
         _ sql: String, _ arguments: [DatabaseValue] = [], _ body: (Statement) throws -> R
     ) throws -> R {
-        var statement = try self.statement(sql)
+        try run(statement(sql), arguments, body)
+    }
+
+    /// ``withStatement(_:_:_:)`` for SQL the engine generates, cached by
+    /// `key`: the per-row paths hash a small key, never the SQL text, and
+    /// make the text only the first time.
+    package func withStatement<R>(
+        _ key: StatementKey, sql: () -> String, _ arguments: [DatabaseValue] = [], _ body: (Statement) throws -> R
+    ) throws -> R {
+        if let statement = keyedStatements[key] { return try run(statement, arguments, body) }
+        let statement = try prepare(sql(), persistent: true)
+        statement.cacheKey = key
+        keyedStatements[key] = statement
+        return try run(statement, arguments, body)
+    }
+
+    private func run<R>(_ cached: Statement, _ arguments: [DatabaseValue], _ body: (Statement) throws -> R) throws -> R {
+        var statement = cached
         if statement.isInUse {
             // Re-entered while the cached statement is still stepping
             // (a nested query with the same SQL): use a private copy.
-            statement = try prepare(sql)
+            statement = try prepare(cached.sql)
         }
         statement.isInUse = true
         defer {
@@ -139,7 +165,7 @@ package final class Connection {
             statement.isInUse = false
         }
         try statement.bind(arguments)
-        tracer?(sql)
+        tracer?(statement.sql)
         return try body(statement)
     }
 

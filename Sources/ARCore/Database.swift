@@ -133,6 +133,14 @@ public final class Database: @unchecked Sendable {
         connection.tracer = tracer
     }
 
+    /// Whether errors from failing statements include the SQL with its bound
+    /// values written in (``ActiveRecordError/expandedSQL``). Off by default,
+    /// because values may be personal data; turn it on to debug.
+    public var includesBoundValuesInErrors: Bool {
+        get { (try? withConnection { $0.includesBoundValuesInErrors }) ?? false }
+        set { try? withConnection { $0.includesBoundValuesInErrors = newValue } }
+    }
+
     // MARK: Raw SQL
 
     /// Runs one SQL statement with its `?` parameters bound to `arguments`.

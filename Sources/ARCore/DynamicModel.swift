@@ -26,26 +26,27 @@ public final class DynamicModel: Sendable {
     /// A new, unsaved record holding the columns' default values.
     public func new() -> DynamicRecord { DynamicRecord(model: self) }
 
-    private func fetch(_ tail: String, _ arguments: [DatabaseValue] = []) throws -> [DynamicRecord] {
-        let sql = tail.isEmpty ? mapping.selectAllSQL : mapping.selectAllSQL + " " + tail
-        return try Database.current.withTable(mapping) { connection in
-            try mapping.fetch(sql, arguments, in: connection) { DynamicRecord(model: self) }
+    private func fetch(
+        _ sql: @autoclosure () -> String, key: StatementKey.Kind? = nil, _ arguments: [DatabaseValue] = []
+    ) throws -> [DynamicRecord] {
+        try Database.current.withTable(mapping) { connection in
+            try mapping.fetch(sql(), key: key, arguments, in: connection) { DynamicRecord(model: self) }
         }
     }
 
     /// Every record, in id order.
-    public func all() throws -> [DynamicRecord] { try fetch("ORDER BY \"id\"") }
+    public func all() throws -> [DynamicRecord] { try fetch(mapping.allSQL, key: .all) }
 
     /// The record with this id, or `nil`.
     public func find(_ id: Int64) throws -> DynamicRecord? {
-        try fetch("WHERE \"id\" = ?", [.integer(id)]).first
+        try fetch(mapping.findSQL, key: .find, [.integer(id)]).first
     }
 
     /// Every record whose `column` equals `value` (`IS NULL` for `.null`), in id order.
     /// - Throws: `.unknownColumn`.
     public func all(where column: String, equals value: DatabaseValue) throws -> [DynamicRecord] {
         let (condition, arguments) = try mapping.condition(column, value)
-        return try fetch("WHERE \(condition) ORDER BY \"id\"", arguments)
+        return try fetch(mapping.selectAllSQL + " WHERE \(condition) ORDER BY \"id\"", key: nil, arguments)
     }
 
     /// The number of records.

@@ -22,11 +22,18 @@ extension Persistable where Self: Model {
 
     /// Runs a record query (`SELECT <all columns> FROM "T" <tail>`) on the current database.
     package static func fetch(_ tail: String = "", _ arguments: [DatabaseValue] = []) throws -> [Self] {
+        try fetch(key: nil, arguments) { $0.selectAllSQL + " " + tail }
+    }
+
+    /// Runs a record query whose SQL `sql` makes from the table; the engine's
+    /// own queries are cached by `key`, so their text is made only once.
+    package static func fetch(
+        key: StatementKey.Kind?, _ arguments: [DatabaseValue], sql: (TableMapping) -> String
+    ) throws -> [Self] {
         let mapping = try mapping()
         let table = mapping.table
-        let sql = tail.isEmpty ? table.selectAllSQL : table.selectAllSQL + " " + tail
         return try Database.current.withTable(table) { connection in
-            try table.fetch(sql, arguments, in: connection) {
+            try table.fetch(sql(table), key: key, arguments, in: connection) {
                 let record = Self()
                 record.adopt(mapping)
                 return record
@@ -48,12 +55,12 @@ extension Persistable where Self: Model {
 
     /// Every record, in id order: `SELECT … FROM "T" ORDER BY "id"`.
     public static func all() throws -> [Self] {
-        try fetch("ORDER BY \"id\"")
+        try fetch(key: .all, []) { $0.allSQL }
     }
 
     /// The record with this id, or `nil`.
     public static func find(_ id: Int64) throws -> Self? {
-        try fetch("WHERE \"id\" = ?", [.integer(id)]).first
+        try fetch(key: .find, [.integer(id)]) { $0.findSQL }.first
     }
 
     /// The first record (lowest id) whose `column` equals `value` (`IS NULL` for `nil`).

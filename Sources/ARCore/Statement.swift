@@ -4,6 +4,25 @@ import Foundation
 /// `SQLITE_TRANSIENT`: SQLite copies the bytes before the bind call returns.
 private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
+/// Identifies a statement the engine generates for a table, so that the
+/// statement cache is keyed by a few integers rather than by SQL text.
+package struct StatementKey: Hashable {
+    package enum Kind: Hashable {
+        case insert, find, delete, all
+        /// An `UPDATE` of these column indexes.
+        case update([Int])
+    }
+
+    /// The ``TableMapping/serial`` of the table's mapping.
+    package var table: UInt64
+    package var kind: Kind
+
+    package init(table: UInt64, kind: Kind) {
+        self.table = table
+        self.kind = kind
+    }
+}
+
 /// A prepared SQLite statement, owned by one ``Connection``.
 ///
 /// The statement is finalized in `deinit`, so no handle leaks on an error
@@ -15,6 +34,8 @@ package final class Statement {
     unowned let connection: Connection
     /// Set while a caller steps the statement, so that re-entrant use prepares a copy.
     var isInUse = false
+    /// The key it is cached under, for statements the engine generates.
+    var cacheKey: StatementKey?
 
     init(handle: OpaquePointer, sql: String, connection: Connection) {
         self.handle = handle
@@ -72,7 +93,11 @@ package final class Statement {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         case let code:
-            let error = connection.error(code, sql: sql)
+            var error = connection.error(code, sql: sql)
+            if connection.includesBoundValuesInErrors, let expanded = sqlite3_expanded_sql(handle) {
+                error.expandedSQL = String(cString: expanded)
+                sqlite3_free(expanded)
+            }
             sqlite3_reset(handle)
             connection.evict(self)
             throw error

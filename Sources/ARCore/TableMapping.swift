@@ -41,34 +41,29 @@ package final class TableMapping: Sendable {
     package let serial: UInt64
     package let insertSQL: String
     package let selectAllSQL: String
+    /// `SELECT … ORDER BY "id"`.
+    package let allSQL: String
     package let findSQL: String
     package let deleteSQL: String
-    private let updateSQLCache = Mutex<[[Int]: String]>([:])
 
     package init(schema: TableSchema) {
         self.schema = schema
         serial = Self.serials.add(1, ordering: .relaxed).newValue
         insertSQL = schema.insertSQL
         selectAllSQL = schema.selectAllSQL
+        allSQL = schema.selectAllSQL + " ORDER BY \"id\""
         findSQL = schema.findSQL
         deleteSQL = schema.deleteSQL
     }
 
-    package func updateSQL(columns: [Int]) -> String {
-        updateSQLCache.withLock { cache in
-            if let sql = cache[columns] { return sql }
-            let sql = schema.updateSQL(columns: columns)
-            cache[columns] = sql
-            return sql
-        }
-    }
+    package func key(_ kind: StatementKey.Kind) -> StatementKey { StatementKey(table: serial, kind: kind) }
 
     // MARK: The engine
 
     /// `INSERT`s a new record with every column, and gives it its id and timestamps.
     package func insert(_ record: some RecordStorage, in connection: Connection) throws {
         let now = Date.nowAsStored
-        try connection.withStatement(insertSQL) { statement in
+        try connection.withStatement(key(.insert), sql: { insertSQL }) { statement in
             try statement.bind(.real(now.timeIntervalSince1970), at: 1)
             try statement.bind(.real(now.timeIntervalSince1970), at: 2)
             for index in schema.columns.indices {
@@ -92,8 +87,7 @@ package final class TableMapping: Sendable {
     package func update(_ record: some RecordStorage, columns changed: [Int], in connection: Connection) throws {
         guard let id = record.header.id, !changed.isEmpty else { return }
         let now = Date.nowAsStored
-        let sql = updateSQL(columns: changed)
-        try connection.withStatement(sql) { statement in
+        try connection.withStatement(key(.update(changed)), sql: { schema.updateSQL(columns: changed) }) { statement in
             for (offset, index) in changed.enumerated() {
                 try record.bindColumn(index, to: statement, at: Int32(offset + 1))
             }
@@ -117,7 +111,9 @@ package final class TableMapping: Sendable {
         guard !record.header.isDeleted else {
             throw ActiveRecordError(.misuse, "\(schema.name) with id \(id) was already dropped")
         }
-        try connection.execute(deleteSQL, [.integer(id)])
+        try connection.withStatement(key(.delete), sql: { deleteSQL }, [.integer(id)]) { statement in
+            while try statement.step() {}
+        }
         let deleted = connection.changedRowCount > 0
         record.header.isDeleted = true
         if !deleted {
@@ -143,11 +139,13 @@ package final class TableMapping: Sendable {
         }
     }
 
-    /// Runs a query selecting ``TableSchema/selectList`` and decodes each row into a new record.
+    /// Runs a query selecting ``TableSchema/selectList`` and decodes each row
+    /// into a new record. `key`, when given, caches the statement by key.
     package func fetch<R: RecordStorage>(
-        _ sql: String, _ arguments: [DatabaseValue], in connection: Connection, make: () -> R
+        _ sql: @autoclosure () -> String, key kind: StatementKey.Kind? = nil, _ arguments: [DatabaseValue],
+        in connection: Connection, make: () -> R
     ) throws -> [R] {
-        try connection.withStatement(sql, arguments) { statement in
+        func body(_ statement: Statement) throws -> [R] {
             var records: [R] = []
             while try statement.step() {
                 let record = make()
@@ -156,6 +154,8 @@ package final class TableMapping: Sendable {
             }
             return records
         }
+        if let kind { return try connection.withStatement(key(kind), sql: sql, arguments, body) }
+        return try connection.withStatement(sql(), arguments, body)
     }
 
     /// Re-reads the record's row into it, discarding unsaved changes.
@@ -164,7 +164,7 @@ package final class TableMapping: Sendable {
         guard let id = record.header.id, !record.header.isDeleted else {
             throw ActiveRecordError(.notFound, "cannot reload a \(schema.name) that is not saved")
         }
-        let found = try connection.withStatement(findSQL, [.integer(id)]) { statement in
+        let found = try connection.withStatement(key(.find), sql: { findSQL }, [.integer(id)]) { statement in
             guard try statement.step() else { return false }
             try decode(record, from: statement)
             return true

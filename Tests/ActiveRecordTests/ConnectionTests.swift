@@ -93,6 +93,18 @@ struct ConnectionTests {
         }
     }
 
+    @Test func boundValuesAppearInErrorsOnlyWhenAsked() throws {
+        try withMemoryDatabase { db throws in
+            try Account.create(["email": "secret@example.com"])
+            let quiet = expectError(.constraint) { try Account.create(["email": "secret@example.com"]) }
+            #expect(quiet?.expandedSQL == nil)
+            db.includesBoundValuesInErrors = true
+            let verbose = expectError(.constraint) { try Account.create(["email": "secret@example.com"]) }
+            #expect(verbose?.expandedSQL?.contains("'secret@example.com'") == true)
+            #expect(verbose?.description.contains("secret@example.com") == true)
+        }
+    }
+
     @Test func rawSQLBindsValuesAndRefusesASecondStatement() throws {
         try withMemoryDatabase { db throws in
             try Item.create(["title": "a"])
