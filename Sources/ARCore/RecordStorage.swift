@@ -1,0 +1,31 @@
+import Foundation
+
+extension Date {
+    /// Now, rounded to what a REAL column holds, so that a record's timestamp
+    /// equals the one read back (`Date` counts from 2001, the column from 1970).
+    package static var nowAsStored: Date { Date(timeIntervalSince1970: Date().timeIntervalSince1970) }
+}
+
+/// The bookkeeping every record carries: its row id, timestamps and whether it was dropped.
+package struct RecordHeader {
+    package var id: Int64?
+    package var createdAt: Date?
+    package var updatedAt: Date?
+    package var isDeleted = false
+    package init() {}
+}
+
+/// What the engine needs from a record: its header and access to its
+/// declared columns by index. ``Model`` implements it through reflected
+/// field offsets, ``DynamicRecord`` through an array of values.
+package protocol RecordStorage: AnyObject {
+    var header: RecordHeader { get set }
+    /// Binds the current value of column `index` to parameter `parameter`.
+    func bindColumn(_ index: Int, to statement: Statement, at parameter: Int32) throws
+    /// Reads column `index` from result column `column` as both current and original value.
+    func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws
+    /// Whether column `index` differs from its original (last loaded or saved) value.
+    func isColumnChanged(_ index: Int) -> Bool
+    /// Makes the current value of column `index` its original one, after a save.
+    func markColumnSaved(_ index: Int)
+}
