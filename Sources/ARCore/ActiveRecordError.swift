@@ -39,6 +39,10 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
         public static let invalidValue = Code(rawValue: "invalidValue")
         /// A column name that the model does not have.
         public static let unknownColumn = Code(rawValue: "unknownColumn")
+        /// A table (or model) name that the query does not have.
+        public static let unknownTable = Code(rawValue: "unknownTable")
+        /// A predicate that cannot be parsed, or whose arguments do not fit it.
+        public static let invalidPredicate = Code(rawValue: "invalidPredicate")
         /// The record does not exist (never saved, dropped, or deleted elsewhere).
         public static let notFound = Code(rawValue: "notFound")
         /// A model class cannot be turned into a table schema.

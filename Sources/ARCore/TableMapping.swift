@@ -92,20 +92,37 @@ package final class TableMapping: Sendable {
     }
 
     /// Reads a row selected with ``TableSchema/selectList`` into `record`.
-    package func decode(_ record: some RecordStorage, from statement: Statement) throws {
+    ///
+    /// - Parameters:
+    ///   - offset: the result column holding `id` (later tables of a join start further right).
+    ///   - columns: the declared columns selected after `id`, `createdAt`, `updatedAt`, in
+    ///     result order; `nil` for all of them. Columns left out keep their current values.
+    package func decode(
+        _ record: some RecordStorage, from statement: Statement, at offset: Int32 = 0, columns: [Int]? = nil
+    ) throws {
         var header = RecordHeader()
-        header.id = statement.int64(0)
-        header.createdAt = statement.isNull(1) ? nil : Date(timeIntervalSince1970: statement.double(1))
-        header.updatedAt = statement.isNull(2) ? nil : Date(timeIntervalSince1970: statement.double(2))
+        header.id = statement.int64(offset)
+        header.createdAt = statement.isNull(offset + 1) ? nil : Date(timeIntervalSince1970: statement.double(offset + 1))
+        header.updatedAt = statement.isNull(offset + 2) ? nil : Date(timeIntervalSince1970: statement.double(offset + 2))
         record.header = header
-        for index in schema.columns.indices {
-            do {
-                try record.decodeColumn(index, from: statement, at: Int32(index + 3))
-            } catch let error as ActiveRecordError {
-                throw ActiveRecordError(
-                    error.code, "\(schema.name).\(schema.columns[index].name) (id \(header.id ?? 0)): \(error.message)",
-                    resultCode: error.resultCode, sql: statement.sql)
+        if let columns {
+            for (position, index) in columns.enumerated() {
+                try decodeColumn(index, of: record, from: statement, at: offset + 3 + Int32(position))
             }
+        } else {
+            for index in schema.columns.indices {
+                try decodeColumn(index, of: record, from: statement, at: offset + 3 + Int32(index))
+            }
+        }
+    }
+
+    private func decodeColumn(_ index: Int, of record: some RecordStorage, from statement: Statement, at column: Int32) throws {
+        do {
+            try record.decodeColumn(index, from: statement, at: column)
+        } catch let error as ActiveRecordError {
+            throw ActiveRecordError(
+                error.code, "\(schema.name).\(schema.columns[index].name) (id \(record.header.id ?? 0)): \(error.message)",
+                resultCode: error.resultCode, sql: statement.sql)
         }
     }
 

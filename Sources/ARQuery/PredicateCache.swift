@@ -1,0 +1,18 @@
+import Synchronization
+
+/// Parsed predicates by format string, so that a query repeated in a loop
+/// parses its format once. Bounded: cleared when it holds too many.
+enum PredicateCache {
+    private static let limit = 1_000
+    private static let entries = Mutex<[String: (node: PredicateNode, placeholderCount: Int)]>([:])
+
+    static func parse(_ format: String) throws(PredicateSyntaxError) -> (node: PredicateNode, placeholderCount: Int) {
+        if let parsed = entries.withLock({ $0[format] }) { return parsed }
+        let parsed = try parsePredicate(format)
+        entries.withLock { entries in
+            if entries.count >= limit { entries.removeAll() }
+            entries[format] = parsed
+        }
+        return parsed
+    }
+}

@@ -1,0 +1,132 @@
+// Renders a `PredicateNode` to SQL text in which every value — placeholder
+// arguments and literals of the format string alike — is a `?` parameter.
+// Pure Swift, compiled on its own by the fuzz target.
+
+/// Where the value of one `?` parameter comes from.
+package enum ParameterSource: Equatable {
+    /// The argument of placeholder `index`.
+    case argument(Int)
+    /// Element `element` of the array or set argument of placeholder `index`.
+    case argumentElement(Int, element: Int)
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+}
+
+/// What a placeholder's argument is, which decides the SQL around it.
+package enum ArgumentShape: Equatable {
+    /// A single value.
+    case value
+    /// `nil`: `= %@` becomes `IS NULL`, `!= %@` becomes `IS NOT NULL`.
+    case null
+    /// An array or set with this many elements, for `IN %@`.
+    case list(count: Int)
+}
+
+/// Renders predicates, resolving columns and argument shapes through the caller.
+package struct PredicateRenderer {
+    /// SQL for a column (`"User"."name"`), or a thrown error (unknown column or table).
+    package var resolveColumn: (_ qualifier: String?, _ name: String, _ position: Int) throws -> String
+    /// The shape of placeholder `index`'s argument (it exists: counts are checked before).
+    package var shape: (_ index: Int, _ position: Int) throws -> ArgumentShape
+    /// The parameters of the SQL rendered so far, in order.
+    package private(set) var parameters: [ParameterSource] = []
+
+    package init(
+        resolveColumn: @escaping (String?, String, Int) throws -> String,
+        shape: @escaping (Int, Int) throws -> ArgumentShape
+    ) {
+        self.resolveColumn = resolveColumn
+        self.shape = shape
+    }
+
+    /// Renders `node`, appending its parameters.
+    package mutating func render(_ node: PredicateNode) throws -> String {
+        switch node {
+        case .and(let terms):
+            return try render(terms[...], joinedBy: " AND ")
+        case .or(let terms):
+            return try render(terms[...], joinedBy: " OR ")
+        case .not(let inner):
+            return try "NOT (" + render(inner) + ")"
+        case .comparison(let left, let op, let right, _):
+            if op == .equal || op == .notEqual {
+                let suffix = op == .equal ? " IS NULL" : " IS NOT NULL"
+                if try isNull(right) { return try render(left) + suffix }
+                if try isNull(left) { return try render(right) + suffix }
+            }
+            return try render(left) + " " + op.rawValue + " " + render(right)
+        case .like(let value, let pattern, let negated):
+            return try render(value) + (negated ? " NOT LIKE " : " LIKE ") + render(pattern)
+        case .between(let value, let low, let high, let negated):
+            return try render(value) + (negated ? " NOT BETWEEN " : " BETWEEN ") + render(low) + " AND " + render(high)
+        case .isNull(let value, let negated):
+            return try render(value) + (negated ? " IS NOT NULL" : " IS NULL")
+        case .inList(let value, let list, let negated):
+            let left = try render(value) + (negated ? " NOT IN (" : " IN (")
+            switch list {
+            case .operands(let operands):
+                return try left + operands.map { try render($0) }.joined(separator: ", ") + ")"
+            case .placeholder(let index, let position):
+                guard case .list(let count) = try shape(index, position) else {
+                    throw PredicateSyntaxError(
+                        "IN %@ needs an array or a set for placeholder \(index + 1), but a single value was given",
+                        at: position)
+                }
+                for element in 0..<count { parameters.append(.argumentElement(index, element: element)) }
+                return left + Array(repeating: "?", count: count).joined(separator: ", ") + ")"
+            }
+        }
+    }
+
+    /// `(a OR b OR …)`; a long chain is split into balanced groups, so that
+    /// SQLite's expression depth (1000) grows with the log of its length.
+    private mutating func render(_ terms: ArraySlice<PredicateNode>, joinedBy separator: String) throws -> String {
+        guard terms.count > 16 else {
+            return try "(" + terms.map { try render($0) }.joined(separator: separator) + ")"
+        }
+        let middle = terms.startIndex + terms.count / 2
+        return try "(" + render(terms[..<middle], joinedBy: separator) + separator
+            + render(terms[middle...], joinedBy: separator) + ")"
+    }
+
+    /// Whether the operand is `NULL` (the keyword or a `nil` argument).
+    private func isNull(_ operand: PredicateOperand) throws -> Bool {
+        switch operand {
+        case .null: return true
+        case .placeholder(let index, let position): return try shape(index, position) == .null
+        default: return false
+        }
+    }
+
+    /// Renders one operand, appending its parameter if it has one.
+    package mutating func render(_ operand: PredicateOperand) throws -> String {
+        switch operand {
+        case .column(let qualifier, let name, let position):
+            return try resolveColumn(qualifier, name, position)
+        case .placeholder(let index, let position):
+            if case .list = try shape(index, position) {
+                throw PredicateSyntaxError(
+                    "an array or set was given for placeholder \(index + 1), which is not after IN; "
+                        + "write 'column IN %@' to match any of its elements",
+                    at: position)
+            }
+            parameters.append(.argument(index))
+            return "?"
+        case .integer(let value):
+            parameters.append(.integer(value))
+            return "?"
+        case .real(let value):
+            parameters.append(.real(value))
+            return "?"
+        case .text(let value):
+            parameters.append(.text(value))
+            return "?"
+        case .null:
+            return "NULL"
+        case .aggregate(let function, let argument, _):
+            guard let argument else { return "count(*)" }
+            return try function.rawValue + "(" + render(argument) + ")"
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import ARCore
+
+extension Query {
+    /// `sum(column)` over the query's records; `0` when there are none.
+    ///
+    /// ```swift
+    /// let total = try User.query().where("age", .greaterThan(18)).sum("score")
+    /// ```
+    public func sum(_ column: String) throws -> Double {
+        try Double.fromSQL(aggregate("total", column))
+    }
+
+    /// `avg(column)`, or `nil` when there are no records.
+    public func average(_ column: String) throws -> Double? {
+        try Double?.fromSQL(aggregate("avg", column))
+    }
+
+    /// `min(column)`, or `NULL` when there are no records.
+    public func min(_ column: String) throws -> DatabaseValue { try aggregate("min", column) }
+
+    /// `max(column)`, or `NULL` when there are no records.
+    public func max(_ column: String) throws -> DatabaseValue { try aggregate("max", column) }
+
+    /// `min(column)` as a Swift value, or `nil` when there are no records.
+    public func min<Value: ColumnValue>(_ column: String, as type: Value.Type) throws -> Value? {
+        try Value?.fromSQL(aggregate("min", column))
+    }
+
+    /// `max(column)` as a Swift value, or `nil` when there are no records.
+    public func max<Value: ColumnValue>(_ column: String, as type: Value.Type) throws -> Value? {
+        try Value?.fromSQL(aggregate("max", column))
+    }
+
+    private func aggregate(_ function: String, _ column: String) throws -> DatabaseValue {
+        let sql = try compile()
+        var columnArguments: [DatabaseValue] = []
+        let expression = try renderExpression(column, sql.tables, into: &columnArguments)
+        if sql.needsSubquery {
+            let inner = "SELECT \(isDistinct ? "DISTINCT " : "")\(expression) AS value \(sql.body)\(sql.tail)"
+            return try scalar(
+                "SELECT \(function)(value) FROM (\(inner))", columnArguments + sql.bodyArguments + sql.tailArguments, sql.tables)
+        }
+        return try scalar("SELECT \(function)(\(expression)) \(sql.body)", columnArguments + sql.bodyArguments, sql.tables)
+    }
+
+    /// Rows of values, typically for grouped queries: each expression is a
+    /// column or an aggregate (`count(*)`, `sum(c)`, `avg(c)`, `min(c)`, `max(c)`, `total(c)`).
+    ///
+    /// ```swift
+    /// let rows = try User.query().group(by: "age").having("count(*) > %@", 1)
+    ///     .order(by: "age").values("age, count(*)")      // [[.integer(30), .integer(2)], …]
+    /// ```
+    public func values(_ expressions: String) throws -> [[DatabaseValue]] {
+        let sql = try compile()
+        var selectArguments: [DatabaseValue] = []
+        let list = try renderExpressions(expressions, sql.tables, into: &selectArguments)
+        let text = "SELECT \(isDistinct ? "DISTINCT " : "")\(list.joined(separator: ", ")) \(sql.body)\(sql.tail)"
+        return try withConnection(sql.tables) { connection in
+            try connection.withStatement(text, selectArguments + sql.bodyArguments + sql.tailArguments) { statement in
+                var rows: [[DatabaseValue]] = []
+                let count = statement.columnCount
+                while try statement.step() { rows.append((0..<count).map { statement.value($0) }) }
+                return rows
+            }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import ARCore
+
+extension Query {
+    /// Runs `body` with the connection, after making sure every table of the query exists.
+    func withConnection<R>(_ tables: [QueryTable], _ body: (Connection) throws -> R) throws -> R {
+        let database = try Database.current
+        func nest(_ index: Int) throws -> R {
+            guard index < tables.count else { return try database.withConnection(body) }
+            return try database.withTable(tables[index].table) { _ in try nest(index + 1) }
+        }
+        return try nest(0)
+    }
+
+    /// `SELECT [DISTINCT] <records> FROM … WHERE … ORDER BY … LIMIT …`.
+    func recordsSQL(_ sql: QuerySQL) -> String {
+        "SELECT \(isDistinct ? "DISTINCT " : "")\(sql.tables[0].selectList(columns: sql.selectedColumns)) \(sql.body)\(sql.tail)"
+    }
+
+    /// Runs the query: `SELECT` the records, in the given order, else in id order.
+    ///
+    /// - Throws: `.invalidPredicate` (syntax or argument count, with the position),
+    ///   `.unknownColumn` / `.unknownTable` (naming the model's columns), SQLite errors.
+    public func fetch() throws -> [Record] {
+        let sql = try compile(defaultsToIdOrder: true)
+        let mapping = sql.tables[0].model
+        return try withConnection(sql.tables) { connection in
+            try connection.withStatement(recordsSQL(sql), sql.bodyArguments + sql.tailArguments) { statement in
+                var records: [Record] = []
+                while try statement.step() {
+                    let record = Record()
+                    record.adopt(mapping)
+                    try mapping.table.decode(record, from: statement, columns: sql.selectedColumns)
+                    records.append(record)
+                }
+                return records
+            }
+        }
+    }
+
+    /// The first record: in the query's order, else the lowest id. Runs the query with `LIMIT 1`.
+    public func first() throws -> Record? {
+        try limit(1).fetch().first
+    }
+
+    /// The last record: the query's order reversed, else the highest id.
+    public func last() throws -> Record? {
+        var reversed = self
+        if orderings.isEmpty && !randomOrder {
+            reversed.orderings = [Ordering(column: "id", ascending: false)]
+        } else {
+            reversed.orderings = orderings.map { Ordering(column: $0.column, ascending: !$0.ascending) }
+        }
+        return try reversed.limit(1).fetch().first
+    }
+
+    /// The number of records the query returns (respecting conditions, joins,
+    /// `distinct`, grouping, and `limit`/`offset` when given).
+    public func count() throws -> Int {
+        let sql = try compile()
+        let text = sql.needsSubquery
+            ? "SELECT count(*) FROM (\(recordsSQL(sql)))"
+            : "SELECT count(*) \(sql.body)"
+        let arguments = sql.needsSubquery ? sql.bodyArguments + sql.tailArguments : sql.bodyArguments
+        return Int(try scalar(text, arguments, sql.tables).integerValue ?? 0)
+    }
+
+    /// Whether the query returns any record.
+    public func exists() throws -> Bool {
+        let sql = try compile()
+        return try scalar("SELECT EXISTS (\(recordsSQL(sql)))", sql.bodyArguments + sql.tailArguments, sql.tables)
+            .integerValue == 1
+    }
+
+    func scalar(_ text: String, _ arguments: [DatabaseValue], _ tables: [QueryTable]) throws -> DatabaseValue {
+        try withConnection(tables) { connection in
+            try connection.withStatement(text, arguments) { statement in
+                try statement.step() ? statement.value(0) : .null
+            }
+        }
+    }
+
+    // MARK: Joins
+
+    /// Runs a joined query and returns, per row, the records keyed by model
+    /// (class) name, as the seeds do: `["User": user, "Group": group]`. A side
+    /// without a match (outer joins) is absent from its row.
+    public func fetchJoined() throws -> [[String: Model]] {
+        try fetchJoinedRows { tables, records in
+            var row: [String: Model] = [:]
+            for (table, record) in zip(tables, records) { if let record { row[table.modelName] = record } }
+            return row
+        }
+    }
+
+    /// Runs a query joined with `other` and returns typed pairs; a side is `nil`
+    /// when an outer join found no match for it.
+    ///
+    /// ```swift
+    /// for (user, group) in try User.query().join(Group.self, .left).fetchJoined(Group.self) { … }
+    /// ```
+    public func fetchJoined<Other: Model>(_ other: Other.Type) throws -> [(Record?, Other?)] {
+        guard joins.contains(where: { $0.model == other }) else {
+            throw ActiveRecordError(.misuse, "fetchJoined(\(other).self) needs a join(\(other).self, …) first")
+        }
+        return try fetchJoinedRows { tables, records in
+            let index = tables.firstIndex { $0.modelType == other } ?? 0
+            return (records[0] as? Record, records[index] as? Other)
+        }
+    }
+
+    private func fetchJoinedRows<Row>(_ makeRow: ([QueryTable], [Model?]) -> Row) throws -> [Row] {
+        let sql = try compile(defaultsToIdOrder: true)
+        let lists = sql.tables.map { $0.selectList() }.joined(separator: ", ")
+        let text = "SELECT \(isDistinct ? "DISTINCT " : "")\(lists) \(sql.body)\(sql.tail)"
+        return try withConnection(sql.tables) { connection in
+            try connection.withStatement(text, sql.bodyArguments + sql.tailArguments) { statement in
+                var rows: [Row] = []
+                while try statement.step() {
+                    var offset: Int32 = 0
+                    var records: [Model?] = []
+                    for table in sql.tables {
+                        if statement.isNull(offset) {
+                            records.append(nil)
+                        } else {
+                            let record = table.modelType.init()
+                            record.adopt(table.model)
+                            try table.table.decode(record, from: statement, at: offset)
+                            records.append(record)
+                        }
+                        offset += Int32(3 + table.table.schema.columns.count)
+                    }
+                    rows.append(makeRow(sql.tables, records))
+                }
+                return rows
+            }
+        }
+    }
+}
+
+extension DatabaseValue {
+    var integerValue: Int64? {
+        switch self {
+        case .integer(let value): value
+        case .real(let value): Int64(exactly: value)
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,306 @@
+import ARCore
+
+/// One table of a query: the queried model or a joined one.
+struct QueryTable {
+    let modelType: Model.Type
+    let model: ModelMapping
+    var table: TableMapping { model.table }
+    /// The class name, which keys `fetchJoined()` rows.
+    var modelName: String { String(describing: modelType) }
+    var quotedName: String { table.schema.name.quotedIdentifier }
+
+    init(_ modelType: Model.Type) throws {
+        self.modelType = modelType
+        model = try modelType.mapping()
+    }
+
+    /// `"User"."id", "User"."createdAt", …` for the given declared columns (all when `nil`).
+    func selectList(columns: [Int]? = nil) -> String {
+        let names = ["id", "createdAt", "updatedAt"] + (columns ?? Array(table.schema.columns.indices)).map {
+            table.schema.columns[$0].name
+        }
+        return names.map { "\(quotedName).\($0.quotedIdentifier)" }.joined(separator: ", ")
+    }
+
+    /// The column name for a column or property name, or `nil`.
+    func columnName(_ name: String) -> String? { try? model.columnName(name) }
+}
+
+/// A column or table that a query cannot resolve.
+struct ResolutionError: Error {
+    var code: ActiveRecordError.Code
+    var subject: String
+    var detail: String
+    var position: Int
+}
+
+/// SQL and arguments built from a ``Query``.
+struct QuerySQL {
+    var tables: [QueryTable]
+    /// `FROM … JOIN … WHERE … GROUP BY … HAVING …`
+    var body = ""
+    var bodyArguments: [DatabaseValue] = []
+    /// ` ORDER BY … LIMIT ? OFFSET ?`
+    var tail = ""
+    var tailArguments: [DatabaseValue] = []
+    /// The base model's declared columns to select (`nil`: all).
+    var selectedColumns: [Int]?
+
+    /// Whether counting or aggregating needs the query as a subquery.
+    var needsSubquery = false
+}
+
+extension Query {
+    /// Resolves the query's tables and builds its SQL.
+    ///
+    /// - Parameter defaultsToIdOrder: order by the base table's id when no order is given
+    ///   (record fetches, so that results are repeatable).
+    func compile(defaultsToIdOrder: Bool = false) throws -> QuerySQL {
+        var tables = [try QueryTable(Record.self)]
+        var sql = QuerySQL(tables: [])
+        var from = "FROM \(tables[0].quotedName)"
+        for join in joins {
+            let joined = try QueryTable(join.model)
+            guard !tables.contains(where: { $0.table.schema.name.lowercased() == joined.table.schema.name.lowercased() }) else {
+                throw ActiveRecordError(
+                    .invalidPredicate, "the table \(joined.table.schema.name) is already in the query; it cannot be joined twice")
+            }
+            let (local, foreign) = try joinColumns(join, joined, tables)
+            tables.append(joined)
+            from += " \(join.kind.rawValue) \(joined.quotedName) ON \(local) = \(foreign)"
+        }
+        sql.tables = tables
+        sql.selectedColumns = try selectedColumns(tables[0])
+        var arguments: [DatabaseValue] = []
+        var clauses = [from]
+        let wheres = try conditions.map { try render($0, tables, into: &arguments) }
+        if !wheres.isEmpty { clauses.append("WHERE " + wheres.joined(separator: " AND ")) }
+        if !groupColumns.isEmpty {
+            let keys = try groupColumns.map { try renderExpression($0, tables, into: &arguments) }
+            clauses.append("GROUP BY " + keys.joined(separator: ", "))
+        }
+        let havings = try havingConditions.map { try render($0, tables, into: &arguments) }
+        if !havings.isEmpty { clauses.append("HAVING " + havings.joined(separator: " AND ")) }
+        sql.body = clauses.joined(separator: " ")
+        sql.bodyArguments = arguments
+
+        var orders = try orderings.map { ordering in
+            try renderExpression(ordering.column, tables, into: &sql.tailArguments) + (ordering.ascending ? " ASC" : " DESC")
+        }
+        if randomOrder { orders.append("random()") }
+        if orders.isEmpty && defaultsToIdOrder { orders.append("\(tables[0].quotedName).\"id\" ASC") }
+        if !orders.isEmpty { sql.tail += " ORDER BY " + orders.joined(separator: ", ") }
+        if limitCount != nil || offsetCount != nil {
+            if let limitCount, limitCount < 0 { throw ActiveRecordError(.invalidValue, "limit(\(limitCount)) must not be negative") }
+            if let offsetCount, offsetCount < 0 { throw ActiveRecordError(.invalidValue, "offset(\(offsetCount)) must not be negative") }
+            sql.tail += " LIMIT ? OFFSET ?"
+            sql.tailArguments += [.integer(Int64(limitCount ?? -1)), .integer(Int64(offsetCount ?? 0))]
+        }
+        sql.needsSubquery = limitCount != nil || offsetCount != nil || isDistinct || !groupColumns.isEmpty
+        let total = sql.bodyArguments.count + sql.tailArguments.count
+        guard total <= Self.maximumParameters else {
+            throw ActiveRecordError(
+                .invalidPredicate,
+                "the query has \(total) values to bind; SQLite binds at most \(Self.maximumParameters). Split a long IN list.")
+        }
+        return sql
+    }
+
+    /// SQLite's default `SQLITE_MAX_VARIABLE_NUMBER`.
+    static var maximumParameters: Int { 32_766 }
+
+    private func joinColumns(_ join: Join, _ joined: QueryTable, _ tables: [QueryTable]) throws -> (String, String) {
+        if let (local, foreign) = join.on {
+            return (
+                try resolveNamed(local, tables, context: "join(\(joined.modelName).self, on: \"\(local)\", …)"),
+                try resolveNamed(foreign, [joined], context: "join(\(joined.modelName).self, on: …, \"\(foreign)\")"))
+        }
+        let base = tables[0]
+        let foreignKey = lowerCamel(joined.modelName) + "Id"
+        if let column = base.columnName(foreignKey) {
+            return ("\(base.quotedName).\(column.quotedIdentifier)", "\(joined.quotedName).\"id\"")
+        }
+        let backKey = lowerCamel(base.modelName) + "Id"
+        if let column = joined.columnName(backKey) {
+            return ("\(base.quotedName).\"id\"", "\(joined.quotedName).\(column.quotedIdentifier)")
+        }
+        throw ActiveRecordError(
+            .unknownColumn,
+            "cannot join \(joined.modelName) to \(base.modelName) by convention: neither \(base.modelName).\(foreignKey) "
+                + "nor \(joined.modelName).\(backKey) exists; name the columns with join(_:_:on:_:)")
+    }
+
+    private func selectedColumns(_ base: QueryTable) throws -> [Int]? {
+        switch selection {
+        case .all: return nil
+        case .only(let names):
+            let indexes = Set(try names.compactMap { try index(of: $0, in: base) })
+            return base.table.schema.columns.indices.filter(indexes.contains)
+        case .except(let names):
+            let indexes = Set(try names.compactMap { try index(of: $0, in: base) })
+            return base.table.schema.columns.indices.filter { !indexes.contains($0) }
+        }
+    }
+
+    /// The declared column index for `only`/`except`; `nil` for `id` and the timestamps (always loaded).
+    private func index(of name: String, in base: QueryTable) throws -> Int? {
+        if TableSchema.reservedColumnNames.contains(name) { return nil }
+        return try base.model.columnIndex(name)
+    }
+
+    // MARK: Rendering
+
+    /// Renders one `where`/`having` condition, appending its bound values.
+    private func render(_ condition: Condition, _ tables: [QueryTable], into arguments: inout [DatabaseValue]) throws -> String {
+        switch condition {
+        case .invalid(let format, let error):
+            throw ActiveRecordError(.invalidPredicate, "\(error.message) at position \(error.position) in \(quote(format))")
+        case .predicate(let format, let node, let placeholders, let sources):
+            let context = format.map { " in \(quote($0))" } ?? ""
+            guard sources.count == placeholders else {
+                throw ActiveRecordError(
+                    .invalidPredicate,
+                    "\(quote(format ?? "")) has \(placeholders) placeholder\(placeholders == 1 ? "" : "s") "
+                        + "but \(sources.count) argument\(sources.count == 1 ? " was" : "s were") given")
+            }
+            let values = try sources.enumerated().map { index, source in
+                try convert(source, placeholder: index + 1, context: context)
+            }
+            var renderer = makeRenderer(tables, values: values)
+            let sql = try rethrowing(context: context, format: format) { try renderer.render(node) }
+            arguments += renderer.parameters.map { bound($0, values) }
+            switch node {
+            case .and, .or: return sql  // already in parentheses
+            default: return "(" + sql + ")"
+            }
+        }
+    }
+
+    /// Renders a column or aggregate expression (`name`, `Group.title`, `count(*)`).
+    func renderExpression(_ text: String, _ tables: [QueryTable], into arguments: inout [DatabaseValue]) throws -> String {
+        let operands = try renderExpressions(text, tables, into: &arguments)
+        guard operands.count == 1 else {
+            throw ActiveRecordError(.invalidPredicate, "expected one column in \(quote(text))")
+        }
+        return operands[0]
+    }
+
+    /// Renders a comma-separated list of column or aggregate expressions.
+    func renderExpressions(_ text: String, _ tables: [QueryTable], into arguments: inout [DatabaseValue]) throws -> [String] {
+        let context = " in \(quote(text))"
+        let operands: [PredicateOperand]
+        do {
+            operands = try parseOperandList(text)
+        } catch {
+            throw ActiveRecordError(.invalidPredicate, "\(error.message) at position \(error.position)\(context)")
+        }
+        var renderer = makeRenderer(tables, values: [])
+        let rendered = try rethrowing(context: context, format: text) { try operands.map { try renderer.render($0) } }
+        arguments += renderer.parameters.map { bound($0, []) }
+        return rendered
+    }
+
+    private func makeRenderer(_ tables: [QueryTable], values: [QueryArgument]) -> PredicateRenderer {
+        PredicateRenderer(
+            resolveColumn: { qualifier, name, position in
+                try resolve(qualifier: qualifier, name: name, position: position, tables)
+            },
+            shape: { index, position in
+                guard index < values.count else {
+                    throw PredicateSyntaxError("placeholders are not allowed here", at: position)
+                }
+                switch values[index] {
+                case .value(.null): return .null
+                case .value: return .value
+                case .list(let list): return .list(count: list.count)
+                }
+            })
+    }
+
+    private func rethrowing<R>(context: String, format: String?, _ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch let error as PredicateSyntaxError {
+            let at = format == nil ? "" : " at position \(error.position)"
+            throw ActiveRecordError(.invalidPredicate, "\(error.message)\(at)\(context)")
+        } catch let error as ResolutionError {
+            let at = format == nil ? "" : " at position \(error.position)"
+            throw ActiveRecordError(error.code, "\(error.subject)\(at)\(context); \(error.detail)")
+        }
+    }
+
+    private func convert(_ source: QueryArgument.Source, placeholder: Int, context: String) throws -> QueryArgument {
+        do {
+            switch source {
+            case .converted(let argument): return argument
+            case .value(let value): return .value(try value?.toSQL() ?? .null)
+            case .list(let values): return .list(try values.map { try $0.toSQL() })
+            }
+        } catch let error as ActiveRecordError {
+            throw ActiveRecordError(error.code, "argument \(placeholder)\(context): \(error.message)")
+        }
+    }
+
+    private func bound(_ source: ParameterSource, _ values: [QueryArgument]) -> DatabaseValue {
+        switch source {
+        case .argument(let index):
+            if case .value(let value) = values[index] { return value }
+            return .null  // the renderer only asks for scalar arguments here
+        case .argumentElement(let index, let element):
+            if case .list(let list) = values[index] { return list[element] }
+            return .null
+        case .integer(let value): return .integer(value)
+        case .real(let value): return .real(value)
+        case .text(let value): return .text(value)
+        }
+    }
+
+    // MARK: Resolution
+
+    /// `"Table"."column"` for a column of one of the query's tables.
+    private func resolve(qualifier: String?, name: String, position: Int, _ tables: [QueryTable]) throws -> String {
+        var candidates = tables
+        if let qualifier {
+            let lowered = qualifier.lowercased()
+            candidates = tables.filter {
+                $0.table.schema.name.lowercased() == lowered || $0.modelName.lowercased() == lowered
+            }
+            guard !candidates.isEmpty else {
+                throw ResolutionError(
+                    code: .unknownTable, subject: "unknown table '\(qualifier)'",
+                    detail: "the query has: \(tables.map(\.table.schema.name).joined(separator: ", "))",
+                    position: position)
+            }
+        }
+        for table in candidates {
+            if let column = table.columnName(name) {
+                return "\(table.quotedName).\(column.quotedIdentifier)"
+            }
+        }
+        let table = candidates[0]
+        throw ResolutionError(
+            code: .unknownColumn, subject: "unknown column '\(name)'",
+            detail: "\(table.table.schema.name)'s columns are: \(table.table.schema.allColumnNames.joined(separator: ", "))",
+            position: position)
+    }
+
+    private func resolveNamed(_ text: String, _ tables: [QueryTable], context: String) throws -> String {
+        var ignored: [DatabaseValue] = []
+        do {
+            return try renderExpression(text, tables, into: &ignored)
+        } catch let error as ActiveRecordError {
+            throw ActiveRecordError(error.code, "\(context): \(error.message)")
+        }
+    }
+
+    private func quote(_ format: String) -> String {
+        let shown = format.count > 200 ? String(format.prefix(200)) + "…" : format
+        return "\"" + shown + "\""
+    }
+}
+
+/// `ContentManager` → `contentManager`.
+func lowerCamel(_ name: String) -> String {
+    guard let first = name.first else { return name }
+    return first.lowercased() + name.dropFirst()
+}

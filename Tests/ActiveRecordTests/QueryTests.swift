@@ -1,0 +1,215 @@
+import ActiveRecord
+import Foundation
+import Testing
+
+final class Person: Model {
+    @Column var name: String = ""
+    @Column(index: .index) var age: Int = 0
+    @Column var born: Date = Date(timeIntervalSince1970: 0)
+    @Column var note: String? = nil
+    @Column var teamId: Int64? = nil
+}
+
+/// Six people, ids 1…6, born on consecutive days from 2000-01-01.
+func seedPeople() throws {
+    let start = Date(timeIntervalSince1970: 946_684_800)
+    let people: [(String, Int, String?)] = [
+        ("Alex", 31, "first"), ("Алексей", 25, nil), ("John", 40, "boss"),
+        ("Maria", 25, nil), ("Zoe", 19, "new"), ("alex", 52, nil),
+    ]
+    for (offset, (name, age, note)) in people.enumerated() {
+        try Person.create([
+            "name": name, "age": age, "note": note,
+            "born": start.addingTimeInterval(Double(offset) * 86_400),
+        ])
+    }
+}
+
+@Suite("Queries: the lazy fetcher")
+struct QueryTests {
+    @Test func buildingAQueryRunsNothing() throws {
+        try withMemoryDatabase { db throws in
+            try seedPeople()
+            let recorder = SQLRecorder(db)
+            let query = Person.query().where("age > %@", 20).order(by: "name").limit(2)
+            _ = query.offset(1).only("name")
+            #expect(recorder.all.isEmpty)
+            #expect(try query.fetch().map(\.name) == ["Alex", "John"])
+            #expect(recorder.all == [
+                #"SELECT "Person"."id", "Person"."createdAt", "Person"."updatedAt", "Person"."name", "Person"."age", "Person"."born", "Person"."note", "Person"."teamId" FROM "Person" WHERE ("Person"."age" > ?) ORDER BY "Person"."name" ASC LIMIT ? OFFSET ?"#,
+            ])
+        }
+    }
+
+    @Test func limitOffsetAndBoth() throws {
+        try withMemoryDatabase { _ throws in
+            try seedPeople()
+            #expect(try Person.query().limit(2).fetch().map(\.id) == [1, 2])
+            #expect(try Person.query().offset(4).fetch().map(\.id) == [5, 6])
+            #expect(try Person.query().offset(2).limit(2).fetch().map(\.id) == [3, 4])
+            #expect(try Person.lazyFetcher().offset(5).limit(10).fetch().map(\.id) == [6])
+            expectError(.invalidValue) { _ = try Person.query().limit(-1).fetch() }
+        }
+    }
+
+    @Test func ascendingAndDescendingWithAndWithoutLimitAndOffset() throws {
+        try withMemoryDatabase { _ throws in
+            try seedPeople()
+            #expect(try Person.query().order(by: "age").fetch().map(\.age) == [19, 25, 25, 31, 40, 52])
+            #expect(try Person.query().order(by: "age", ascending: false).fetch().map(\.age) == [52, 40, 31, 25, 25, 19])
+            #expect(try Person.query().order(by: "age", ascending: false).limit(2).fetch().map(\.name) == ["alex", "John"])
+            #expect(try Person.query().order(by: "age").offset(1).limit(3).fetch().map(\.age) == [25, 25, 31])
+            // Several keys, kept in the order given.
+            #expect(try Person.query().order(by: "age").order(by: "name", ascending: false).fetch().map(\.name)
+                == ["Zoe", "Алексей", "Maria", "Alex", "John", "alex"])
+            #expect(try Person.query().order(by: "name").order(by: "age").fetch().first?.name == "Alex")
+        }
+    }
+
+    @Test func randomOrderIsValidSQLAndReturnsEveryRow() throws {
+        try withMemoryDatabase { db throws in
+            try seedPeople()
+            let recorder = SQLRecorder(db)
+            let ids = try Person.query().orderRandomly().fetch().compactMap(\.id)
+            #expect(ids.sorted() == [1, 2, 3, 4, 5, 6])
+            #expect(recorder.all.last?.hasSuffix("ORDER BY random()") == true)
+            #expect(try Person.query().where("age = 25").orderRandomly().limit(1).fetch().first?.age == 25)
+        }
+    }
+
+    @Test func betweenTwoDates() throws {
+        try withMemoryDatabase { _ throws in
+            try seedPeople()
+            let from = Date(timeIntervalSince1970: 946_684_800 + 86_400)       // day 2
+            let to = Date(timeIntervalSince1970: 946_684_800 + 3 * 86_400)     // day 4
+            #expect(try Person.query().where("born", .between(from, to)).fetch().map(\.id) == [2, 3, 4])
+            #expect(try Person.query().where("born BETWEEN %@ AND %@", from, to).fetch().map(\.id) == [2, 3, 4])
+            #expect(try Person.query().where("born NOT BETWEEN %@ AND %@", from, to).fetch().map(\.id) == [1, 5, 6])
+        }
+    }
+
+    @Test func fieldConditions() throws {
+        try withMemoryDatabase { _ throws in
+            try seedPeople()
+            func names(_ query: Query<Person>) throws -> [String] { try query.fetch().map(\.name) }
+            #expect(try names(Person.query().where("name", .equal("John"))) == ["John"])
+            #expect(try names(Person.query().where("age", .notEqual(25))) == ["Alex", "John", "Zoe", "alex"])
+            #expect(try names(Person.query().where("id", .in([1, 5]))) == ["Alex", "Zoe"])
+            #expect(try names(Person.query().where("id", .in(Set<Int64>([2])))) == ["Алексей"])
+            #expect(try names(Person.query().where("id", .notIn([1, 2, 3, 4]))) == ["Zoe", "alex"])
+            #expect(try names(Person.query().where("id", .in([Int]()))) == [])
+            #expect(try Person.query().where("id", .notIn([Int]())).count() == 6)
+            #expect(try names(Person.query().where("name", .like("al%"))) == ["Alex", "alex"])
+            #expect(try names(Person.query().where("name", .notLike("%a%"))) == ["Алексей", "John", "Zoe"])
+            #expect(try names(Person.query().where("note", .isNull)) == ["Алексей", "Maria", "alex"])
+            #expect(try names(Person.query().where("note", .isNotNull)) == ["Alex", "John", "Zoe"])
+            #expect(try names(Person.query().where("note", .equal(nil))) == ["Алексей", "Maria", "alex"])
+            #expect(try names(Person.query().where("age", .lessThan(25))) == ["Zoe"])
+            #expect(try names(Person.query().where("age", .lessThanOrEqual(25))) == ["Алексей", "Maria", "Zoe"])
+            #expect(try names(Person.query().where("age", .greaterThan(40))) == ["alex"])
+            #expect(try names(Person.query().where("age", .greaterThanOrEqual(40))) == ["John", "alex"])
+        }
+    }
+
+    @Test func theSeedsPredicateWithOrAndIn() throws {
+        try withMemoryDatabase { _ throws in
+            try seedPeople()
+            let found = try Person.query()
+                .where("'person'.'name' = %@ or 'person'.'id' in %@", "John", [1, 5])
+                .order(by: "id").fetch()
+            #expect(found.map(\.name) == ["Alex", "John", "Zoe"])
+        }
+    }
+
+    @Test func severalWhereCallsAreParenthesisedAndANDed() throws {
+        try withMemoryDatabase { db throws in
+            try seedPeople()
+            // The originals turned "a OR b" then "c" into "a OR (b AND c)".
+            let recorder = SQLRecorder(db)
+            let found = try Person.query().where("name = %@ OR name = %@", "Alex", "Zoe").where("age > %@", 20).fetch()
+            #expect(found.map(\.name) == ["Alex"])
+            #expect(recorder.all.last?.contains(#"WHERE ("Person"."name" = ? OR "Person"."name" = ?) AND ("Person"."age" > ?)"#) == true)
+        }
+    }
+
+    @Test func unicodeLike() throws {
+        try withMemoryDatabase { _ throws in
+            try seedPeople()
+            #expect(try Person.query().where("name LIKE %@", "%лекс%").fetch().map(\.name) == ["Алексей"])
+            #expect(try Person.query().where("name", .equal("Алексей")).count() == 1)
+            #expect(try Person.query().where("name LIKE 'Алексей'").count() == 1)
+        }
+    }
+
+    @Test func onlyAndExceptLeaveOtherColumnsAtTheirDefaults() throws {
+        try withMemoryDatabase { db throws in
+            try seedPeople()
+            let slim = try #require(try Person.query().only("name").where("id = 3").fetch().first)
+            #expect(slim.id == 3 && slim.name == "John" && slim.age == 0 && slim.note == nil)
+            #expect(slim.createdAt != nil && !slim.hasChanges)
+            // Saving a partly loaded record writes only what changed.
+            slim.name = "Johnny"
+            let recorder = SQLRecorder(db)
+            try slim.save()
+            #expect(recorder.all == [#"UPDATE "Person" SET "name" = ?, "updatedAt" = ? WHERE "id" = ?"#])
+            let full = try #require(try Person.find(3))
+            #expect(full.name == "Johnny" && full.age == 40 && full.note == "boss")
+            let rest = try #require(try Person.query().except("name", "note").where("id = 3").first())
+            #expect(rest.name == "" && rest.note == nil && rest.age == 40)
+            expectError(.unknownColumn) { _ = try Person.query().only("nmae").fetch() }
+        }
+    }
+
+    @Test func firstLastCountAndExists() throws {
+        try withMemoryDatabase { _ throws in
+            try seedPeople()
+            #expect(try Person.query().where("age = 25").first()?.name == "Алексей")
+            #expect(try Person.query().where("age = 25").last()?.name == "Maria")
+            #expect(try Person.query().order(by: "age").last()?.name == "alex")
+            #expect(try Person.query().where("age = 25").count() == 2)
+            #expect(try Person.query().count() == 6)
+            #expect(try Person.query().limit(4).count() == 4)
+            #expect(try Person.query().offset(5).limit(4).count() == 1)
+            #expect(try Person.query().where("age > 100").exists() == false)
+            #expect(try Person.query().where("age > 50").exists())
+            #expect(try Person.query().where("age > 100").first() == nil)
+        }
+    }
+
+    @Test func distinctAndValues() throws {
+        try withMemoryDatabase { _ throws in
+            try seedPeople()
+            #expect(try Person.query().distinct().values("age").count == 5)
+            #expect(try Person.query().distinct().order(by: "age").values("age") == [[.integer(19)], [.integer(25)], [.integer(31)], [.integer(40)], [.integer(52)]])
+        }
+    }
+
+    @Test func literalsInTheFormatAreBoundToo() throws {
+        try withMemoryDatabase { db throws in
+            try seedPeople()
+            let recorder = SQLRecorder(db)
+            #expect(try Person.query().where("name = 'Zoe' AND age = 19 AND age > -1.5").count() == 1)
+            #expect(recorder.all.last == #"SELECT count(*) FROM "Person" WHERE ("Person"."name" = ? AND "Person"."age" = ? AND "Person"."age" > ?)"#)
+        }
+    }
+
+    @Test func cursorIteratesInOrderAndForEachToo() throws {
+        try withMemoryDatabase { _ throws in
+            try seedPeople()
+            let cursor = try Person.query().where("age >= 25").order(by: "age").cursor()
+            var ages: [Int] = []
+            while let person = try cursor.next() { ages.append(person.age) }
+            #expect(ages == [25, 25, 31, 40, 52])
+            #expect(try cursor.next() == nil)
+            var names: [String] = []
+            try Person.query().order(by: "name").limit(2).forEach { names.append($0.name) }
+            #expect(names == ["Alex", "John"])
+            // A cursor released early finalizes its statement; the database stays usable.
+            var early: RecordCursor<Person>? = try Person.query().cursor()
+            _ = try early?.next()
+            early = nil
+            try Person.create(["name": "after"])
+            #expect(try Person.count() == 7)
+        }
+    }
+}
