@@ -2,11 +2,12 @@
 #   make run     build and run the quickstart on the default database
 #   make test    every test (what CI runs)
 #   make bench   the release benchmark against the raw sqlite3 C API
+#   make fuzz    libFuzzer on the predicate parser (FUZZ_SECONDS=600 by default)
 SWIFT       ?= swift
 SWIFTFLAGS  ?= -Xswiftc -warnings-as-errors
 APT_PACKAGES = libsqlite3-dev pkg-config
 
-.PHONY: all deps build run test examples bench clean
+.PHONY: all deps build run test examples bench fuzz clean
 
 all: build
 
@@ -40,6 +41,20 @@ test: deps
 bench: deps
 	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
 	Benchmarks/.build/release/ARBench $(N)
+
+# The predicate tokenizer, parser and renderer depend on nothing else, so the
+# fuzz target compiles them directly. Crashes land in .build/fuzz/crash-*.
+FUZZ_SECONDS ?= 600
+FUZZ_SOURCES = Sources/ARQuery/PredicateSyntax.swift Sources/ARQuery/PredicateParser.swift \
+               Sources/ARQuery/PredicateRenderer.swift Fuzz/PredicateFuzz.swift
+fuzz:
+	@mkdir -p .build/fuzz/corpus
+	@swiftc -sanitize=fuzzer,address -parse-as-library -package-name ARFuzz -O $(FUZZ_SOURCES) \
+	  -o .build/fuzz/predicate-fuzz > .build/fuzz/build.log 2>&1 \
+	  || { grep -v "Cannot export local symbol" .build/fuzz/build.log; exit 1; }
+	cp Fuzz/seeds/* .build/fuzz/corpus/
+	SWIFT_BACKTRACE=enable=no .build/fuzz/predicate-fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  -print_final_stats=1 -artifact_prefix=.build/fuzz/ .build/fuzz/corpus
 
 clean:
 	rm -rf .build Benchmarks/.build

@@ -1,5 +1,6 @@
 // swift-tools-version: 6.1
-// The release benchmark: ActiveRecord against the raw sqlite3 C API, in one process.
+// The release benchmark: ActiveRecord against the raw sqlite3 C API and
+// GRDB.swift, in one process.
 //   swift build -c release --product ARBench && .build/release/ARBench [N]
 import PackageDescription
 
@@ -7,6 +8,8 @@ let package = Package(
     name: "ARBench",
     dependencies: [
         .package(name: "swift-activerecord", path: ".."),
+        // The third side: the same workloads through GRDB's record protocols.
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
         // The system sqlite3, for the raw side (its own module, so the
@@ -21,6 +24,7 @@ let package = Package(
             dependencies: [
                 "CSQLiteRaw",
                 .product(name: "ActiveRecord", package: "swift-activerecord"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ],

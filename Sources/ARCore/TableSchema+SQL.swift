@@ -72,7 +72,7 @@ extension DatabaseValue {
         case .real(let double):
             guard double.isFinite else { return double < 0 ? "-9e999" : "9e999" }
             return "\(double)"
-        case .text(let text): return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        case .text(let text): return quoteSQL(text, with: "'")
         case .blob(let data): return "X'" + data.map { String(format: "%02X", $0) }.joined() + "'"
         }
     }

@@ -87,3 +87,21 @@ struct SchemaTests {
         }
     }
 }
+
+/// Found by the predicate fuzzer: a quote followed by a combining mark is one
+/// Swift `Character`, and quoting must still double it.
+@Suite("Quoting")
+struct QuotingTests {
+    @Test("quotes with combining marks", arguments: ["a\"\u{65B}b", "x'\u{301}y", "\"\u{301}", "'\u{65B}"])
+    func quotesFollowedByCombiningMarks(_ name: String) throws {
+        try withMemoryDatabase { db throws in
+            let model = DynamicModel(try TableSchema(name: name, columns: [
+                ColumnSchema(name: name, type: .text, defaultValue: .text(name)),
+            ]))
+            let record = model.new()
+            try record.save()
+            #expect(try model.find(record.id!)?.value(name) == .text(name))
+            #expect(try db.tableNames() == [name])
+        }
+    }
+}

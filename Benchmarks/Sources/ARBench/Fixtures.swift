@@ -1,10 +1,10 @@
 import Foundation
 
 /// The column values of one benchmark row. Row `i` (1-based) is the i-th row
-/// inserted into a fresh table, so it gets id `i` on both sides.
+/// inserted into a fresh table, so it gets id `i` on every side.
 ///
 /// Every row's values are generated before any timing starts, so that the
-/// timed loops of both sides only copy them into objects.
+/// timed loops of every side only copy them into objects.
 struct RowValues {
     let name: String
     let email: String
@@ -44,7 +44,7 @@ struct RowValues {
     static let scoreIncrement = 1.0
 }
 
-/// A side-neutral copy of one record (a `BenchUser` or a `RawUser`), for checks.
+/// A side-neutral copy of one record (a `BenchUser`, a `RawUser` or a `GRDBUser`), for checks.
 struct UserSnapshot: Equatable, CustomStringConvertible {
     var id: Int64
     var name: String

@@ -1,7 +1,8 @@
 import Foundation
 
 /// The measured workloads, in report order, each with its target: the
-/// largest acceptable ratio of library time to raw time.
+/// largest acceptable ratio of library time to raw time (GRDB's time is
+/// reported beside them, with no target).
 enum Workload: CaseIterable {
     /// Insert N records in one transaction.
     case insert
@@ -37,9 +38,9 @@ enum Workload: CaseIterable {
     }
 }
 
-/// One side of the comparison (raw sqlite3 or the library).
+/// One side of the comparison (raw sqlite3, the library or GRDB.swift).
 protocol BenchSide {
-    /// `raw` or `library`: the report's label and the database file's name.
+    /// `raw`, `library` or `grdb`: the progress label and the database file's name.
     var name: String { get }
     /// Runs one round of `workload` on a new database file at `path`: untimed
     /// setup, the timed part, then checks of the objects it produced.
@@ -55,14 +56,19 @@ func measure<T>(_ body: () throws -> T) rethrows -> (Duration, T) {
     return (clock.now - start, result)
 }
 
-/// The best times of both sides for one workload.
+/// The best times of the three sides for one workload.
 struct Measurement {
     let workload: Workload
     let raw: Duration
     let library: Duration
+    let grdb: Duration
 
-    /// Library time over raw time.
+    /// Library time over raw time: the ratio the target applies to.
     var ratio: Double { library.seconds / raw.seconds }
+    /// GRDB time over raw time.
+    var grdbRatio: Double { grdb.seconds / raw.seconds }
+    /// Library time over GRDB time: below 1 when the library is faster.
+    var libraryOverGRDB: Double { library.seconds / grdb.seconds }
     /// Whether the ratio is within the workload's target.
     var metTarget: Bool { ratio <= workload.target }
 }
@@ -75,12 +81,16 @@ extension Duration {
 }
 
 /// Runs each workload for several rounds per side, on fresh database files,
-/// alternating which side goes first, and keeps each side's best time.
+/// rotating which side goes first, and keeps each side's best time.
 struct Harness {
     let raw: any BenchSide
     let library: any BenchSide
+    let grdb: any BenchSide
     let rows: [RowValues]
     let rounds: Int
+
+    /// The sides in round 1's order; each later round starts one further along.
+    private var sides: [any BenchSide] { [raw, library, grdb] }
 
     /// Measures `workload`, checking each side's database file after every round.
     /// - Parameter progress: called with a line after each round.
@@ -89,7 +99,8 @@ struct Harness {
         for round in 1...rounds {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let order = round % 2 == 1 ? [raw, library] : [library, raw]
+            let shift = (round - 1) % sides.count
+            let order = Array(sides[shift...] + sides[..<shift])
             var line = "\(workload.title) round \(round):"
             for side in order {
                 let path = directory.path + "/\(side.name).sqlite"
@@ -100,10 +111,10 @@ struct Harness {
             }
             progress(line)
         }
-        guard let rawBest = best[raw.name], let libraryBest = best[library.name] else {
+        guard let rawBest = best[raw.name], let libraryBest = best[library.name], let grdbBest = best[grdb.name] else {
             throw Check.Failure(description: "\(workload.title): no time was measured")
         }
-        return Measurement(workload: workload, raw: rawBest, library: libraryBest)
+        return Measurement(workload: workload, raw: rawBest, library: libraryBest, grdb: grdbBest)
     }
 }
 

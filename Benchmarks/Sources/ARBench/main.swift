@@ -1,5 +1,5 @@
-// ARBench: the library against the raw sqlite3 C API, workload by workload,
-// in one process, on database files with the library's pragmas.
+// ARBench: the library against the raw sqlite3 C API and GRDB.swift, workload
+// by workload, in one process, on database files with the library's pragmas.
 //
 //   swift build -c release --product ARBench && .build/release/ARBench [N]
 //
@@ -23,12 +23,14 @@ guard let rowCount = parseRowCount(CommandLine.arguments.dropFirst()) else {
 }
 
 let rounds = 3
-print("ARBench: \(rowCount) rows, best of \(rounds) rounds per side (alternating order), "
+print("ARBench: raw sqlite3, swift-activerecord and GRDB.swift 7.10.0 (DatabaseQueue, Codable records); "
+    + "\(rowCount) rows, best of \(rounds) rounds per side (rotating order), "
     + "SQLite \(String(cString: sqlite3_libversion())), database files with journal_mode=WAL, synchronous=NORMAL, foreign_keys=ON")
 
 Check.begin()
 let rows = RowValues.table(rowCount)
-let harness = Harness(raw: RawSide(rows: rows), library: LibrarySide(rows: rows), rows: rows, rounds: rounds)
+let harness = Harness(
+    raw: RawSide(rows: rows), library: LibrarySide(rows: rows), grdb: GRDBSide(rows: rows), rows: rows, rounds: rounds)
 var measurements: [Measurement] = []
 do {
     for workload in Workload.allCases {
@@ -45,6 +47,4 @@ let report = Report(measurements: measurements)
 print("")
 for line in report.lines { print(line) }
 print("")
-print(report.missedCount == 0
-    ? "all \(measurements.count) workloads within target"
-    : "\(report.missedCount) of \(measurements.count) workloads MISSED their target")
+for line in report.summary { print(line) }
