@@ -22,6 +22,8 @@ public struct Query<Record: Model> {
         case predicate(format: String?, node: PredicateNode, placeholders: Int, arguments: [QueryArgument.Source])
         /// A format string whose parse failed; reported by the terminal call.
         case invalid(format: String, PredicateSyntaxError)
+        /// A condition that could not be built (a key path that is not a column); reported by the terminal call.
+        case failed(ActiveRecordError)
     }
 
     struct Ordering {

@@ -155,6 +155,8 @@ extension Query {
         switch condition {
         case .invalid(let format, let error):
             throw ActiveRecordError(.invalidPredicate, "\(error.message) at position \(error.position) in \(quote(format))")
+        case .failed(let error):
+            throw error
         case .predicate(let format, let node, let placeholders, let sources):
             let context = format.map { " in \(quote($0))" } ?? ""
             guard sources.count == placeholders else {

@@ -1,0 +1,210 @@
+import ARCore
+import Foundation
+import Synchronization
+
+/// A condition written with key paths: `\.age > 30`, `\.name == "Alex" || \.note == nil`.
+///
+/// ```swift
+/// let adults = try User.query().where(\.age >= 18 && !(\.name == "root")).fetch()
+/// let some = try User.query().where(\.name, .in(["Alex", "John"])).fetch()
+/// ```
+///
+/// A key path names a `@Column` property; it is mapped to its column once per
+/// key path (then cached) by writing a probe value through it on a scratch
+/// record. Types for which no probe value can be made (a `Codable` struct
+/// without defaults, say) give a clear error at the terminal call: use the
+/// column name there.
+public struct KeyPathCondition<Root: Model> {
+    indirect enum Node {
+        case leaf(column: () throws -> String, FieldCondition)
+        case and(Node, Node)
+        case or(Node, Node)
+        case not(Node)
+    }
+
+    let node: Node
+
+    init(_ node: Node) { self.node = node }
+
+    init<Value: ColumnValue>(_ keyPath: KeyPath<Root, Value>, _ condition: FieldCondition) {
+        node = .leaf(column: { try KeyPathColumns.columnName(keyPath) }, condition)
+    }
+
+    /// Both conditions.
+    public static func && (lhs: KeyPathCondition, rhs: KeyPathCondition) -> KeyPathCondition { .init(.and(lhs.node, rhs.node)) }
+    /// Either condition.
+    public static func || (lhs: KeyPathCondition, rhs: KeyPathCondition) -> KeyPathCondition { .init(.or(lhs.node, rhs.node)) }
+    /// The opposite condition.
+    public static prefix func ! (condition: KeyPathCondition) -> KeyPathCondition { .init(.not(condition.node)) }
+
+    /// The predicate tree and its arguments, placeholders numbered from `start`.
+    func predicate(from start: Int = 0) throws -> (PredicateNode, [QueryArgument.Source]) {
+        switch node {
+        case .leaf(let column, let condition):
+            let (tree, arguments) = condition.predicate(on: try column())
+            return (tree.shiftingPlaceholders(by: start), arguments)
+        case .and(let left, let right), .or(let left, let right):
+            let (leftTree, leftArguments) = try KeyPathCondition(left).predicate(from: start)
+            let (rightTree, rightArguments) = try KeyPathCondition(right).predicate(from: start + leftArguments.count)
+            if case .and = node { return (.and([leftTree, rightTree]), leftArguments + rightArguments) }
+            return (.or([leftTree, rightTree]), leftArguments + rightArguments)
+        case .not(let inner):
+            let (tree, arguments) = try KeyPathCondition(inner).predicate(from: start)
+            return (.not(tree), arguments)
+        }
+    }
+}
+
+/// `\.age == 30` (`nil` matches `NULL`).
+public func == <Root: Model, Value: ColumnValue>(lhs: KeyPath<Root, Value>, rhs: Value) -> KeyPathCondition<Root> {
+    KeyPathCondition(lhs, .equal(rhs))
+}
+/// `\.age != 30` (`nil` matches non-`NULL`).
+public func != <Root: Model, Value: ColumnValue>(lhs: KeyPath<Root, Value>, rhs: Value) -> KeyPathCondition<Root> {
+    KeyPathCondition(lhs, .notEqual(rhs))
+}
+/// `\.age < 30`.
+public func < <Root: Model, Value: ColumnValue>(lhs: KeyPath<Root, Value>, rhs: Value) -> KeyPathCondition<Root> {
+    KeyPathCondition(lhs, .lessThan(rhs))
+}
+/// `\.age <= 30`.
+public func <= <Root: Model, Value: ColumnValue>(lhs: KeyPath<Root, Value>, rhs: Value) -> KeyPathCondition<Root> {
+    KeyPathCondition(lhs, .lessThanOrEqual(rhs))
+}
+/// `\.age > 30`.
+public func > <Root: Model, Value: ColumnValue>(lhs: KeyPath<Root, Value>, rhs: Value) -> KeyPathCondition<Root> {
+    KeyPathCondition(lhs, .greaterThan(rhs))
+}
+/// `\.age >= 30`.
+public func >= <Root: Model, Value: ColumnValue>(lhs: KeyPath<Root, Value>, rhs: Value) -> KeyPathCondition<Root> {
+    KeyPathCondition(lhs, .greaterThanOrEqual(rhs))
+}
+
+extension Query {
+    /// Adds a condition written with key paths; ANDed with the others like every `where`.
+    ///
+    /// ```swift
+    /// User.query().where(\.age > 30 && \.name != "root")
+    /// ```
+    public func `where`(_ condition: KeyPathCondition<Record>) -> Query {
+        var copy = self
+        do {
+            let (node, arguments) = try condition.predicate()
+            copy.conditions.append(.predicate(format: nil, node: node, placeholders: arguments.count, arguments: arguments))
+        } catch let error as ActiveRecordError {
+            copy.conditions.append(.failed(error))
+        } catch {
+            copy.conditions.append(.failed(ActiveRecordError(.invalidPredicate, "\(error)")))
+        }
+        return copy
+    }
+
+    /// Adds a condition on the column of a key path: `.where(\.name, .like("A%"))`.
+    public func `where`<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>, _ condition: FieldCondition) -> Query {
+        self.where(KeyPathCondition(keyPath, condition))
+    }
+
+    /// Orders by the column of a key path.
+    public func order<Value: ColumnValue>(by keyPath: KeyPath<Record, Value>, ascending: Bool = true) -> Query {
+        do {
+            return order(by: try KeyPathColumns.columnName(keyPath), ascending: ascending)
+        } catch {
+            var copy = self
+            copy.conditions.append(.failed(error as? ActiveRecordError ?? ActiveRecordError(.invalidPredicate, "\(error)")))
+            return copy
+        }
+    }
+}
+
+extension PredicateNode {
+    /// The same tree with every placeholder index moved by `offset`.
+    func shiftingPlaceholders(by offset: Int) -> PredicateNode {
+        guard offset != 0 else { return self }
+        func shift(_ operand: PredicateOperand) -> PredicateOperand {
+            if case .placeholder(let index, let position) = operand { return .placeholder(index: index + offset, position: position) }
+            return operand
+        }
+        switch self {
+        case .and(let terms): return .and(terms.map { $0.shiftingPlaceholders(by: offset) })
+        case .or(let terms): return .or(terms.map { $0.shiftingPlaceholders(by: offset) })
+        case .not(let inner): return .not(inner.shiftingPlaceholders(by: offset))
+        case .comparison(let left, let op, let right, let position): return .comparison(shift(left), op, shift(right), position: position)
+        case .like(let value, let pattern, let negated): return .like(shift(value), shift(pattern), negated: negated)
+        case .between(let value, let low, let high, let negated): return .between(shift(value), shift(low), shift(high), negated: negated)
+        case .isNull(let value, let negated): return .isNull(shift(value), negated: negated)
+        case .inList(let value, .placeholder(let index, let position), let negated):
+            return .inList(shift(value), .placeholder(index: index + offset, position: position), negated: negated)
+        case .inList(let value, .operands(let operands), let negated):
+            return .inList(shift(value), .operands(operands.map(shift)), negated: negated)
+        }
+    }
+}
+
+/// Maps key paths to column names, once per key path.
+enum KeyPathColumns {
+    /// A key path as a dictionary key. `@unchecked Sendable`: key paths are
+    /// immutable objects, safe to share between threads (the standard library
+    /// does not mark `AnyKeyPath` Sendable).
+    private struct Key: Hashable, @unchecked Sendable {
+        let keyPath: AnyKeyPath
+    }
+
+    private static let cache = Mutex<[Key: String]>([:])
+
+    /// Values tried, in order, until one reads back different from the probe's current value.
+    private static let probes: [DatabaseValue] = [
+        .integer(1), .integer(2), .real(1.5), .real(2.5), .text("a"), .text("b"),
+        .text("00000000-0000-0000-0000-000000000001"), .text("00000000-0000-0000-0000-000000000002"),
+        .blob(Data([1])), .blob(Data([2])), .text("[]"), .text("{}"), .text("[0]"), .null,
+    ]
+
+    static func columnName<Root: Model, Value: ColumnValue>(_ keyPath: KeyPath<Root, Value>) throws -> String {
+        let key = Key(keyPath: keyPath)
+        if let name = cache.withLock({ $0[key] }) { return name }
+        let name = try probe(keyPath)
+        cache.withLock { $0[key] = name }
+        return name
+    }
+
+    private static func probe<Root: Model, Value: ColumnValue>(_ keyPath: KeyPath<Root, Value>) throws -> String {
+        let mapping = try Root.mapping()
+        let schema = mapping.table.schema
+        guard let writable = keyPath as? ReferenceWritableKeyPath<Root, Value> else {
+            throw ActiveRecordError(
+                .unknownColumn, "the key path \(keyPath) of \(Root.self) is not a settable @Column property; "
+                    + "its columns are: \(schema.allColumnNames.joined(separator: ", "))")
+        }
+        let record = Root()
+        record.adopt(mapping)
+        let before = schema.columns.indices.map { try? record.currentValue($0) }
+        let original = record[keyPath: writable]
+        guard let different = distinctValue(from: original) else {
+            throw ActiveRecordError(
+                .invalidPredicate,
+                "cannot tell which column \(keyPath) is (no probe value for \(Value.self)); use its column name instead")
+        }
+        record[keyPath: writable] = different
+        let changed = schema.columns.indices.filter { (try? record.currentValue($0)) != before[$0] }
+        guard changed.count == 1 else {
+            throw ActiveRecordError(
+                .unknownColumn, "the key path \(keyPath) of \(Root.self) is not a @Column property; "
+                    + "its columns are: \(schema.allColumnNames.joined(separator: ", "))")
+        }
+        return schema.columns[changed[0]].name
+    }
+
+    private static func distinctValue<Value: ColumnValue>(from original: Value) -> Value? {
+        if let cases = Value.self as? any CaseIterable.Type,
+           let different = cases.allCasesArray.compactMap({ $0 as? Value }).first(where: { !Value.isEquivalent($0, original) }) {
+            return different
+        }
+        for probe in probes {
+            if let value = try? Value.fromSQL(probe), !Value.isEquivalent(value, original) { return value }
+        }
+        return nil
+    }
+}
+
+extension CaseIterable {
+    fileprivate static var allCasesArray: [Any] { Array(allCases) }
+}
