@@ -140,29 +140,13 @@ public final class DynamicRecord: RecordStorage {
     }
 
     /// Saves the record: `INSERT` when new, else an `UPDATE` of the changed columns.
-    public func save() throws {
-        guard !header.isDeleted else {
-            throw ActiveRecordError(.misuse, "cannot save \(model.schema.name) with id \(id ?? 0): it was dropped")
-        }
-        let mapping = model.mapping
-        if header.id == nil {
-            try Database.current.withTable(mapping) { try mapping.insert(self, in: $0) }
-        } else {
-            let changed = mapping.changedColumns(of: self)
-            guard !changed.isEmpty else { return }
-            try Database.current.withTable(mapping) { try mapping.update(self, columns: changed, in: $0) }
-        }
-    }
+    public func save() throws { try model.mapping.save(self) }
 
     /// Deletes the record's row.
-    public func drop() throws {
-        try Database.current.withTable(model.mapping) { try model.mapping.delete(self, in: $0) }
-    }
+    public func drop() throws { try model.mapping.drop(self) }
 
     /// Reads the record's row again, discarding unsaved changes.
-    public func reload() throws {
-        try Database.current.withTable(model.mapping) { try model.mapping.reload(self, in: $0) }
-    }
+    public func reload() throws { try model.mapping.reload(self) }
 
     // MARK: RecordStorage
 

@@ -44,33 +44,14 @@ extension Model {
     /// - Throws: `.constraint` (unique index), `.invalidValue` (a value that
     ///   cannot be stored), `.notFound` (the row was deleted elsewhere),
     ///   `.misuse` (the record was dropped). The record is unchanged on error.
-    public func save() throws {
-        guard !header.isDeleted else {
-            throw ActiveRecordError(.misuse, "cannot save \(Self.tableName) with id \(id ?? 0): it was dropped")
-        }
-        let mapping = try mapping()
-        let table = mapping.table
-        if header.id == nil {
-            try Database.current.withTable(table) { try table.insert(self, in: $0) }
-        } else {
-            let changed = table.changedColumns(of: self)
-            guard !changed.isEmpty else { return }
-            try Database.current.withTable(table) { try table.update(self, columns: changed, in: $0) }
-        }
-    }
+    public func save() throws { try mapping().table.save(self) }
 
     /// Deletes the record's row: `DELETE FROM "T" WHERE "id" = ?`.
     /// - Throws: `.misuse` for a new or already dropped record; `.notFound`
     ///   when the row was deleted elsewhere (the record counts as dropped).
-    public func drop() throws {
-        let table = try mapping().table
-        try Database.current.withTable(table) { try table.delete(self, in: $0) }
-    }
+    public func drop() throws { try mapping().table.drop(self) }
 
     /// Reads the record's row again, discarding unsaved changes.
     /// - Throws: `.notFound` when the record is new, dropped or deleted elsewhere.
-    public func reload() throws {
-        let table = try mapping().table
-        try Database.current.withTable(table) { try table.reload(self, in: $0) }
-    }
+    public func reload() throws { try mapping().table.reload(self) }
 }

@@ -28,6 +28,33 @@ package final class TableMapping: Sendable {
 
     package func key(_ kind: StatementKey.Kind) -> StatementKey { StatementKey(table: serial, kind: kind) }
 
+    // MARK: Records on the current database
+
+    /// Saves `record` on the current database: `INSERT` when new, else an
+    /// `UPDATE` of the changed columns, and no SQL at all when nothing changed.
+    package func save(_ record: some RecordStorage) throws {
+        guard !record.header.isDeleted else {
+            throw ActiveRecordError(.misuse, "cannot save \(schema.name) with id \(record.header.id ?? 0): it was dropped")
+        }
+        if record.header.id == nil {
+            try Database.current.withTable(self) { try insert(record, in: $0) }
+        } else {
+            let changed = changedColumns(of: record)
+            guard !changed.isEmpty else { return }
+            try Database.current.withTable(self) { try update(record, columns: changed, in: $0) }
+        }
+    }
+
+    /// Deletes `record`'s row on the current database; see ``delete(_:in:)``.
+    package func drop(_ record: some RecordStorage) throws {
+        try Database.current.withTable(self) { try delete(record, in: $0) }
+    }
+
+    /// Re-reads `record` from the current database; see ``reload(_:in:)``.
+    package func reload(_ record: some RecordStorage) throws {
+        try Database.current.withTable(self) { try reload(record, in: $0) }
+    }
+
     // MARK: The engine
 
     /// `INSERT`s a new record with every column, and gives it its id and timestamps.
