@@ -213,3 +213,38 @@ struct QueryTests {
         }
     }
 }
+
+@Suite("Queries: edges")
+struct QueryEdgeTests {
+    @Test func orderTyposAndQualifiersAreClearErrors() throws {
+        try withMemoryDatabase { _ throws in
+            try seedPeople()
+            let column = expectError(.unknownColumn) { _ = try Person.query().order(by: "nmae").fetch() }
+            #expect(column?.message == "unknown column 'nmae' at position 1 in \"nmae\"; Person's columns are: id, createdAt, updatedAt, name, age, born, note, teamId")
+            let table = expectError(.unknownTable) { _ = try Person.query().order(by: "Team.title").fetch() }
+            #expect(table?.message == "unknown table 'Team' at position 1 in \"Team.title\"; the query has: Person")
+            expectError(.invalidPredicate) { _ = try Person.query().order(by: "name; DROP TABLE Person").fetch() }
+            #expect(try Person.count() == 6)
+        }
+    }
+
+    @Test func onlyReservedColumnsAndAQueryIsAValue() throws {
+        try withMemoryDatabase { _ throws in
+            try seedPeople()
+            let bare = try #require(try Person.query().only("id").where("age = 19").first())
+            #expect(bare.id == 5 && bare.name == "" && bare.createdAt != nil)
+            let base = Person.query().where("age > 20")
+            let narrowed = base.where("age < 35")
+            #expect(try base.count() == 5 && narrowed.count() == 3)
+        }
+    }
+
+    @Test func queriesRunOnTheScopedDatabase() throws {
+        let one = try Database(.inMemory)
+        let two = try Database(.inMemory)
+        try one.use { try seedPeople() }
+        let query = Person.query().where("age > %@", 30)
+        try one.use { () throws in #expect(try query.count() == 3) }
+        try two.use { () throws in #expect(try query.count() == 0) }
+    }
+}
