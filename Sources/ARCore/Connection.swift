@@ -107,16 +107,20 @@ package final class Connection {
     /// Prepares exactly one statement; SQL with a second statement is refused.
     package func prepare(_ sql: String, persistent: Bool = false) throws -> Statement {
         var handle: OpaquePointer?
-        var tail: UnsafePointer<CChar>?
         let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
-        let code = sql.withCString { sqlite3_prepare_v3(self.handle, $0, -1, flags, &handle, &tail) }
+        // The tail points into the C string, which lives only inside this closure.
+        let (code, hasMore) = sql.withCString { text -> (Int32, Bool) in
+            var tail: UnsafePointer<CChar>?
+            let code = sqlite3_prepare_v3(self.handle, text, -1, flags, &handle, &tail)
+            guard code == SQLITE_OK, let tail else { return (code, false) }
+            return (code, String(cString: tail).contains { !$0.isWhitespace && $0 != ";" })
+        }
         guard code == SQLITE_OK else { throw error(code, sql: sql) }
         guard let handle else {
             throw ActiveRecordError(.misuse, "the SQL text holds no statement", sql: sql)
         }
         let statement = Statement(handle: handle, sql: sql, connection: self)
-        if let tail, tail.pointee != 0,
-           String(cString: tail).contains(where: { !$0.isWhitespace && $0 != ";" }) {
+        if hasMore {
             throw ActiveRecordError(.misuse, "only one SQL statement may run at a time", sql: sql)
         }
         return statement
