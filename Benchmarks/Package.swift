@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 // The release benchmark: ActiveRecord against the raw sqlite3 C API and
 // GRDB.swift, in one process.
-//   swift build -c release --product ARBench && .build/release/ARBench [N]
+//   swift build -c release --product ARBench && .build/release/ARBench [N] [--indexed Q] [--predicate P]
 import PackageDescription
 
 let package = Package(

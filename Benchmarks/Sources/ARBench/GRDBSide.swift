@@ -42,8 +42,9 @@ struct GRDBSide: BenchSide {
     let rows: [RowValues]
 
     /// The configuration: WAL (GRDB's documented way for a `DatabaseQueue`)
-    /// and `synchronous=NORMAL`; GRDB turns foreign keys on by default.
-    private static var configuration: Configuration {
+    /// and `synchronous=NORMAL`; GRDB turns foreign keys on by default. The
+    /// query benchmarks open their queue with it too.
+    static var configuration: Configuration {
         var configuration = Configuration()
         configuration.journalMode = .wal
         configuration.prepareDatabase { db in
@@ -163,4 +164,18 @@ struct GRDBSide: BenchSide {
         try Check.require(
             try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal", "\(context): journal_mode is not wal")
     }
+}
+
+/// GRDB.swift's record for the query benchmarks' `QueryUser` table, as its README writes a read-only
+/// record: `Codable` (the decoding is derived), `FetchableRecord`, `TableRecord`.
+struct GRDBQueryUser: Codable, FetchableRecord, TableRecord {
+    static let databaseTableName = "QueryUser"
+
+    var id: Int64
+    /// Seconds since 1970, as the library stores dates.
+    var createdAt: Double
+    var updatedAt: Double
+    var name: String
+    var age: Int
+    var score: Double
 }

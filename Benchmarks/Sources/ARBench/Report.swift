@@ -52,9 +52,10 @@ struct Report {
         for (cell, width) in zip(cells.dropFirst(), Report.widths) { line += pad(cell, width) }
         return line + "  " + result
     }
+}
 
-    private func pad(_ text: String, _ width: Int, left: Bool = false) -> String {
-        let fill = String(repeating: " ", count: max(0, width - text.count))
-        return left ? text + fill : fill + text
-    }
+/// `text` padded with spaces to `width`: right-aligned, or left-aligned when `left`.
+func pad(_ text: String, _ width: Int, left: Bool = false) -> String {
+    let fill = String(repeating: " ", count: max(0, width - text.count))
+    return left ? text + fill : fill + text
 }

@@ -1,26 +1,63 @@
 // ARBench: the library against the raw sqlite3 C API and GRDB.swift, workload
 // by workload, in one process, on database files with the library's pragmas.
 //
-//   swift build -c release --product ARBench && .build/release/ARBench [N]
+//   swift build -c release --product ARBench && .build/release/ARBench [N] [--indexed Q] [--predicate P]
 //
-// N is the row count (default 100000). Exit status 1 when a side did the
-// wrong thing (a check failed) or on bad usage; missed targets are reported
-// in the table but do not fail the run.
+// N is the row count (default 100000). After the workloads' table come the
+// query benchmarks on a table of N rows (Q indexed queries, default N / 200;
+// P predicate queries, default N / 5: the defaults keep a full run near a
+// minute) and the memory benchmark (2N and N / 2 rows, each mode in a child
+// process: `ARBench memory <cursor|fetch|raw> <rows> <database>`). Exit
+// status 1 when a side did the wrong thing (a check failed) or on bad usage;
+// missed targets are reported in the tables but do not fail the run.
 import CSQLiteRaw
 import Foundation
 
-/// The row count: the only argument (underscores allowed: 100_000), or 100000.
-func parseRowCount(_ arguments: ArraySlice<String>) -> Int? {
-    guard let argument = arguments.first else { return 100_000 }
-    guard arguments.count == 1, let count = Int(argument.replacingOccurrences(of: "_", with: "")), count >= 2
-    else { return nil }
-    return count
+if CommandLine.arguments.dropFirst().first == "memory" {
+    exit(MemoryChild.main(CommandLine.arguments.dropFirst(2)))
 }
 
-guard let rowCount = parseRowCount(CommandLine.arguments.dropFirst()) else {
-    FileHandle.standardError.write(Data("usage: ARBench [N]   (N >= 2 rows, default 100000)\n".utf8))
+/// The command line's sizes; numbers may have underscores (100_000).
+struct Options {
+    static let usage = "usage: ARBench [N] [--indexed Q] [--predicate P]   "
+        + "(N >= 2 rows, default 100000; Q indexed queries, default N / 200; P predicate queries, default N / 5)"
+
+    /// The row count of the workloads and of the query table.
+    var rowCount = 100_000
+    private var indexed: Int?
+    private var predicate: Int?
+
+    /// How many indexed queries each side runs per round.
+    var indexedQueries: Int { indexed ?? max(1, rowCount / 200) }
+    /// How many predicate queries each side runs per round.
+    var predicateQueries: Int { predicate ?? max(1, rowCount / 5) }
+
+    /// Parses the arguments after the program name; `nil` on bad usage.
+    init?(_ arguments: ArraySlice<String>) {
+        func number(_ text: String, minimum: Int) -> Int? {
+            Int(text.replacingOccurrences(of: "_", with: "")).flatMap { $0 >= minimum ? $0 : nil }
+        }
+        var arguments = arguments
+        var positional = false
+        while let argument = arguments.popFirst() {
+            switch argument {
+            case "--indexed", "--predicate":
+                guard let value = arguments.popFirst().flatMap({ number($0, minimum: 1) }) else { return nil }
+                if argument == "--indexed" { indexed = value } else { predicate = value }
+            default:
+                guard !positional, let count = number(argument, minimum: 2) else { return nil }
+                rowCount = count
+                positional = true
+            }
+        }
+    }
+}
+
+guard let options = Options(CommandLine.arguments.dropFirst()) else {
+    FileHandle.standardError.write(Data((Options.usage + "\n").utf8))
     exit(1)
 }
+let rowCount = options.rowCount
 
 let rounds = 3
 print("ARBench: raw sqlite3, swift-activerecord and GRDB.swift 7.10.0 (DatabaseQueue, Codable records); "
@@ -31,12 +68,15 @@ Check.begin()
 let rows = RowValues.table(rowCount)
 let harness = Harness(
     raw: RawSide(rows: rows), library: LibrarySide(rows: rows), grdb: GRDBSide(rows: rows), rows: rows, rounds: rounds)
+/// Writes a progress line to standard error.
+func progress(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}
+
 var measurements: [Measurement] = []
 do {
     for workload in Workload.allCases {
-        measurements.append(try harness.measure(workload) { line in
-            FileHandle.standardError.write(Data((line + "\n").utf8))
-        })
+        measurements.append(try harness.measure(workload, progress: progress))
     }
 } catch {
     FileHandle.standardError.write(Data("FAILED: \(error)\n".utf8))
@@ -48,3 +88,18 @@ print("")
 for line in report.lines { print(line) }
 print("")
 for line in report.summary { print(line) }
+
+do {
+    let queries = try QuerySection(
+        rowCount: rowCount, indexedQueryCount: options.indexedQueries, predicateQueryCount: options.predicateQueries,
+        rounds: rounds
+    ).run(progress: progress)
+    print("")
+    for line in queries.lines { print(line) }
+    let memory = try MemorySection(rowCounts: [2 * rowCount, max(2, rowCount / 2)]).run(progress: progress)
+    print("")
+    for line in memory { print(line) }
+} catch {
+    FileHandle.standardError.write(Data("FAILED: \(error)\n".utf8))
+    exit(1)
+}
