@@ -1,17 +1,20 @@
-/// Wraps `text` in `quote`, doubling every `quote` inside it.
+/// Wraps `text` in `quote` (`"` or `'`), doubling every `quote` inside it.
 ///
-/// Works on Unicode scalars, not `Character`s: a quote followed by a
-/// combining mark is one `Character` (and Foundation's search skips it), but
-/// SQLite reads bytes and would end the quoted text there.
+/// Works on UTF-8 bytes, as SQLite reads them, not on `Character`s: a quote
+/// followed by a combining mark is one `Character` (and Foundation's search
+/// skips it), yet SQLite would end the quoted text at its byte. An ASCII byte
+/// never occurs inside a multi-byte UTF-8 sequence, so doubling bytes is exact.
 package func quoteSQL(_ text: String, with quote: Unicode.Scalar) -> String {
-    var result = String.UnicodeScalarView()
-    result.append(quote)
-    for scalar in text.unicodeScalars {
-        if scalar == quote { result.append(quote) }
-        result.append(scalar)
+    let quoteByte = UInt8(ascii: quote)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(text.utf8.count + 2)
+    bytes.append(quoteByte)
+    for byte in text.utf8 {
+        if byte == quoteByte { bytes.append(quoteByte) }
+        bytes.append(byte)
     }
-    result.append(quote)
-    return String(result)
+    bytes.append(quoteByte)
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// Quotes an SQL identifier (table, column or index name) with double quotes,

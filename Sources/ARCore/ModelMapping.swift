@@ -70,6 +70,17 @@ package final class ModelMapping: Sendable {
             indexByName: indexByName)
     }
 
+    /// The position of a column or property name in ``TableMapping/qualifiedColumns``
+    /// (0–2 for `id`, `createdAt`, `updatedAt`), or `nil`.
+    package func qualifiedColumnPosition(_ name: String) -> Int? {
+        switch name {
+        case "id": return 0
+        case "createdAt": return 1
+        case "updatedAt": return 2
+        default: return indexByName[name].map { $0 + 3 }
+        }
+    }
+
     /// The column name for a column or property name (`id`, `createdAt`, `updatedAt` included).
     /// - Throws: `.unknownColumn`, listing the model's columns.
     package func columnName(_ name: String) throws -> String {

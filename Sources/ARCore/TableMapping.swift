@@ -15,6 +15,10 @@ package final class TableMapping: Sendable {
     package let allSQL: String
     package let findSQL: String
     package let deleteSQL: String
+    /// `"T"."id"`, `"T"."createdAt"`, `"T"."updatedAt"`, then each declared column, qualified.
+    package let qualifiedColumns: [String]
+    /// ``qualifiedColumns`` joined: the select list of a record query.
+    package let qualifiedSelectList: String
 
     package init(schema: TableSchema) {
         self.schema = schema
@@ -24,6 +28,9 @@ package final class TableMapping: Sendable {
         allSQL = schema.selectAllSQL + " ORDER BY \"id\""
         findSQL = schema.findSQL
         deleteSQL = schema.deleteSQL
+        let table = schema.name.quotedIdentifier
+        qualifiedColumns = schema.allColumnNames.map { "\(table).\($0.quotedIdentifier)" }
+        qualifiedSelectList = qualifiedColumns.joined(separator: ", ")
     }
 
     package func key(_ kind: StatementKey.Kind) -> StatementKey { StatementKey(table: serial, kind: kind) }

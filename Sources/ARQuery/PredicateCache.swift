@@ -5,6 +5,18 @@ import Synchronization
 enum PredicateCache {
     private static let limit = 1_000
     private static let entries = Mutex<[String: (node: PredicateNode, placeholderCount: Int)]>([:])
+    private static let operandLists = Mutex<[String: [PredicateOperand]]>([:])
+
+    /// A parsed list of columns or aggregates (`order`, `group`, `values`).
+    static func parseOperands(_ text: String) throws(PredicateSyntaxError) -> [PredicateOperand] {
+        if let parsed = operandLists.withLock({ $0[text] }) { return parsed }
+        let parsed = try parseOperandList(text)
+        operandLists.withLock { entries in
+            if entries.count >= limit { entries.removeAll() }
+            entries[text] = parsed
+        }
+        return parsed
+    }
 
     static func parse(_ format: String) throws(PredicateSyntaxError) -> (node: PredicateNode, placeholderCount: Int) {
         if let parsed = entries.withLock({ $0[format] }) { return parsed }

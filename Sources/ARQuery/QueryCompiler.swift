@@ -16,14 +16,15 @@ struct QueryTable {
 
     /// `"User"."id", "User"."createdAt", …` for the given declared columns (all when `nil`).
     func selectList(columns: [Int]? = nil) -> String {
-        let names = ["id", "createdAt", "updatedAt"] + (columns ?? Array(table.schema.columns.indices)).map {
-            table.schema.columns[$0].name
-        }
-        return names.map { "\(quotedName).\($0.quotedIdentifier)" }.joined(separator: ", ")
+        guard let columns else { return table.qualifiedSelectList }
+        let qualified = table.qualifiedColumns
+        return (qualified[0..<3] + columns.map { qualified[$0 + 3] }).joined(separator: ", ")
     }
 
-    /// The column name for a column or property name, or `nil`.
-    func columnName(_ name: String) -> String? { try? model.columnName(name) }
+    /// `"Table"."column"` for a column or property name, or `nil`.
+    func qualifiedColumn(_ name: String) -> String? {
+        model.qualifiedColumnPosition(name).map { table.qualifiedColumns[$0] }
+    }
 }
 
 /// A column or table that a query cannot resolve.
@@ -117,12 +118,12 @@ extension Query {
         }
         let base = tables[0]
         let foreignKey = lowerCamel(joined.modelName) + "Id"
-        if let column = base.columnName(foreignKey) {
-            return ("\(base.quotedName).\(column.quotedIdentifier)", "\(joined.quotedName).\"id\"")
+        if let column = base.qualifiedColumn(foreignKey), let id = joined.qualifiedColumn("id") {
+            return (column, id)
         }
         let backKey = lowerCamel(base.modelName) + "Id"
-        if let column = joined.columnName(backKey) {
-            return ("\(base.quotedName).\"id\"", "\(joined.quotedName).\(column.quotedIdentifier)")
+        if let column = joined.qualifiedColumn(backKey), let id = base.qualifiedColumn("id") {
+            return (id, column)
         }
         throw ActiveRecordError(
             .unknownColumn,
@@ -192,7 +193,7 @@ extension Query {
         let context = " in \(quote(text))"
         let operands: [PredicateOperand]
         do {
-            operands = try parseOperandList(text)
+            operands = try PredicateCache.parseOperands(text)
         } catch {
             throw ActiveRecordError(.invalidPredicate, "\(error.message) at position \(error.position)\(context)")
         }
@@ -275,9 +276,7 @@ extension Query {
             }
         }
         for table in candidates {
-            if let column = table.columnName(name) {
-                return "\(table.quotedName).\(column.quotedIdentifier)"
-            }
+            if let column = table.qualifiedColumn(name) { return column }
         }
         let table = candidates[0]
         throw ResolutionError(
