@@ -15,6 +15,8 @@ package final class Connection {
     package var tracer: (@Sendable (String) -> Void)?
     /// Whether step errors carry the SQL with its bound values written in.
     package var includesBoundValuesInErrors = false
+    /// The records a drop cascade is dropping, so that each is dropped once.
+    package var droppingRecords: Set<DropKey> = []
     /// How deep the current transaction is: 0 outside, 1 in `BEGIN`, 2+ in savepoints.
     package var transactionDepth = 0
 

@@ -44,12 +44,53 @@ extension Model {
     /// - Throws: `.constraint` (unique index), `.invalidValue` (a value that
     ///   cannot be stored), `.notFound` (the row was deleted elsewhere),
     ///   `.misuse` (the record was dropped). The record is unchanged on error.
-    public func save() throws { try mapping().table.save(self) }
+    public func save() throws {
+        let mapping = try mapping()
+        guard mapping.hooks.contains(where: { $0.kind.hasPendingWork(hookField($0)) }) else {
+            return try mapping.table.save(self)
+        }
+        // Relations with queued records: save them and the record in one transaction.
+        try Database.current.transaction {
+            for hook in mapping.hooks { try hook.kind.willSave(hookField(hook), of: self) }
+            try mapping.table.save(self)
+            for hook in mapping.hooks { try hook.kind.didSave(hookField(hook), of: self) }
+        }
+    }
+
+    /// The address of a hook field inside this record.
+    private func hookField(_ hook: ModelMapping.Hook) -> UnsafeMutableRawPointer {
+        Unmanaged.passUnretained(self).toOpaque() + hook.offset
+    }
 
     /// Deletes the record's row: `DELETE FROM "T" WHERE "id" = ?`.
     /// - Throws: `.misuse` for a new or already dropped record; `.notFound`
     ///   when the row was deleted elsewhere (the record counts as dropped).
-    public func drop() throws { try mapping().table.drop(self) }
+    ///
+    /// With relations, their dependencies run first (destroy drops related
+    /// records, nullify clears their keys), all in one savepoint: if any step
+    /// fails, nothing is dropped. A record reached twice by a cascade is dropped once.
+    public func drop() throws {
+        let mapping = try mapping()
+        guard !mapping.hooks.isEmpty, let id = header.id, !header.isDeleted else {
+            return try mapping.table.drop(self)
+        }
+        let database = try Database.current
+        let key = DropKey(table: mapping.table.schema.name, id: id)
+        try database.transaction {
+            // Inside the transaction this thread holds the connection, so the set is ours.
+            let (first, cascading) = try database.withConnection { connection in
+                (connection.droppingRecords.insert(key).inserted, connection.droppingRecords.count > 1)
+            }
+            guard first else { return }
+            defer { try? database.withConnection { _ = $0.droppingRecords.remove(key) } }
+            for hook in mapping.hooks { try hook.kind.willDrop(hookField(hook), of: self) }
+            do {
+                try mapping.table.drop(self)
+            } catch let error as ActiveRecordError where error.code == .notFound && cascading {
+                // Deleted earlier in the same cascade.
+            }
+        }
+    }
 
     /// Reads the record's row again, discarding unsaved changes.
     /// - Throws: `.notFound` when the record is new, dropped or deleted elsewhere.

@@ -10,14 +10,23 @@ package final class ModelMapping: Sendable {
         package let kind: any ColumnField.Type
     }
 
+    /// A field with save and drop hooks (a relation).
+    package struct Hook: Sendable {
+        package let offset: Int
+        package let kind: any RecordHookField.Type
+        package let propertyName: String
+    }
+
     package let table: TableMapping
     package let fields: [Field]
+    package let hooks: [Hook]
     /// Property name → column index, for look-ups by name (not on per-row paths).
     package let indexByName: [String: Int]
 
-    private init(table: TableMapping, fields: [Field], indexByName: [String: Int]) {
+    private init(table: TableMapping, fields: [Field], hooks: [Hook], indexByName: [String: Int]) {
         self.table = table
         self.fields = fields
+        self.hooks = hooks
         self.indexByName = indexByName
     }
 
@@ -42,15 +51,22 @@ package final class ModelMapping: Sendable {
         let reflected = try reflectColumnFields(of: type, prototype: prototype)
         let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
         var columns: [ColumnSchema] = []
+        var fields: [Field] = []
         var indexByName: [String: Int] = [:]
-        for (position, field) in reflected.enumerated() {
-            let declaration = field.kind.declaration(base + field.offset)
+        for field in reflected {
+            guard let (offset, kind) = field.column else { continue }
+            let declaration = kind.declaration(base + offset)
             let name = declaration.name ?? field.propertyName
             columns.append(ColumnSchema(
-                name: name, type: field.kind.sqlType, isNullable: field.kind.isNullable,
+                name: name, type: kind.sqlType, isNullable: kind.isNullable,
                 index: declaration.index, defaultValue: declaration.value))
-            indexByName[name] = position
-            indexByName[field.propertyName] = position
+            let layout = kind.layout
+            fields.append(Field(valueOffset: offset + layout.value, originalOffset: offset + layout.original, kind: kind))
+            indexByName[name] = fields.count - 1
+            if indexByName[field.propertyName] == nil { indexByName[field.propertyName] = fields.count - 1 }
+        }
+        let hooks = reflected.compactMap { field in
+            field.hook.map { Hook(offset: field.offset, kind: $0, propertyName: field.propertyName) }
         }
         withExtendedLifetime(prototype) {}
         let schema: TableSchema
@@ -59,15 +75,7 @@ package final class ModelMapping: Sendable {
         } catch let error as ActiveRecordError {
             throw ActiveRecordError(.invalidModel, "model \(type): \(error.message)")
         }
-        return ModelMapping(
-            table: TableMapping(schema: schema),
-            fields: reflected.map { field in
-                let layout = field.kind.layout
-                return Field(
-                    valueOffset: field.offset + layout.value, originalOffset: field.offset + layout.original,
-                    kind: field.kind)
-            },
-            indexByName: indexByName)
+        return ModelMapping(table: TableMapping(schema: schema), fields: fields, hooks: hooks, indexByName: indexByName)
     }
 
     /// The position of a column or property name in ``TableMapping/qualifiedColumns``

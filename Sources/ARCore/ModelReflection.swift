@@ -7,17 +7,25 @@
 // guessing: see `ReflectionTests`.
 @_spi(Reflection) import Swift
 
-/// A `@Column` property found in a model class.
+/// A property of a model class that the library manages: a `@Column`, or a
+/// relation (which may hold a column, its foreign key, and take part in save and drop).
 package struct ReflectedField {
     /// The property name, without the wrapper's leading underscore.
     package var propertyName: String
-    /// The byte offset of the `Column` storage from the object's start.
+    /// The byte offset of the field from the object's start.
     package var offset: Int
-    /// The `Column<Value>` type, for type-erased access.
-    package var kind: any ColumnField.Type
+    /// The column the field is or holds: its offset from the object's start and its type.
+    package var column: (offset: Int, kind: any ColumnField.Type)?
+    /// The field's save and drop hooks.
+    package var hook: (any RecordHookField.Type)?
 }
 
-/// The `@Column` fields of `type`, in declaration order (superclass fields first).
+/// Whether the library manages fields of this type.
+private func isManaged(_ type: Any.Type) -> Bool {
+    type is any ColumnField.Type || type is any EmbeddedColumnField.Type || type is any RecordHookField.Type
+}
+
+/// The managed fields of `type`, in declaration order (superclass fields first).
 ///
 /// - Parameter prototype: an instance, used once to cross-check with `Mirror`.
 /// - Throws: `.invalidModel` when the runtime cannot describe the class.
@@ -25,11 +33,18 @@ package func reflectColumnFields(of modelClass: AnyClass, prototype: AnyObject) 
     var fields: [ReflectedField] = []
     let classType = _EachFieldOptions(rawValue: 1)  // `.classType`, spelled by value (Swift 6 flags the static)
     let complete = _forEachField(of: modelClass, options: classType) { name, offset, fieldType, _ in
+        guard isManaged(fieldType) else { return true }
+        var propertyName = String(cString: name)
+        if propertyName.hasPrefix("_") { propertyName.removeFirst() }
+        var field = ReflectedField(propertyName: propertyName, offset: offset)
         if let kind = fieldType as? any ColumnField.Type {
-            var propertyName = String(cString: name)
-            if propertyName.hasPrefix("_") { propertyName.removeFirst() }
-            fields.append(ReflectedField(propertyName: propertyName, offset: offset, kind: kind))
+            field.column = (offset, kind)
+        } else if let embedding = fieldType as? any EmbeddedColumnField.Type {
+            let embedded = embedding.embeddedColumn
+            field.column = (offset + embedded.offset, embedded.kind)
         }
+        field.hook = fieldType as? any RecordHookField.Type
+        fields.append(field)
         return true
     }
     // Cross-check with Mirror (once per type): it sees the wrappers as `_name` children.
@@ -37,8 +52,7 @@ package func reflectColumnFields(of modelClass: AnyClass, prototype: AnyObject) 
     var mirror: Mirror? = Mirror(reflecting: prototype)
     while let current = mirror {
         let names = current.children.compactMap { child -> String? in
-            guard let label = child.label, label.hasPrefix("_"), type(of: child.value) is any ColumnField.Type
-            else { return nil }
+            guard let label = child.label, label.hasPrefix("_"), isManaged(type(of: child.value)) else { return nil }
             return String(label.dropFirst())
         }
         mirrored.insert(contentsOf: names, at: 0)

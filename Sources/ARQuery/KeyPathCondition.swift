@@ -87,16 +87,16 @@ extension Query {
     /// User.query().where(\.age > 30 && \.name != "root")
     /// ```
     public func `where`(_ condition: KeyPathCondition<Record>) -> Query {
-        var copy = self
-        do {
-            let (node, arguments) = try condition.predicate()
-            copy.conditions.append(.predicate(format: nil, node: node, placeholders: arguments.count, arguments: arguments))
-        } catch let error as ActiveRecordError {
-            copy.conditions.append(.failed(error))
-        } catch {
-            copy.conditions.append(.failed(ActiveRecordError(.invalidPredicate, "\(error)")))
+        with { copy in
+            do {
+                let (node, arguments) = try condition.predicate()
+                copy.conditions.append(.predicate(format: nil, node: node, placeholders: arguments.count, arguments: arguments))
+            } catch let error as ActiveRecordError {
+                copy.conditions.append(.failed(error))
+            } catch {
+                copy.conditions.append(.failed(ActiveRecordError(.invalidPredicate, "\(error)")))
+            }
         }
-        return copy
     }
 
     /// Adds a condition on the column of a key path: `.where(\.name, .like("A%"))`.
@@ -109,9 +109,7 @@ extension Query {
         do {
             return order(by: try KeyPathColumns.columnName(keyPath), ascending: ascending)
         } catch {
-            var copy = self
-            copy.conditions.append(.failed(error as? ActiveRecordError ?? ActiveRecordError(.invalidPredicate, "\(error)")))
-            return copy
+            return with { $0.conditions.append(.failed(error as? ActiveRecordError ?? ActiveRecordError(.invalidPredicate, "\(error)"))) }
         }
     }
 }

@@ -21,6 +21,13 @@ extension Query {
     /// - Throws: `.invalidPredicate` (syntax or argument count, with the position),
     ///   `.unknownColumn` / `.unknownTable` (naming the model's columns), SQLite errors.
     public func fetch() throws -> [Record] {
+        if let records = recordsInMemory { return records }
+        let records = try fetchFromDatabase()
+        for preload in preloaders { try preload(records) }
+        return records
+    }
+
+    private func fetchFromDatabase() throws -> [Record] {
         let sql = try compile(defaultsToIdOrder: true)
         let mapping = sql.tables[0].model
         return try withConnection(sql.tables) { connection in
@@ -39,12 +46,15 @@ extension Query {
 
     /// The first record: in the query's order, else the lowest id. Runs the query with `LIMIT 1`.
     public func first() throws -> Record? {
-        try limit(1).fetch().first
+        if let records = recordsInMemory { return records.first }
+        return try limit(1).fetch().first
     }
 
     /// The last record: the query's order reversed, else the highest id.
     public func last() throws -> Record? {
+        if let records = recordsInMemory { return records.last }
         var reversed = self
+        reversed.isPristine = false
         if orderings.isEmpty && !randomOrder {
             reversed.orderings = [Ordering(column: "id", ascending: false)]
         } else {
@@ -56,6 +66,7 @@ extension Query {
     /// The number of records the query returns (respecting conditions, joins,
     /// `distinct`, grouping, and `limit`/`offset` when given).
     public func count() throws -> Int {
+        if let records = recordsInMemory { return records.count }
         let sql = try compile()
         let text = sql.needsSubquery
             ? "SELECT count(*) FROM (\(recordsSQL(sql)))"
@@ -66,6 +77,7 @@ extension Query {
 
     /// Whether the query returns any record.
     public func exists() throws -> Bool {
+        if let records = recordsInMemory { return !records.isEmpty }
         let sql = try compile()
         return try scalar("SELECT EXISTS (\(recordsSQL(sql)))", sql.bodyArguments + sql.tailArguments, sql.tables)
             .integerValue == 1

@@ -53,6 +53,12 @@ public struct Query<Record: Model> {
     var joins: [Join] = []
     var groupColumns: [String] = []
     var havingConditions: [Condition] = []
+    /// The relation this query belongs to (`group.users`), if any.
+    package var relation: (any QueryRelation)?
+    /// Whether the query is a relation's own, unchanged: then it may answer from memory.
+    package var isPristine = false
+    /// Eager loading to run on fetched records.
+    var preloaders: [([Record]) throws -> Void] = []
 
     /// A query of every record of `Record`; see `Model.query()`.
     public init() {}
@@ -153,8 +159,9 @@ public struct Query<Record: Model> {
         with { $0.joins.append(Join(model: other, kind: kind, on: nil)) }
     }
 
-    private func with(_ change: (inout Query) -> Void) -> Query {
+    func with(_ change: (inout Query) -> Void) -> Query {
         var copy = self
+        copy.isPristine = false
         change(&copy)
         return copy
     }

@@ -1,0 +1,60 @@
+import ARCore
+
+/// What a relation query (`group.users`) knows beyond its SQL: its owner and
+/// how to add and remove records. `ARRelations` implements it.
+package protocol QueryRelation {
+    /// Records to answer with instead of running SQL: those queued on an
+    /// unsaved owner, or those eager-loaded. `nil`: run the query.
+    func recordsInMemory() -> [Model]?
+    /// Relates `record` to the owner (saved at once, or queued until the owner is saved).
+    func add(_ record: Model) throws
+    /// Ends the relation between `record` and the owner.
+    func remove(_ record: Model) throws
+    /// Loads this relation for every owner in `owners` with one query.
+    func preload(_ owners: [Model]) throws
+}
+
+extension Query {
+    /// Relates `record` to the owner of this relation query: `group.users.add(user)`.
+    ///
+    /// With a saved owner the change is saved at once (the child's key is set
+    /// and the child saved; for has-many-through, a join row is created unless
+    /// the pair exists). With an unsaved owner it is queued and saved by the
+    /// owner's `save()`.
+    /// - Throws: `.misuse` on a query that is not a relation; what saving throws.
+    public func add(_ record: Record) throws {
+        guard let relation else {
+            throw ActiveRecordError(.misuse, "add(_:) works on a relation, such as group.users; this query has none")
+        }
+        try relation.add(record)
+    }
+
+    /// Ends the relation between `record` and the owner: clears the child's key
+    /// and saves it (has-many), or deletes the join row (has-many-through).
+    /// - Throws: `.misuse` on a query that is not a relation; what saving throws.
+    public func remove(_ record: Record) throws {
+        guard let relation else {
+            throw ActiveRecordError(.misuse, "remove(_:) works on a relation, such as group.users; this query has none")
+        }
+        try relation.remove(record)
+    }
+
+    /// This query as the relation of an owner, answering from memory when it can.
+    package func related(by relation: any QueryRelation) -> Query {
+        var copy = self
+        copy.relation = relation
+        copy.isPristine = true
+        return copy
+    }
+
+    /// Adds work to run on the fetched records (eager loading).
+    package func preloading(_ preload: @escaping ([Record]) throws -> Void) -> Query {
+        with { $0.preloaders.append(preload) }
+    }
+
+    /// The records in memory, when this is an unchanged relation query that has them.
+    var recordsInMemory: [Record]? {
+        guard isPristine, let records = relation?.recordsInMemory() else { return nil }
+        return records.compactMap { $0 as? Record }
+    }
+}

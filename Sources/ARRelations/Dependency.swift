@@ -1,0 +1,33 @@
+import ARCore
+
+/// What dropping a record does to the records related to it (the seeds'
+/// `ARDependencyDestroy` and `ARDependencyNullify`).
+public enum Dependency: Sendable, Equatable {
+    /// Nothing: related records keep their keys.
+    case none
+    /// Drop the related records too (recursively, with their own dependencies).
+    case destroy
+    /// Clear the related records' keys (has-many-through: delete only the join rows).
+    case nullify
+}
+
+/// `ContentManager` → `contentManager`.
+func lowerCamel(_ name: String) -> String {
+    guard let first = name.first else { return name }
+    return first.lowercased() + name.dropFirst()
+}
+
+/// The default foreign key for `type`: `Group` → `groupId`.
+func foreignKey(for type: Model.Type) -> String { lowerCamel(String(describing: type)) + "Id" }
+
+extension Model {
+    /// The record's id as a bound value (`NULL` when unsaved).
+    var idValue: DatabaseValue { id.map { .integer($0) } ?? .null }
+}
+
+/// The error for a relation whose key column is missing.
+func missingKey(_ key: String, in model: Model.Type, for relation: String) -> ActiveRecordError {
+    ActiveRecordError(
+        .unknownColumn,
+        "\(model) has no column '\(key)' for \(relation); declare it (for example @BelongsTo) or name the key in the relation")
+}

@@ -1,0 +1,186 @@
+import ARCore
+import ARQuery
+import Foundation
+
+/// Declares that a model has many children, which hold its id in a foreign
+/// key column, `<lowerCamel(Owner)>Id` by default (`Group` → `groupId`).
+///
+/// ```swift
+/// final class Group: Model {
+///     @Column var title: String = ""
+///     @HasMany(dependency: .destroy) var users: Query<User>
+/// }
+/// try group.users.add(john)                          // sets john.groupId and saves john
+/// try group.users.where("name LIKE 'J%'").fetch()    // ANDed with the relation's own filter
+/// try group.users.remove(john)                       // clears john.groupId and saves john
+/// ```
+///
+/// The property is a query over the children. Records added to an unsaved
+/// owner are queued, answered by the relation (`fetch()`, `count()`, …) and
+/// saved by the owner's `save()`. With `dependency: .destroy`, dropping the
+/// owner drops its children; with `.nullify`, it clears their keys.
+@propertyWrapper
+public struct HasMany<Child: Model> {
+    package var pending: [Child] = []
+    package var preloaded: [Child]?
+    package let key: String?
+    package let dependency: Dependency
+
+    /// Declares the relation.
+    /// - Parameters:
+    ///   - key: the children's foreign key column; default `<lowerCamel(Owner)>Id`.
+    ///   - dependency: what dropping the owner does to the children (default: nothing).
+    public init(key: String? = nil, dependency: Dependency = .none) {
+        self.key = key
+        self.dependency = dependency
+    }
+
+    /// The children's query, through the owning record.
+    public static subscript<Owner: Model>(
+        _enclosingInstance owner: Owner,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Query<Child>>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Owner, HasMany>
+    ) -> Query<Child> {
+        get {
+            let context = HasManyContext(owner: owner, storage: storageKeyPath)
+            return context.query().related(by: context)
+        }
+        set {
+            preconditionFailure("\(Owner.self).\(wrappedKeyPath) is a relation: use add(_:) and remove(_:)")
+        }
+    }
+
+    /// Use the property through its model; this is never called.
+    @available(*, unavailable, message: "@HasMany works only on a property of a Model")
+    public var wrappedValue: Query<Child> {
+        get { fatalError() }
+        set { fatalError() }  // swiftlint:disable:this unused_setter_value
+    }
+
+    func keyColumn(for owner: Model.Type) -> String { key ?? foreignKey(for: owner) }
+}
+
+/// A has-many relation of one owner record.
+struct HasManyContext<Owner: Model, Child: Model>: QueryRelation {
+    let owner: Owner
+    let storage: ReferenceWritableKeyPath<Owner, HasMany<Child>>
+
+    var key: String { owner[keyPath: storage].keyColumn(for: Owner.self) }
+
+    /// `"Child"."<key>" = owner.id`; nothing for an unsaved owner.
+    func query() -> Query<Child> {
+        guard let id = owner.id else { return Child.query().where("0 = 1") }
+        return Child.query().where(key, .equal(id))
+    }
+
+    func recordsInMemory() -> [Model]? {
+        owner.id == nil ? owner[keyPath: storage].pending : owner[keyPath: storage].preloaded
+    }
+
+    func add(_ record: Model) throws {
+        guard let child = record as? Child else { throw wrongType(record) }
+        guard owner.id != nil else {
+            if !owner[keyPath: storage].pending.contains(where: { $0 === child }) {
+                owner[keyPath: storage].pending.append(child)
+            }
+            return
+        }
+        try link(child)
+        owner[keyPath: storage].preloaded = nil
+    }
+
+    func remove(_ record: Model) throws {
+        guard let child = record as? Child else { throw wrongType(record) }
+        guard owner.id != nil else {
+            owner[keyPath: storage].pending.removeAll { $0 === child }
+            return
+        }
+        try child.set([key: nil])
+        try child.save()
+        owner[keyPath: storage].preloaded = nil
+    }
+
+    /// Sets the child's key to the owner's id and saves the child.
+    func link(_ child: Child) throws {
+        do {
+            try child.set([key: owner.id])
+        } catch let error as ActiveRecordError where error.code == .unknownColumn {
+            throw missingKey(key, in: Child.self, for: "\(Owner.self)'s has-many")
+        }
+        try child.save()
+    }
+
+    func preload(_ owners: [Model]) throws {
+        let owners = owners.compactMap { $0 as? Owner }
+        let ids = owners.compactMap(\.id)
+        var children: [Int64: [Child]] = [:]
+        for chunk in chunked(ids) {
+            for child in try Child.query().where(key, .in(chunk)).fetch() {
+                if case .integer(let id) = try child.value(of: key) { children[id, default: []].append(child) }
+            }
+        }
+        for owner in owners where owner.id != nil {
+            owner[keyPath: storage].preloaded = children[owner.id!] ?? []
+        }
+    }
+
+    private func wrongType(_ record: Model) -> ActiveRecordError {
+        ActiveRecordError(.misuse, "\(Owner.self)'s relation holds \(Child.self) records, not \(type(of: record))")
+    }
+}
+
+extension HasMany: RecordHookField {
+    package static func hasPendingWork(_ field: UnsafeRawPointer) -> Bool {
+        !field.assumingMemoryBound(to: HasMany.self).pointee.pending.isEmpty
+    }
+
+    package static func willSave(_ field: UnsafeMutableRawPointer, of record: Model) throws {}
+
+    package static func didSave(_ field: UnsafeMutableRawPointer, of record: Model) throws {
+        let pointer = field.assumingMemoryBound(to: HasMany.self)
+        let key = pointer.pointee.keyColumn(for: type(of: record))
+        for child in pointer.pointee.pending {
+            do {
+                try child.set([key: record.id])
+            } catch let error as ActiveRecordError where error.code == .unknownColumn {
+                throw missingKey(key, in: Child.self, for: "\(type(of: record))'s has-many")
+            }
+            try child.save()
+        }
+        pointer.pointee.pending = []
+        pointer.pointee.preloaded = nil
+    }
+
+    package static func willDrop(_ field: UnsafeMutableRawPointer, of record: Model) throws {
+        let relation = field.assumingMemoryBound(to: HasMany.self).pointee
+        guard let id = record.id else { return }
+        let key = relation.keyColumn(for: type(of: record))
+        switch relation.dependency {
+        case .none:
+            return
+        case .destroy:
+            for child in try Child.query().where(key, .equal(id)).fetch() { try child.drop() }
+        case .nullify:
+            let table = try Child.schema()
+            guard table.columnIndex(named: key) != nil else { throw missingKey(key, in: Child.self, for: "\(type(of: record))'s has-many") }
+            try Database.current.execute(
+                "UPDATE \(table.name.quotedIdentifier) SET \(key.quotedIdentifier) = NULL, \"updatedAt\" = ? WHERE \(key.quotedIdentifier) = ?",
+                [.real(Date().timeIntervalSince1970), .integer(id)])
+        }
+    }
+}
+
+extension Query {
+    /// Loads a has-many or has-many-through relation for every fetched record
+    /// with one more query: `Group.query().includes(\.users)`. Walking the
+    /// owners' relations then runs no SQL (until one of them changes).
+    public func includes<Child: Model>(_ relation: ReferenceWritableKeyPath<Record, Query<Child>>) -> Query {
+        preloading { owners in
+            guard let first = owners.first else { return }
+            guard let context = first[keyPath: relation].relation else {
+                throw ActiveRecordError(.misuse, "\(relation) is not a relation of \(Record.self)")
+            }
+            try context.preload(owners)
+        }
+    }
+}

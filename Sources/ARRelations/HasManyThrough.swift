@@ -1,0 +1,213 @@
+import ARCore
+import ARQuery
+
+/// Declares a many-to-many relation through a join model that holds both
+/// keys: `<lowerCamel(Owner)>Id` and `<lowerCamel(Child)>Id` by default.
+///
+/// ```swift
+/// final class UserProject: Model {                    // the join model
+///     @BelongsTo var user: User?
+///     @BelongsTo var project: Project?
+/// }
+/// final class User: Model {
+///     @HasManyThrough(UserProject.self, dependency: .nullify) var projects: Query<Project>
+/// }
+/// final class Project: Model {
+///     @HasManyThrough(UserProject.self, dependency: .destroy) var users: Query<User>
+/// }
+/// try alex.projects.add(swift)      // one join row, even when added twice
+/// try alex.projects.remove(swift)   // deletes the join row
+/// ```
+///
+/// With `dependency: .destroy`, dropping the owner drops the related records
+/// and the join rows; with `.nullify`, only the join rows.
+@propertyWrapper
+public struct HasManyThrough<Child: Model, Join: Model> {
+    package var pending: [Child] = []
+    package var preloaded: [Child]?
+    package let ownerKey: String?
+    package let childKey: String?
+    package let dependency: Dependency
+
+    /// Declares the relation.
+    /// - Parameters:
+    ///   - join: the join model.
+    ///   - ownerKey: the join model's column holding the owner's id; default `<lowerCamel(Owner)>Id`.
+    ///   - childKey: the join model's column holding the child's id; default `<lowerCamel(Child)>Id`.
+    ///   - dependency: what dropping the owner does (default: nothing).
+    public init(_ join: Join.Type, ownerKey: String? = nil, childKey: String? = nil, dependency: Dependency = .none) {
+        self.ownerKey = ownerKey
+        self.childKey = childKey
+        self.dependency = dependency
+    }
+
+    /// The related records' query, through the owning record.
+    public static subscript<Owner: Model>(
+        _enclosingInstance owner: Owner,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Query<Child>>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Owner, HasManyThrough>
+    ) -> Query<Child> {
+        get {
+            let context = ThroughContext(owner: owner, storage: storageKeyPath)
+            return context.query().related(by: context)
+        }
+        set {
+            preconditionFailure("\(Owner.self).\(wrappedKeyPath) is a relation: use add(_:) and remove(_:)")
+        }
+    }
+
+    /// Use the property through its model; this is never called.
+    @available(*, unavailable, message: "@HasManyThrough works only on a property of a Model")
+    public var wrappedValue: Query<Child> {
+        get { fatalError() }
+        set { fatalError() }  // swiftlint:disable:this unused_setter_value
+    }
+
+    func keys(for owner: Model.Type) -> (owner: String, child: String) {
+        (ownerKey ?? foreignKey(for: owner), childKey ?? foreignKey(for: Child.self))
+    }
+}
+
+/// The join-table work of a has-many-through relation, shared by the context and the hooks.
+struct ThroughJoin<Child: Model, Join: Model> {
+    let ownerKey: String
+    let childKey: String
+    let ownerType: Model.Type
+
+    private var table: String { get throws { try Join.schema().name.quotedIdentifier } }
+
+    private func checkKeys() throws {
+        let schema = try Join.schema()
+        for key in [ownerKey, childKey] where schema.columnIndex(named: key) == nil {
+            throw missingKey(key, in: Join.self, for: "\(ownerType)'s has-many-through")
+        }
+    }
+
+    /// The owner's related records.
+    func query(ownerID: Int64) -> Query<Child> {
+        Child.query().join(Join.self, .inner, on: "id", childKey)
+            .where("\(quoteIdentifier(String(describing: Join.self))).\(quoteIdentifier(ownerKey)) = ?", ownerID)
+            .distinct()
+    }
+
+    /// Saves the child if needed and creates the join row unless the pair exists.
+    func link(ownerID: Int64, _ child: Child) throws {
+        try checkKeys()
+        try Database.current.transaction {
+            if child.id == nil { try child.save() }
+            guard let childID = child.id else { return }
+            let exists = try Join.query().where(ownerKey, .equal(ownerID)).where(childKey, .equal(childID)).exists()
+            if !exists { try Join.create([ownerKey: ownerID, childKey: childID]) }
+        }
+    }
+
+    /// Deletes the join rows of the pair.
+    func unlink(ownerID: Int64, childID: Int64) throws {
+        try checkKeys()
+        try Database.current.execute(
+            "DELETE FROM \(table) WHERE \(ownerKey.quotedIdentifier) = ? AND \(childKey.quotedIdentifier) = ?",
+            [.integer(ownerID), .integer(childID)])
+    }
+
+    /// Deletes every join row of the owner.
+    func unlinkAll(ownerID: Int64) throws {
+        try checkKeys()
+        try Database.current.execute("DELETE FROM \(table) WHERE \(ownerKey.quotedIdentifier) = ?", [.integer(ownerID)])
+    }
+}
+
+/// A has-many-through relation of one owner record.
+struct ThroughContext<Owner: Model, Child: Model, Join: Model>: QueryRelation {
+    let owner: Owner
+    let storage: ReferenceWritableKeyPath<Owner, HasManyThrough<Child, Join>>
+
+    var join: ThroughJoin<Child, Join> {
+        let keys = owner[keyPath: storage].keys(for: Owner.self)
+        return ThroughJoin(ownerKey: keys.owner, childKey: keys.child, ownerType: Owner.self)
+    }
+
+    func query() -> Query<Child> {
+        guard let id = owner.id else { return Child.query().where("0 = 1") }
+        return join.query(ownerID: id)
+    }
+
+    func recordsInMemory() -> [Model]? {
+        owner.id == nil ? owner[keyPath: storage].pending : owner[keyPath: storage].preloaded
+    }
+
+    func add(_ record: Model) throws {
+        guard let child = record as? Child else { throw wrongType(record) }
+        guard let id = owner.id else {
+            if !owner[keyPath: storage].pending.contains(where: { $0 === child }) {
+                owner[keyPath: storage].pending.append(child)
+            }
+            return
+        }
+        try join.link(ownerID: id, child)
+        owner[keyPath: storage].preloaded = nil
+    }
+
+    func remove(_ record: Model) throws {
+        guard let child = record as? Child else { throw wrongType(record) }
+        guard let id = owner.id, let childID = child.id else {
+            owner[keyPath: storage].pending.removeAll { $0 === child }
+            return
+        }
+        try join.unlink(ownerID: id, childID: childID)
+        owner[keyPath: storage].preloaded = nil
+    }
+
+    func preload(_ owners: [Model]) throws {
+        let owners = owners.compactMap { $0 as? Owner }
+        let join = self.join
+        var children: [Int64: [Child]] = [:]
+        for chunk in chunked(owners.compactMap(\.id)) {
+            let rows = try Child.query().join(Join.self, .inner, on: "id", join.childKey)
+                .where(
+                    "\(quoteIdentifier(String(describing: Join.self))).\(quoteIdentifier(join.ownerKey)) IN %@", chunk)
+                .fetchJoined(Join.self)
+            for case let (child?, joinRow?) in rows {
+                if case .integer(let id) = try joinRow.value(of: join.ownerKey) { children[id, default: []].append(child) }
+            }
+        }
+        for owner in owners where owner.id != nil {
+            owner[keyPath: storage].preloaded = children[owner.id!] ?? []
+        }
+    }
+
+    private func wrongType(_ record: Model) -> ActiveRecordError {
+        ActiveRecordError(.misuse, "\(Owner.self)'s relation holds \(Child.self) records, not \(type(of: record))")
+    }
+}
+
+extension HasManyThrough: RecordHookField {
+    private static func join(_ relation: HasManyThrough, _ record: Model) -> ThroughJoin<Child, Join> {
+        let keys = relation.keys(for: type(of: record))
+        return ThroughJoin(ownerKey: keys.owner, childKey: keys.child, ownerType: type(of: record))
+    }
+
+    package static func hasPendingWork(_ field: UnsafeRawPointer) -> Bool {
+        !field.assumingMemoryBound(to: HasManyThrough.self).pointee.pending.isEmpty
+    }
+
+    package static func willSave(_ field: UnsafeMutableRawPointer, of record: Model) throws {}
+
+    package static func didSave(_ field: UnsafeMutableRawPointer, of record: Model) throws {
+        let pointer = field.assumingMemoryBound(to: HasManyThrough.self)
+        guard let id = record.id else { return }
+        let join = join(pointer.pointee, record)
+        for child in pointer.pointee.pending { try join.link(ownerID: id, child) }
+        pointer.pointee.pending = []
+        pointer.pointee.preloaded = nil
+    }
+
+    package static func willDrop(_ field: UnsafeMutableRawPointer, of record: Model) throws {
+        let relation = field.assumingMemoryBound(to: HasManyThrough.self).pointee
+        guard let id = record.id, relation.dependency != .none else { return }
+        let join = join(relation, record)
+        if relation.dependency == .destroy {
+            for child in try join.query(ownerID: id).fetch() { try child.drop() }
+        }
+        try join.unlinkAll(ownerID: id)
+    }
+}

@@ -1,0 +1,61 @@
+import ActiveRecord
+import Foundation
+
+/// The seeds' models with destroy dependencies everywhere they use them.
+enum Destroying {
+    final class Group: Model {
+        @Column var title: String = ""
+        @HasMany(dependency: .destroy) var users: Query<User>
+    }
+
+    final class User: Model {
+        @Column var name: String = ""
+        @BelongsTo(dependency: .destroy) var group: Group?
+        @HasManyThrough(UserProject.self, dependency: .destroy) var projects: Query<Project>
+    }
+
+    final class UserProject: Model {
+        @BelongsTo var user: User?
+        @BelongsTo var project: Project?
+    }
+
+    final class Project: Model {
+        @Column var name: String = ""
+        @HasManyThrough(UserProject.self) var users: Query<User>
+        @HasMany(dependency: .destroy) var issues: Query<Issue>
+    }
+
+    final class Issue: Model {
+        @Column var title: String = ""
+        @BelongsTo var project: Project?
+    }
+}
+
+/// The same shapes with nullify (or no) dependencies.
+enum Keeping {
+    final class Group: Model {
+        @Column var title: String = ""
+        @HasMany(dependency: .nullify) var users: Query<User>
+    }
+
+    final class User: Model {
+        @Column(index: .unique) var name: String = ""
+        @BelongsTo var group: Group?
+        @HasManyThrough(UserProject.self, dependency: .nullify) var projects: Query<Project>
+    }
+
+    final class UserProject: Model {
+        @BelongsTo var user: User?
+        @BelongsTo var project: Project?
+    }
+
+    final class Project: Model {
+        @Column var name: String = ""
+        @HasManyThrough(UserProject.self) var users: Query<User>
+    }
+
+    final class ContentManager: Model {
+        @Column var name: String = ""
+        @HasMany(key: "ownerId") var ownedGroups: Query<Group>
+    }
+}
