@@ -20,7 +20,7 @@ let package = Package(
         // belongs-to, has-many, has-many-through (issue 4).
         .target(name: "ARRelations", dependencies: ["ARCore", "ARQuery"]),
         // Validators, errors, callbacks (issue 5).
-        .target(name: "ARValidation", dependencies: ["ARCore"]),
+        .target(name: "ARValidation", dependencies: ["ARCore", "ARQuery"]),
         // Automatic and versioned migrations (issue 6).
         .target(name: "ARMigrations", dependencies: ["ARCore"]),
         // The umbrella: re-exports only.

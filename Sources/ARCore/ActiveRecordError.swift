@@ -41,6 +41,8 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
         public static let unknownColumn = Code(rawValue: "unknownColumn")
         /// A table (or model) name that the query does not have.
         public static let unknownTable = Code(rawValue: "unknownTable")
+        /// A record failed its validations; ``ActiveRecordError/validationErrors`` lists why.
+        public static let validationFailed = Code(rawValue: "validationFailed")
         /// A predicate that cannot be parsed, or whose arguments do not fit it.
         public static let invalidPredicate = Code(rawValue: "invalidPredicate")
         /// The record does not exist (never saved, dropped, or deleted elsewhere).
@@ -67,12 +69,23 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
     /// values may be personal data, so errors leave them out by default.
     public var expandedSQL: String?
 
+    /// For `.validationFailed`: every failure, in declaration order.
+    public var validationErrors: [ValidationError] = []
+
     /// Makes an error.
     public init(_ code: Code, _ message: String, resultCode: Int32? = nil, sql: String? = nil) {
         self.code = code
         self.message = message
         self.resultCode = resultCode
         self.sql = sql
+    }
+
+    /// A `.validationFailed` error for `errors` of a `model` record.
+    package static func validationFailed(_ model: String, _ errors: [ValidationError]) -> ActiveRecordError {
+        var error = ActiveRecordError(
+            .validationFailed, "\(model) is invalid: " + errors.map(\.description).joined(separator: "; "))
+        error.validationErrors = errors
+        return error
     }
 
     /// `"<code>: <message> (SQLite result code N) [SQL: …]"`.

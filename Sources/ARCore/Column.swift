@@ -72,6 +72,7 @@ package protocol ColumnField: SendableMetatype {
     static func revert(_ field: FieldAddress)
     static func values(_ field: FieldAddress) -> (original: DatabaseValue, current: DatabaseValue)
     static func assign(_ value: DatabaseValue, to field: FieldAddress) throws
+    static func restoreOriginal(_ value: DatabaseValue, to field: FieldAddress)
     static func current(_ field: FieldAddress) throws -> DatabaseValue
 }
 
@@ -126,6 +127,10 @@ extension Column: ColumnField {
 
     package static func assign(_ newValue: DatabaseValue, to field: FieldAddress) throws {
         value(field).pointee = try Value.fromSQL(newValue)
+    }
+
+    package static func restoreOriginal(_ value: DatabaseValue, to field: FieldAddress) {
+        if let restored = try? Value.fromSQL(value) { original(field).pointee = restored }
     }
 
     package static func current(_ field: FieldAddress) throws -> DatabaseValue {

@@ -197,6 +197,7 @@ extension Database {
         let savepoint = "activerecord_\(depth)"
         try connection.execute(depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT \(savepoint)")
         connection.transactionDepth += 1
+        connection.rollbackActions.append([])
         defer { connection.transactionDepth -= 1 }
         do {
             try body()
@@ -211,10 +212,15 @@ extension Database {
             try? rollback(depth: depth, savepoint: savepoint)
             throw error
         }
+        // Committed: the parent level now owns what to undo (nothing, at the top).
+        let undo = connection.rollbackActions.removeLast()
+        if !connection.rollbackActions.isEmpty { connection.rollbackActions[connection.rollbackActions.count - 1] += undo }
         return .committed
     }
 
     private func rollback(depth: Int, savepoint: String) throws {
+        // Put records back as they were before this level: ids, saved values, dropped flags.
+        for action in connection.rollbackActions.removeLast().reversed() { action() }
         forgetPreparedTables()
         if depth == 0 {
             try connection.execute("ROLLBACK")

@@ -163,6 +163,10 @@ public final class DynamicRecord: RecordStorage {
     package func isColumnChanged(_ index: Int) -> Bool { values[index] != originals[index] }
 
     package func markColumnSaved(_ index: Int) { originals[index] = values[index] }
+
+    package func originalValue(_ index: Int) -> DatabaseValue { originals[index] }
+
+    package func restoreOriginal(_ index: Int, _ value: DatabaseValue) { originals[index] = value }
 }
 
 @available(*, unavailable, message: "Records are confined to one thread at a time")

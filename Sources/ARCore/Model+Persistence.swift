@@ -37,6 +37,16 @@ extension Model {
         }
     }
 
+    /// A column's current value as a Swift value, by column (or property) name.
+    ///
+    /// ```swift
+    /// let name = try record.value(of: "name", as: String.self)
+    /// ```
+    /// - Throws: `.unknownColumn`; `.typeMismatch` when the value does not fit `type`.
+    public func value<Value: ColumnValue>(of column: String, as type: Value.Type) throws -> Value {
+        try Value.fromSQL(value(of: column))
+    }
+
     /// Saves the record: `INSERT` when new, else an `UPDATE` of only the
     /// changed columns (and `updatedAt`); no SQL at all when nothing changed.
     ///
@@ -46,15 +56,56 @@ extension Model {
     ///   `.misuse` (the record was dropped). The record is unchanged on error.
     public func save() throws {
         let mapping = try mapping()
-        guard mapping.hooks.contains(where: { $0.kind.hasPendingWork(hookField($0)) }) else {
-            return try mapping.table.save(self)
+        let pending = mapping.hooks.contains { $0.kind.hasPendingWork(hookField($0)) }
+        guard mapping.hasLifecycle || pending, !header.isDeleted else {
+            return try mapping.table.save(self)  // also throws the error for a dropped record
         }
-        // Relations with queued records: save them and the record in one transaction.
-        try Database.current.transaction {
-            for hook in mapping.hooks { try hook.kind.willSave(hookField(hook), of: self) }
+        let isNew = header.id == nil
+        let changed = mapping.table.changedColumns(of: self)
+        guard isNew || !changed.isEmpty || pending else { return }  // nothing to write: no SQL, no callbacks
+        try Database.current.transaction { try saveWithLifecycle(mapping, isNew: isNew, changed: changed) }
+    }
+
+    /// Validations, callbacks and relation hooks around the write, in Rails' order,
+    /// inside the transaction that ``save()`` opened.
+    private func saveWithLifecycle(_ mapping: ModelMapping, isNew: Bool, changed: [Int]) throws {
+        let callbacks = mapping.hasCallbacks ? self as? any Callbacks : nil
+        if mapping.validates, let validating = self as? any ValidationHook {
+            try callbacks?.beforeValidation()
+            let names = isNew ? nil : Set(changed.map { mapping.table.schema.columns[$0].name })
+            guard try validating.runValidations(changedColumns: names) else {
+                throw ActiveRecordError.validationFailed(String(describing: type(of: self)), errors)
+            }
+            try callbacks?.afterValidation()
+        }
+        try callbacks?.beforeSave()
+        try isNew ? callbacks?.beforeCreate() : callbacks?.beforeUpdate()
+        for hook in mapping.hooks { try hook.kind.willSave(hookField(hook), of: self) }
+        do {
             try mapping.table.save(self)
-            for hook in mapping.hooks { try hook.kind.didSave(hookField(hook), of: self) }
+        } catch let error as ActiveRecordError where error.code == .constraint {
+            throw uniquenessFailure(error, mapping) ?? error
         }
+        for hook in mapping.hooks { try hook.kind.didSave(hookField(hook), of: self) }
+        try isNew ? callbacks?.afterCreate() : callbacks?.afterUpdate()
+        try callbacks?.afterSave()
+    }
+
+    /// A UNIQUE constraint failure on columns with a uniqueness validation, as
+    /// the validation's `already_exists` errors (a concurrent saver won the race).
+    private func uniquenessFailure(_ error: ActiveRecordError, _ mapping: ModelMapping) -> ActiveRecordError? {
+        guard let validating = type(of: self) as? any ValidationHook.Type,
+              error.message.hasPrefix("UNIQUE constraint failed: ") else { return nil }
+        let validated = Set(validating.uniquelyValidatedColumns)
+        let columns = error.message.dropFirst("UNIQUE constraint failed: ".count)
+            .split(separator: ",").map { $0.split(separator: ".").last.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? "" }
+        guard !columns.isEmpty, columns.allSatisfy(validated.contains) else { return nil }
+        let model = String(describing: type(of: self))
+        errors = columns.map { column in
+            let property = mapping.table.schema.columnIndex(named: column).map { mapping.propertyNames[$0] } ?? column
+            return ValidationError(model: model, property: property, key: "already_exists", message: "already exists")
+        }
+        return ActiveRecordError.validationFailed(model, errors)
     }
 
     /// The address of a hook field inside this record.
@@ -71,11 +122,12 @@ extension Model {
     /// fails, nothing is dropped. A record reached twice by a cascade is dropped once.
     public func drop() throws {
         let mapping = try mapping()
-        guard !mapping.hooks.isEmpty, let id = header.id, !header.isDeleted else {
+        guard !mapping.hooks.isEmpty || mapping.hasCallbacks, let id = header.id, !header.isDeleted else {
             return try mapping.table.drop(self)
         }
         let database = try Database.current
         let key = DropKey(table: mapping.table.schema.name, id: id)
+        let callbacks = mapping.hasCallbacks ? self as? any Callbacks : nil
         try database.transaction {
             // Inside the transaction this thread holds the connection, so the set is ours.
             let (first, cascading) = try database.withConnection { connection in
@@ -83,12 +135,14 @@ extension Model {
             }
             guard first else { return }
             defer { try? database.withConnection { _ = $0.droppingRecords.remove(key) } }
+            try callbacks?.beforeDestroy()
             for hook in mapping.hooks { try hook.kind.willDrop(hookField(hook), of: self) }
             do {
                 try mapping.table.drop(self)
             } catch let error as ActiveRecordError where error.code == .notFound && cascading {
-                // Deleted earlier in the same cascade.
+                return  // deleted earlier in the same cascade
             }
+            try callbacks?.afterDestroy()
         }
     }
 

@@ -52,6 +52,12 @@ open class Model: RecordStorage {
     /// When the record was last saved with changes.
     public var updatedAt: Date? { header.updatedAt }
 
+    /// The failures of the last validation, in declaration order (empty when valid).
+    public package(set) var errors: [ValidationError] = []
+
+    /// The failures for one property.
+    public func errors(for property: String) -> [ValidationError] { errors.filter { $0.property == property } }
+
     /// The schema reflected from this class (cached after the first call).
     /// - Throws: `.invalidModel` when a column name is reserved or declared twice.
     public static func schema() throws -> TableSchema { try ModelMapping.of(self).table.schema }
@@ -92,6 +98,14 @@ open class Model: RecordStorage {
 
     package final func markColumnSaved(_ index: Int) {
         withField(index) { kind, field in kind.markSaved(field) }
+    }
+
+    package final func originalValue(_ index: Int) -> DatabaseValue {
+        withField(index) { kind, field in kind.values(field).original }
+    }
+
+    package final func restoreOriginal(_ index: Int, _ value: DatabaseValue) {
+        withField(index) { kind, field in kind.restoreOriginal(value, to: field) }
     }
 
     package final func revertColumn(_ index: Int) {

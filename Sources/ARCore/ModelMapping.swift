@@ -20,13 +20,26 @@ package final class ModelMapping: Sendable {
     package let table: TableMapping
     package let fields: [Field]
     package let hooks: [Hook]
+    /// The Swift property name of each column, for messages.
+    package let propertyNames: [String]
+    /// Whether the class adopts ``Callbacks`` / ``ValidationHook`` (checked once, not per save).
+    package let hasCallbacks: Bool
+    package let validates: Bool
+    /// Whether saving needs a transaction of its own (callbacks, validations).
+    package var hasLifecycle: Bool { hasCallbacks || validates }
     /// Property name → column index, for look-ups by name (not on per-row paths).
     package let indexByName: [String: Int]
 
-    private init(table: TableMapping, fields: [Field], hooks: [Hook], indexByName: [String: Int]) {
+    private init(
+        hasCallbacks: Bool, validates: Bool, table: TableMapping, fields: [Field], hooks: [Hook],
+        propertyNames: [String], indexByName: [String: Int]
+    ) {
+        self.hasCallbacks = hasCallbacks
+        self.validates = validates
         self.table = table
         self.fields = fields
         self.hooks = hooks
+        self.propertyNames = propertyNames
         self.indexByName = indexByName
     }
 
@@ -38,12 +51,34 @@ package final class ModelMapping: Sendable {
         let key = ObjectIdentifier(type)
         if let mapping = cache.withLock({ $0[key] }) { return mapping }
         // Reflect outside the lock: the prototype's initializer is user code.
-        let mapping = try reflect(type)
-        return cache.withLock { cache in
+        let reflected = try reflect(type)
+        let mapping = cache.withLock { cache in
             if let existing = cache[key] { return existing }
-            cache[key] = mapping
-            return mapping
+            cache[key] = reflected
+            return reflected
         }
+        // Validations name their columns by key path, which needs the mapping cached
+        // first; unique indexes they ask for make a second, final mapping.
+        guard mapping === reflected, let hook = type as? any ValidationHook.Type else { return mapping }
+        let unique = Set(hook.uniquelyIndexedColumns)
+        guard !unique.isEmpty else { return mapping }
+        let indexed = try mapping.addingUniqueIndexes(unique)
+        cache.withLock { $0[key] = indexed }
+        return indexed
+    }
+
+    /// The same mapping with a UNIQUE index on these columns (by column or property name).
+    private func addingUniqueIndexes(_ names: Set<String>) throws -> ModelMapping {
+        let schema = table.schema
+        let columns = schema.columns.enumerated().map { index, column in
+            var column = column
+            if names.contains(column.name) || names.contains(propertyNames[index]) { column.index = .unique }
+            return column
+        }
+        return ModelMapping(
+            hasCallbacks: hasCallbacks, validates: validates,
+            table: TableMapping(schema: try TableSchema(name: schema.name, columns: columns)),
+            fields: fields, hooks: hooks, propertyNames: propertyNames, indexByName: indexByName)
     }
 
     private static func reflect(_ type: Model.Type) throws -> ModelMapping {
@@ -52,6 +87,7 @@ package final class ModelMapping: Sendable {
         let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
         var columns: [ColumnSchema] = []
         var fields: [Field] = []
+        var propertyNames: [String] = []
         var indexByName: [String: Int] = [:]
         for field in reflected {
             guard let (offset, kind) = field.column else { continue }
@@ -60,6 +96,7 @@ package final class ModelMapping: Sendable {
             columns.append(ColumnSchema(
                 name: name, type: kind.sqlType, isNullable: kind.isNullable,
                 index: declaration.index, defaultValue: declaration.value))
+            propertyNames.append(field.propertyName)
             let layout = kind.layout
             fields.append(Field(valueOffset: offset + layout.value, originalOffset: offset + layout.original, kind: kind))
             indexByName[name] = fields.count - 1
@@ -75,7 +112,10 @@ package final class ModelMapping: Sendable {
         } catch let error as ActiveRecordError {
             throw ActiveRecordError(.invalidModel, "model \(type): \(error.message)")
         }
-        return ModelMapping(table: TableMapping(schema: schema), fields: fields, hooks: hooks, indexByName: indexByName)
+        return ModelMapping(
+            hasCallbacks: type is any Callbacks.Type, validates: type is any ValidationHook.Type,
+            table: TableMapping(schema: schema), fields: fields, hooks: hooks,
+            propertyNames: propertyNames, indexByName: indexByName)
     }
 
     /// The position of a column or property name in ``TableMapping/qualifiedColumns``

@@ -28,4 +28,8 @@ package protocol RecordStorage: AnyObject {
     func isColumnChanged(_ index: Int) -> Bool
     /// Makes the current value of column `index` its original one, after a save.
     func markColumnSaved(_ index: Int)
+    /// The original (last loaded or saved) value of column `index`.
+    func originalValue(_ index: Int) -> DatabaseValue
+    /// Sets the original value of column `index` back, after a rollback.
+    func restoreOriginal(_ index: Int, _ value: DatabaseValue)
 }

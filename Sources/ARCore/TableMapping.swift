@@ -66,6 +66,7 @@ package final class TableMapping: Sendable {
 
     /// `INSERT`s a new record with every column, and gives it its id and timestamps.
     package func insert(_ record: some RecordStorage, in connection: Connection) throws {
+        let previous = record.header
         let now = Date.nowAsStored
         try connection.withStatement(key(.insert), sql: { insertSQL }) { statement in
             try statement.bind(.real(now.timeIntervalSince1970), at: 1)
@@ -79,6 +80,7 @@ package final class TableMapping: Sendable {
         record.header.createdAt = now
         record.header.updatedAt = now
         for index in schema.columns.indices { record.markColumnSaved(index) }
+        connection.onRollback { record.header = previous }
     }
 
     /// The indexes of the columns that changed since the record was loaded or saved.
@@ -90,6 +92,8 @@ package final class TableMapping: Sendable {
     /// - Throws: `.notFound` when the row is gone.
     package func update(_ record: some RecordStorage, columns changed: [Int], in connection: Connection) throws {
         guard let id = record.header.id, !changed.isEmpty else { return }
+        let previous = record.header
+        let originals = connection.transactionDepth > 0 ? changed.map { record.originalValue($0) } : []
         let now = Date.nowAsStored
         try connection.withStatement(key(.update(changed)), sql: { schema.updateSQL(columns: changed) }) { statement in
             for (offset, index) in changed.enumerated() {
@@ -104,6 +108,10 @@ package final class TableMapping: Sendable {
         }
         record.header.updatedAt = now
         for index in changed { record.markColumnSaved(index) }
+        connection.onRollback {
+            record.header = previous
+            for (index, original) in zip(changed, originals) { record.restoreOriginal(index, original) }
+        }
     }
 
     /// `DELETE`s the record's row and marks it deleted.
@@ -120,6 +128,7 @@ package final class TableMapping: Sendable {
         }
         let deleted = connection.changedRowCount > 0
         record.header.isDeleted = true
+        connection.onRollback { record.header.isDeleted = false }
         if !deleted {
             throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists")
         }

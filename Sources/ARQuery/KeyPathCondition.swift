@@ -139,7 +139,7 @@ extension PredicateNode {
 }
 
 /// Maps key paths to column names, once per key path.
-enum KeyPathColumns {
+package enum KeyPathColumns {
     /// A key path as a dictionary key. `@unchecked Sendable`: key paths are
     /// immutable objects, safe to share between threads (the standard library
     /// does not mark `AnyKeyPath` Sendable).
@@ -156,7 +156,7 @@ enum KeyPathColumns {
         .blob(Data([1])), .blob(Data([2])), .text("[]"), .text("{}"), .text("[0]"), .null,
     ]
 
-    static func columnName<Root: Model, Value: ColumnValue>(_ keyPath: KeyPath<Root, Value>) throws -> String {
+    package static func columnName<Root: Model, Value: ColumnValue>(_ keyPath: KeyPath<Root, Value>) throws -> String {
         let key = Key(keyPath: keyPath)
         if let name = cache.withLock({ $0[key] }) { return name }
         let name = try probe(keyPath)
@@ -177,6 +177,10 @@ enum KeyPathColumns {
         let before = schema.columns.indices.map { try? record.currentValue($0) }
         let original = record[keyPath: writable]
         guard let different = distinctValue(from: original) else {
+            // No second value to write (an enum that is not CaseIterable, say): the
+            // column is known if it is the only one of exactly this type.
+            let sameType = mapping.fields.indices.filter { mapping.fields[$0].kind == Column<Value>.self }
+            if sameType.count == 1 { return schema.columns[sameType[0]].name }
             throw ActiveRecordError(
                 .invalidPredicate,
                 "cannot tell which column \(keyPath) is (no probe value for \(Value.self)); use its column name instead")

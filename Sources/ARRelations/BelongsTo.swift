@@ -85,7 +85,7 @@ extension BelongsTo: RecordHookField {
     package static func willSave(_ field: UnsafeMutableRawPointer, of record: Model) throws {
         let pointer = field.assumingMemoryBound(to: BelongsTo.self)
         guard let parent = pointer.pointee.parent, parent.id == nil else { return }
-        try parent.save()
+        try saveRelated(parent, of: record)
         pointer.pointee.key.value = parent.id
     }
 

@@ -31,3 +31,21 @@ func missingKey(_ key: String, in model: Model.Type, for relation: String) -> Ac
         .unknownColumn,
         "\(model) has no column '\(key)' for \(relation); declare it (for example @BelongsTo) or name the key in the relation")
 }
+
+/// Saves a record related to `owner` as part of the owner's save: a validation
+/// failure becomes the owner's, carrying the related record's errors.
+func saveRelated(_ related: Model, of owner: Model) throws {
+    do {
+        try related.save()
+    } catch let error as ActiveRecordError where error.code == .validationFailed {
+        owner.errors = error.validationErrors
+        throw ActiveRecordError.validationFailed(String(describing: type(of: owner)), owner.errors)
+    }
+}
+
+/// Puts a queue back if the transaction that emptied it rolls back.
+func restoreOnRollback<Field>(_ pointer: UnsafeMutablePointer<Field>, of owner: Model, _ restore: @escaping (inout Field) -> Void) throws {
+    try Database.current.withConnection { connection in
+        connection.onRollback { withExtendedLifetime(owner) { restore(&pointer.pointee) } }
+    }
+}

@@ -139,16 +139,18 @@ extension HasMany: RecordHookField {
     package static func didSave(_ field: UnsafeMutableRawPointer, of record: Model) throws {
         let pointer = field.assumingMemoryBound(to: HasMany.self)
         let key = pointer.pointee.keyColumn(for: type(of: record))
-        for child in pointer.pointee.pending {
+        let pending = pointer.pointee.pending
+        for child in pending {
             do {
                 try child.set([key: record.id])
             } catch let error as ActiveRecordError where error.code == .unknownColumn {
                 throw missingKey(key, in: Child.self, for: "\(type(of: record))'s has-many")
             }
-            try child.save()
+            try saveRelated(child, of: record)
         }
         pointer.pointee.pending = []
         pointer.pointee.preloaded = nil
+        try restoreOnRollback(pointer, of: record) { $0.pending = pending }
     }
 
     package static func willDrop(_ field: UnsafeMutableRawPointer, of record: Model) throws {

@@ -91,10 +91,12 @@ struct ThroughJoin<Child: Model, Join: Model> {
     }
 
     /// Saves the child if needed and creates the join row unless the pair exists.
-    func link(ownerID: Int64, _ child: Child) throws {
+    func link(ownerID: Int64, _ child: Child, owner: Model? = nil) throws {
         try checkKeys()
         try Database.current.transaction {
-            if child.id == nil { try child.save() }
+            if child.id == nil {
+                if let owner { try saveRelated(child, of: owner) } else { try child.save() }
+            }
             guard let childID = child.id else { return }
             let exists = try Join.query().where(ownerKey, .equal(ownerID)).where(childKey, .equal(childID)).exists()
             if !exists { try Join.create([ownerKey: ownerID, childKey: childID]) }
@@ -196,9 +198,11 @@ extension HasManyThrough: RecordHookField {
         let pointer = field.assumingMemoryBound(to: HasManyThrough.self)
         guard let id = record.id else { return }
         let join = join(pointer.pointee, record)
-        for child in pointer.pointee.pending { try join.link(ownerID: id, child) }
+        let pending = pointer.pointee.pending
+        for child in pending { try join.link(ownerID: id, child, owner: record) }
         pointer.pointee.pending = []
         pointer.pointee.preloaded = nil
+        try restoreOnRollback(pointer, of: record) { $0.pending = pending }
     }
 
     package static func willDrop(_ field: UnsafeMutableRawPointer, of record: Model) throws {

@@ -12,6 +12,7 @@ final class Pet: Model {
     @Column var mood: Mood = .calm
     @Column var born: Date = Date(timeIntervalSince1970: 0)
     @Column var address: Address = Address()
+    @Column var home: Address = Address()
     var nickname: String { name + "!" }  // computed, not a column
 }
 
@@ -54,8 +55,11 @@ struct KeyPathQueryTests {
             try seedPets()
             let computed = expectError(.unknownColumn) { _ = try Pet.query().where(\.nickname == "Rex!").fetch() }
             #expect(computed?.message.contains("is not a settable @Column property") == true)
+            // Two columns of a type with no probe value: the key path cannot be told apart.
             let noProbe = expectError(.invalidPredicate) { _ = try Pet.query().where(\.address == Address()).fetch() }
             #expect(noProbe?.message.contains("use its column name instead") == true)
+            // The only column of its type is found without a probe.
+            #expect(try Pet.query().where(\.mood == .calm).count() == 2)
         }
     }
 }

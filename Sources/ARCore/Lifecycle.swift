@@ -1,0 +1,101 @@
+/// One failed validation: which model and property, a stable key for
+/// localisation, and a readable English message.
+public struct ValidationError: Sendable, Equatable, CustomStringConvertible {
+    /// The model (class) name, e.g. `User`.
+    public var model: String
+    /// The property (column) that failed, e.g. `name`.
+    public var property: String
+    /// The error key: `cant_be_blank`, `already_exists`, `too_short`, … or a custom validator's.
+    public var key: String
+    /// A readable message, e.g. `can't be blank`.
+    public var message: String
+
+    /// Makes a validation error.
+    public init(model: String, property: String, key: String, message: String) {
+        self.model = model
+        self.property = property
+        self.key = key
+        self.message = message
+    }
+
+    /// `name can't be blank`.
+    public var description: String { "\(property) \(message)" }
+}
+
+/// Lifecycle callbacks: adopt the protocol and implement the callbacks you need
+/// (the others do nothing). They run in Rails' order, inside the transaction
+/// of the save or drop:
+///
+/// `beforeValidation` → validations → `afterValidation` → `beforeSave` →
+/// `beforeCreate`/`beforeUpdate` → SQL → `afterCreate`/`afterUpdate` → `afterSave`;
+/// `beforeDestroy` → dependencies and SQL → `afterDestroy`.
+///
+/// ```swift
+/// final class Post: Model, Callbacks {
+///     @Column var title: String = ""
+///     @Column var slug: String = ""
+///     func beforeSave() throws { slug = title.lowercased() }
+///     func beforeDestroy() throws { if title == "pinned" { throw Abort("pinned posts stay") } }
+/// }
+/// ```
+///
+/// A before-callback that throws aborts: nothing is written and `save()` or
+/// `drop()` throws that error. An after-callback that throws rolls the write back.
+public protocol Callbacks: Model {
+    /// Before validations run (only for models with validations).
+    func beforeValidation() throws
+    /// After validations ran and passed.
+    func afterValidation() throws
+    /// Before an `INSERT` or `UPDATE`.
+    func beforeSave() throws
+    /// After an `INSERT` or `UPDATE`, still in its transaction.
+    func afterSave() throws
+    /// Before an `INSERT`.
+    func beforeCreate() throws
+    /// After an `INSERT`.
+    func afterCreate() throws
+    /// Before an `UPDATE`.
+    func beforeUpdate() throws
+    /// After an `UPDATE`.
+    func afterUpdate() throws
+    /// Before a `DELETE` (and its dependencies).
+    func beforeDestroy() throws
+    /// After a `DELETE`, still in its transaction.
+    func afterDestroy() throws
+}
+
+extension Callbacks {
+    public func beforeValidation() throws {}
+    public func afterValidation() throws {}
+    public func beforeSave() throws {}
+    public func afterSave() throws {}
+    public func beforeCreate() throws {}
+    public func afterCreate() throws {}
+    public func beforeUpdate() throws {}
+    public func afterUpdate() throws {}
+    public func beforeDestroy() throws {}
+    public func afterDestroy() throws {}
+}
+
+/// Thrown by a before-callback to stop a save or drop with a reason.
+public struct Abort: Error, Sendable, CustomStringConvertible {
+    /// Why the operation was stopped.
+    public var reason: String
+    /// Makes the signal.
+    public init(_ reason: String) { self.reason = reason }
+    /// `aborted: <reason>`.
+    public var description: String { "aborted: \(reason)" }
+}
+
+/// The validation step of `save()`: `ARValidation`'s `Validating` protocol
+/// implements it, and the core calls it. Adopt `Validating`, not this.
+public protocol ValidationHook: Model {
+    /// Runs the validators and sets ``Model/errors``.
+    /// - Parameter changedColumns: the changed columns of a saved record; `nil` for a new one.
+    /// - Returns: whether the record is valid.
+    func runValidations(changedColumns: Set<String>?) throws -> Bool
+    /// Columns whose uniqueness validation also asks for a UNIQUE index.
+    static var uniquelyIndexedColumns: [String] { get }
+    /// Columns with a uniqueness validation: a UNIQUE constraint failure on one is `already_exists`.
+    static var uniquelyValidatedColumns: [String] { get }
+}
