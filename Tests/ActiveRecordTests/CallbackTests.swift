@@ -1,0 +1,212 @@
+import ActiveRecord
+import Foundation
+import Synchronization
+import Testing
+
+/// Records every callback it runs, and can be told to fail in one.
+final class Diary: Model, Validating, Callbacks {
+    @Column var title: String = ""
+    var log: [String] = []
+    var failIn: String?
+
+    static let validations = Validations(for: Diary.self) { $0.presence(\.title) }
+
+    private func note(_ name: String) throws {
+        log.append(name)
+        if failIn == name { throw Abort("\(name) refused") }
+    }
+
+    func beforeValidation() throws { try note("beforeValidation") }
+    func afterValidation() throws { try note("afterValidation") }
+    func beforeSave() throws { try note("beforeSave") }
+    func afterSave() throws { try note("afterSave") }
+    func beforeCreate() throws { try note("beforeCreate") }
+    func afterCreate() throws { try note("afterCreate") }
+    func beforeUpdate() throws { try note("beforeUpdate") }
+    func afterUpdate() throws { try note("afterUpdate") }
+    func beforeDestroy() throws { try note("beforeDestroy") }
+    func afterDestroy() throws { try note("afterDestroy") }
+}
+
+/// A callback that changes a column before it is written.
+final class Slugged: Model, Callbacks {
+    @Column var title: String = ""
+    @Column var slug: String = ""
+    func beforeSave() throws { slug = title.lowercased().replacingOccurrences(of: " ", with: "-") }
+}
+
+@Suite("Callbacks")
+struct CallbackTests {
+    @Test func callbacksRunInRailsOrder() throws {
+        try withMemoryDatabase { _ throws in
+            let diary = Diary()
+            diary.title = "day one"
+            try diary.save()
+            #expect(diary.log == [
+                "beforeValidation", "afterValidation", "beforeSave", "beforeCreate", "afterCreate", "afterSave",
+            ])
+            diary.log = []
+            diary.title = "day two"
+            try diary.save()
+            #expect(diary.log == [
+                "beforeValidation", "afterValidation", "beforeSave", "beforeUpdate", "afterUpdate", "afterSave",
+            ])
+            diary.log = []
+            try diary.save()  // nothing changed: nothing runs
+            #expect(diary.log == [])
+            try diary.drop()
+            #expect(diary.log == ["beforeDestroy", "afterDestroy"])
+        }
+    }
+
+    @Test func anInvalidRecordStopsAfterValidation() throws {
+        try withMemoryDatabase { _ throws in
+            let diary = Diary()
+            expectError(.validationFailed) { try diary.save() }
+            #expect(diary.log == ["beforeValidation"])
+            #expect(try Diary.count() == 0)
+        }
+    }
+
+    @Test("a before-callback aborts and nothing is written", arguments: ["beforeValidation", "afterValidation", "beforeSave", "beforeCreate"])
+    func abortOnCreate(_ callback: String) throws {
+        try withMemoryDatabase { _ throws in
+            let diary = Diary()
+            diary.title = "x"
+            diary.failIn = callback
+            #expect(throws: Abort.self) { try diary.save() }
+            #expect(diary.isNewRecord && diary.id == nil)
+            #expect(try Diary.count() == 0)
+        }
+    }
+
+    @Test("a throwing after-callback rolls the write back", arguments: ["afterCreate", "afterSave"])
+    func rollbackOnCreate(_ callback: String) throws {
+        try withMemoryDatabase { _ throws in
+            let diary = Diary()
+            diary.title = "x"
+            diary.failIn = callback
+            #expect(throws: Abort.self) { try diary.save() }
+            #expect(try Diary.count() == 0)
+            // The record is as before the save: new, so a retry inserts it.
+            #expect(diary.isNewRecord && diary.createdAt == nil)
+            diary.failIn = nil
+            try diary.save()
+            #expect(try Diary.count() == 1)
+        }
+    }
+
+    @Test func aThrowingAfterUpdateKeepsTheChangeUnsaved() throws {
+        try withMemoryDatabase { _ throws in
+            let diary = try Diary.create(["title": "old"])
+            diary.title = "new"
+            diary.failIn = "afterUpdate"
+            #expect(throws: Abort.self) { try diary.save() }
+            #expect(try Diary.find(diary.id!)?.title == "old")
+            #expect(diary.hasChanges && diary.changes.first?.old == .text("old"))  // still to be saved
+            diary.failIn = nil
+            try diary.save()
+            #expect(try Diary.find(diary.id!)?.title == "new")
+        }
+    }
+
+    @Test func beforeDestroyAbortsTheDrop() throws {
+        try withMemoryDatabase { _ throws in
+            let diary = try Diary.create(["title": "keep"])
+            diary.failIn = "beforeDestroy"
+            #expect(throws: Abort.self) { try diary.drop() }
+            #expect(try !diary.isDeleted && Diary.count() == 1)
+            diary.failIn = "afterDestroy"
+            #expect(throws: Abort.self) { try diary.drop() }
+            #expect(try !diary.isDeleted && Diary.count() == 1)  // rolled back
+        }
+    }
+
+    @Test func aCallbackCanSetColumnsBeforeTheWrite() throws {
+        try withMemoryDatabase { _ throws in
+            let post = Slugged()
+            post.title = "Hello World"
+            try post.save()
+            #expect(try Slugged.find(post.id!)?.slug == "hello-world")
+        }
+    }
+}
+
+@Suite("Rollback restores records in memory")
+struct RollbackStateTests {
+    @Test func recordsSavedInARolledBackTransactionAreNewAgain() throws {
+        try withMemoryDatabase { db throws in
+            let kept = try Item.create(["title": "kept"])
+            let fresh = Item()
+            fresh.title = "fresh"
+            try db.transaction {
+                try fresh.save()
+                kept.title = "changed"
+                try kept.save()
+                try kept.drop()
+                throw Rollback()
+            }
+            #expect(fresh.isNewRecord && fresh.id == nil)
+            #expect(!kept.isDeleted && kept.title == "changed" && kept.hasChanges)
+            try kept.save()
+            #expect(try Item.find(kept.id!)?.title == "changed")
+            try fresh.save()
+            #expect(try Item.count() == 2)
+        }
+    }
+
+    @Test func anInnerSavepointRollbackUndoesOnlyItsRecords() throws {
+        try withMemoryDatabase { db throws in
+            let outer = Item()
+            let inner = Item()
+            try db.transaction {
+                try outer.save()
+                try db.transaction {
+                    try inner.save()
+                    throw Rollback()
+                }
+            }
+            #expect(!outer.isNewRecord && inner.isNewRecord)
+            #expect(try Item.count() == 1)
+        }
+    }
+}
+
+/// A child that fails validation fails its owner's save, with the child's errors on the owner.
+enum Guarded {
+    final class Team: Model {
+        @Column var name: String = ""
+        @HasMany var players: Query<Player>
+    }
+
+    final class Player: Model, Validating {
+        @Column var name: String = ""
+        @BelongsTo var team: Team?
+        static let validations = Validations(for: Player.self) { $0.presence(\.name) }
+    }
+}
+
+@Suite("Relations and validations")
+struct RelationValidationTests {
+    @Test func aChildFailingValidationFailsTheOwnerAndLeavesTheDatabaseAsItWas() throws {
+        try withMemoryDatabase { _ throws in
+            let team = Guarded.Team()
+            team.name = "reds"
+            let good = Guarded.Player()
+            good.name = "ok"
+            let bad = Guarded.Player()  // blank name
+            try team.players.add(good)
+            try team.players.add(bad)
+            let error = expectError(.validationFailed) { try team.save() }
+            #expect(error?.validationErrors == [ValidationError(model: "Player", property: "name", key: "cant_be_blank", message: "can't be blank")])
+            #expect(team.errors == error?.validationErrors)
+            #expect(try Guarded.Team.count() == 0 && Guarded.Player.count() == 0)
+            #expect(team.isNewRecord && good.isNewRecord)
+            // The queue survives: fix the child and save again.
+            #expect(try team.players.count() == 2)
+            bad.name = "fixed"
+            try team.save()
+            #expect(try Guarded.Player.query().where("teamId = %@", team.id!).count() == 2)
+        }
+    }
+}
