@@ -51,7 +51,7 @@ extension Persistable where Self: Model {
         }
     }
 
-    private static var quotedTable: String { tableName.quotedIdentifier }
+    private static var quotedTable: String { get throws { try mapping().table.schema.name.quotedIdentifier } }
 
     /// Every record, in id order: `SELECT … FROM "T" ORDER BY "id"`.
     public static func all() throws -> [Self] {
@@ -104,7 +104,7 @@ extension Persistable where Self: Model {
 
     /// The number of records: `SELECT count(*) FROM "T"`.
     public static func count() throws -> Int {
-        Int(try scalar("SELECT count(*) FROM \(quotedTable)"))
+        Int(try scalar("SELECT count(*) FROM \(try quotedTable)"))
     }
 
     /// The record with the lowest id, or `nil` when there is none.
@@ -119,12 +119,12 @@ extension Persistable where Self: Model {
 
     /// Whether there is any record.
     public static func exists() throws -> Bool {
-        try scalar("SELECT EXISTS (SELECT 1 FROM \(quotedTable))") != 0
+        try scalar("SELECT EXISTS (SELECT 1 FROM \(try quotedTable))") != 0
     }
 
     /// Whether a record with this id exists.
     public static func exists(id: Int64) throws -> Bool {
-        try scalar("SELECT EXISTS (SELECT 1 FROM \(quotedTable) WHERE \"id\" = ?)", [.integer(id)]) != 0
+        try scalar("SELECT EXISTS (SELECT 1 FROM \(try quotedTable) WHERE \"id\" = ?)", [.integer(id)]) != 0
     }
 
     /// Deletes every record of the model: `DELETE FROM "T"`. Records in

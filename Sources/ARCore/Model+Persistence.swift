@@ -74,7 +74,7 @@ extension Model {
             try callbacks?.beforeValidation()
             let names = isNew ? nil : Set(changed.map { mapping.table.schema.columns[$0].name })
             guard try validating.runValidations(changedColumns: names) else {
-                throw ActiveRecordError.validationFailed(String(describing: type(of: self)), errors)
+                throw ActiveRecordError.validationFailed(ModelMapping.modelName(type(of: self)), errors)
             }
             try callbacks?.afterValidation()
         }
@@ -100,7 +100,7 @@ extension Model {
         let columns = error.message.dropFirst("UNIQUE constraint failed: ".count)
             .split(separator: ",").map { $0.split(separator: ".").last.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? "" }
         guard !columns.isEmpty, columns.allSatisfy(validated.contains) else { return nil }
-        let model = String(describing: type(of: self))
+        let model = ModelMapping.modelName(type(of: self))
         errors = columns.map { column in
             let property = mapping.table.schema.columnIndex(named: column).map { mapping.propertyNames[$0] } ?? column
             return ValidationError(model: model, property: property, key: "already_exists", message: "already exists")

@@ -44,6 +44,17 @@ package final class ModelMapping: Sendable {
     }
 
     private static let cache = Mutex<[ObjectIdentifier: ModelMapping]>([:])
+    private static let names = Mutex<[ObjectIdentifier: String]>([:])
+
+    /// The class name as written (`String(describing:)` costs thousands of
+    /// instructions, so it is asked once per class).
+    package static func modelName(_ type: Model.Type) -> String {
+        let key = ObjectIdentifier(type)
+        if let name = names.withLock({ $0[key] }) { return name }
+        let name = String(describing: type)
+        names.withLock { $0[key] = name }
+        return name
+    }
 
     /// The mapping of `type`, reflected on first use and cached.
     /// - Throws: `.invalidModel` when the class cannot be a table.
@@ -92,7 +103,7 @@ package final class ModelMapping: Sendable {
         for field in reflected {
             guard let (offset, kind) = field.column else { continue }
             let declaration = kind.declaration(base + offset)
-            let name = declaration.name ?? field.propertyName
+            let name = declaration.name ?? field.defaultColumnName ?? field.propertyName
             columns.append(ColumnSchema(
                 name: name, type: kind.sqlType, isNullable: kind.isNullable,
                 index: declaration.index, defaultValue: declaration.value))

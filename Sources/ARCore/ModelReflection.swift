@@ -16,6 +16,8 @@ package struct ReflectedField {
     package var offset: Int
     /// The column the field is or holds: its offset from the object's start and its type.
     package var column: (offset: Int, kind: any ColumnField.Type)?
+    /// The column's name when its declaration gives none and it is not the property name.
+    package var defaultColumnName: String?
     /// The field's save and drop hooks.
     package var hook: (any RecordHookField.Type)?
 }
@@ -42,6 +44,7 @@ package func reflectColumnFields(of modelClass: AnyClass, prototype: AnyObject) 
         } else if let embedding = fieldType as? any EmbeddedColumnField.Type {
             let embedded = embedding.embeddedColumn
             field.column = (offset + embedded.offset, embedded.kind)
+            field.defaultColumnName = embedding.defaultColumnName
         }
         field.hook = fieldType as? any RecordHookField.Type
         fields.append(field)

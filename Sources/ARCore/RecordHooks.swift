@@ -21,6 +21,8 @@ package protocol RecordHookField: SendableMetatype {
 package protocol EmbeddedColumnField: SendableMetatype {
     /// Where the column sits inside the field, and its type.
     static var embeddedColumn: (offset: Int, kind: any ColumnField.Type) { get }
+    /// The column name when the declaration does not give one (asked once per model, at reflection).
+    static var defaultColumnName: String? { get }
 }
 
 /// A record being dropped by a cascade, so that a cycle of dependencies

@@ -6,7 +6,7 @@ struct QueryTable {
     let model: ModelMapping
     var table: TableMapping { model.table }
     /// The class name, which keys `fetchJoined()` rows.
-    var modelName: String { String(describing: modelType) }
+    var modelName: String { ModelMapping.modelName(modelType) }
     var quotedName: String { table.schema.name.quotedIdentifier }
 
     init(_ modelType: Model.Type) throws {

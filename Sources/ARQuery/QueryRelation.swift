@@ -5,7 +5,7 @@ import ARCore
 package protocol QueryRelation {
     /// Records to answer with instead of running SQL: those queued on an
     /// unsaved owner, or those eager-loaded. `nil`: run the query.
-    func recordsInMemory() -> [Model]?
+    func recordsInMemory<Record: Model>(as type: Record.Type) -> [Record]?
     /// Relates `record` to the owner (saved at once, or queued until the owner is saved).
     func add(_ record: Model) throws
     /// Ends the relation between `record` and the owner.
@@ -54,7 +54,7 @@ extension Query {
 
     /// The records in memory, when this is an unchanged relation query that has them.
     var recordsInMemory: [Record]? {
-        guard isPristine, let records = relation?.recordsInMemory() else { return nil }
-        return records.compactMap { $0 as? Record }
+        guard isPristine else { return nil }
+        return relation?.recordsInMemory(as: Record.self)
     }
 }

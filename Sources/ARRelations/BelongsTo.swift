@@ -34,7 +34,8 @@ public struct BelongsTo<Parent: Model> {
     ///   - key: the foreign key column; default `<lowerCamel(Parent)>Id`.
     ///   - dependency: what dropping this record does to the parent (default: nothing).
     public init(key: String? = nil, dependency: Dependency = .none) {
-        self.key = Column(wrappedValue: nil, key ?? foreignKey(for: Parent.self), index: .index)
+        // The default name is given to reflection once (defaultColumnName), not made per record.
+        self.key = Column(wrappedValue: nil, key, index: .index)
         self.dependency = dependency
     }
 
@@ -70,6 +71,8 @@ extension BelongsTo: EmbeddedColumnField {
     package static var embeddedColumn: (offset: Int, kind: any ColumnField.Type) {
         (MemoryLayout<BelongsTo>.offset(of: \BelongsTo.key)!, Column<Int64?>.self)
     }
+
+    package static var defaultColumnName: String? { foreignKey(for: Parent.self) }
 }
 
 extension BelongsTo: RecordHookField {
@@ -147,8 +150,8 @@ enum BelongsToKeys {
         let base = Unmanaged.passUnretained(owner).toOpaque()
         for hook in mapping.hooks where hook.kind == BelongsTo<Parent>.self {
             let field = (base + hook.offset).assumingMemoryBound(to: BelongsTo<Parent>.self).pointee
-            if field.key.value == Int64.min + 7, let column = field.key.name {
-                let found = (column, hook.offset)
+            if field.key.value == Int64.min + 7 {
+                let found = (field.key.name ?? foreignKey(for: Parent.self), hook.offset)
                 cache.withLock { $0[Key(keyPath: relation)] = found }
                 return found
             }

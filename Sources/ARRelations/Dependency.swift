@@ -18,7 +18,7 @@ func lowerCamel(_ name: String) -> String {
 }
 
 /// The default foreign key for `type`: `Group` → `groupId`.
-func foreignKey(for type: Model.Type) -> String { lowerCamel(String(describing: type)) + "Id" }
+func foreignKey(for type: Model.Type) -> String { lowerCamel(ModelMapping.modelName(type)) + "Id" }
 
 extension Model {
     /// The record's id as a bound value (`NULL` when unsaved).
@@ -39,7 +39,7 @@ func saveRelated(_ related: Model, of owner: Model) throws {
         try related.save()
     } catch let error as ActiveRecordError where error.code == .validationFailed {
         owner.errors = error.validationErrors
-        throw ActiveRecordError.validationFailed(String(describing: type(of: owner)), owner.errors)
+        throw ActiveRecordError.validationFailed(ModelMapping.modelName(type(of: owner)), owner.errors)
     }
 }
 
@@ -48,4 +48,11 @@ func restoreOnRollback<Field>(_ pointer: UnsafeMutablePointer<Field>, of owner: 
     try Database.current.withConnection { connection in
         connection.onRollback { withExtendedLifetime(owner) { restore(&pointer.pointee) } }
     }
+}
+
+/// `records` as `[Record]`: the same array when the types match (a relation asked for
+/// its own child type), else a conditional cast of each element.
+func typed<Child: Model, Record: Model>(_ records: [Child]) -> [Record] {
+    if Child.self == Record.self { return unsafeBitCast(records, to: [Record].self) }
+    return records.compactMap { $0 as? Record }
 }

@@ -73,8 +73,9 @@ struct HasManyContext<Owner: Model, Child: Model>: QueryRelation {
         return Child.query().where(key, .equal(id))
     }
 
-    func recordsInMemory() -> [Model]? {
-        owner.id == nil ? owner[keyPath: storage].pending : owner[keyPath: storage].preloaded
+    func recordsInMemory<Record: Model>(as type: Record.Type) -> [Record]? {
+        let records = owner.id == nil ? owner[keyPath: storage].pending : owner[keyPath: storage].preloaded
+        return records.map(typed)
     }
 
     func add(_ record: Model) throws {
@@ -113,9 +114,11 @@ struct HasManyContext<Owner: Model, Child: Model>: QueryRelation {
     func preload(_ owners: [Model]) throws {
         let owners = owners.compactMap { $0 as? Owner }
         let ids = owners.compactMap(\.id)
+        let key = self.key
         var children: [Int64: [Child]] = [:]
         for chunk in chunked(ids) {
-            for child in try Child.query().where(key, .in(chunk)).fetch() {
+            // Ordered by key, then id: the key's index gives that order without a sort.
+            for child in try Child.query().where(key, .in(chunk)).order(by: key).order(by: "id").fetch() {
                 if case .integer(let id) = try child.value(of: key) { children[id, default: []].append(child) }
             }
         }

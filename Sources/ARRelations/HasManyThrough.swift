@@ -86,7 +86,7 @@ struct ThroughJoin<Child: Model, Join: Model> {
     /// The owner's related records.
     func query(ownerID: Int64) -> Query<Child> {
         Child.query().join(Join.self, .inner, on: "id", childKey)
-            .where("\(quoteIdentifier(String(describing: Join.self))).\(quoteIdentifier(ownerKey)) = ?", ownerID)
+            .where("\(quoteIdentifier(ModelMapping.modelName(Join.self))).\(quoteIdentifier(ownerKey)) = ?", ownerID)
             .distinct()
     }
 
@@ -133,8 +133,9 @@ struct ThroughContext<Owner: Model, Child: Model, Join: Model>: QueryRelation {
         return join.query(ownerID: id)
     }
 
-    func recordsInMemory() -> [Model]? {
-        owner.id == nil ? owner[keyPath: storage].pending : owner[keyPath: storage].preloaded
+    func recordsInMemory<Record: Model>(as type: Record.Type) -> [Record]? {
+        let records = owner.id == nil ? owner[keyPath: storage].pending : owner[keyPath: storage].preloaded
+        return records.map(typed)
     }
 
     func add(_ record: Model) throws {
@@ -164,9 +165,9 @@ struct ThroughContext<Owner: Model, Child: Model, Join: Model>: QueryRelation {
         let join = self.join
         var children: [Int64: [Child]] = [:]
         for chunk in chunked(owners.compactMap(\.id)) {
+            let owner = "\(quoteIdentifier(ModelMapping.modelName(Join.self))).\(quoteIdentifier(join.ownerKey))"
             let rows = try Child.query().join(Join.self, .inner, on: "id", join.childKey)
-                .where(
-                    "\(quoteIdentifier(String(describing: Join.self))).\(quoteIdentifier(join.ownerKey)) IN %@", chunk)
+                .where("\(owner) IN %@", chunk).order(by: owner).order(by: "id")
                 .fetchJoined(Join.self)
             for case let (child?, joinRow?) in rows {
                 if case .integer(let id) = try joinRow.value(of: join.ownerKey) { children[id, default: []].append(child) }

@@ -37,7 +37,7 @@ extension Validating {
 
     public func runValidations(changedColumns: Set<String>?) throws -> Bool {
         let mapping = try Self.mapping()
-        let model = String(describing: Self.self)
+        let model = ModelMapping.modelName(Self.self)
         var found: [ValidationError] = []
         for rule in Self.validations.rules {
             let column = try rule.column()

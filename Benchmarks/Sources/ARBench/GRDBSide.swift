@@ -179,3 +179,36 @@ struct GRDBQueryUser: Codable, FetchableRecord, TableRecord {
     var age: Int
     var score: Double
 }
+
+/// GRDB.swift's record for the `BenchGroup` table, with its has-many
+/// association to the members (in id order, as the other sides read them).
+/// `EncodableRecord` gives it `request(for:)`, GRDB's lazy relation.
+struct GRDBGroup: Codable, FetchableRecord, EncodableRecord, TableRecord {
+    static let databaseTableName = "BenchGroup"
+    static let members = hasMany(GRDBMember.self, key: "members", using: ForeignKey(["benchGroupId"]))
+        .order(Column("id"))
+
+    var id: Int64
+    /// Seconds since 1970, as the library stores dates.
+    var createdAt: Double
+    var updatedAt: Double
+    var title: String
+}
+
+/// GRDB.swift's record for the `BenchMember` table.
+struct GRDBMember: Codable, FetchableRecord, TableRecord {
+    static let databaseTableName = "BenchMember"
+
+    var id: Int64
+    var createdAt: Double
+    var updatedAt: Double
+    var name: String
+    var age: Int
+    var benchGroupId: Int64
+}
+
+/// A group with its members, as GRDB's `including(all:)` decodes them.
+struct GRDBGroupWithMembers: Decodable, FetchableRecord {
+    var group: GRDBGroup
+    var members: [GRDBMember]
+}

@@ -7,9 +7,10 @@
 // query benchmarks on a table of N rows (Q indexed queries, default N / 200;
 // P predicate queries, default N / 5: the defaults keep a full run near a
 // minute) and the memory benchmark (2N and N / 2 rows, each mode in a child
-// process: `ARBench memory <cursor|fetch|raw> <rows> <database>`). Exit
-// status 1 when a side did the wrong thing (a check failed) or on bad usage;
-// missed targets are reported in the tables but do not fail the run.
+// process: `ARBench memory <cursor|fetch|raw> <rows> <database>`), then the
+// relation benchmark (N / 100 groups of 100 members each, walked lazily and
+// eagerly). Exit status 1 when a side did the wrong thing (a check failed) or
+// on bad usage; missed targets are reported in the tables but do not fail the run.
 import CSQLiteRaw
 import Foundation
 
@@ -99,6 +100,12 @@ do {
     let memory = try MemorySection(rowCounts: [2 * rowCount, max(2, rowCount / 2)]).run(progress: progress)
     print("")
     for line in memory { print(line) }
+    let relations = try RelationSection(
+        groupCount: max(1, rowCount / RelationSection.membersPerGroup), membersPerGroup: RelationSection.membersPerGroup,
+        rounds: rounds
+    ).run(progress: progress)
+    print("")
+    for line in relations.lines { print(line) }
 } catch {
     FileHandle.standardError.write(Data("FAILED: \(error)\n".utf8))
     exit(1)
