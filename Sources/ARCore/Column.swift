@@ -71,6 +71,7 @@ package protocol ColumnField: SendableMetatype {
     static func markSaved(_ field: FieldAddress)
     static func revert(_ field: FieldAddress)
     static func values(_ field: FieldAddress) -> (original: DatabaseValue, current: DatabaseValue)
+    static func originalSQL(_ field: FieldAddress) -> DatabaseValue
     static func assign(_ value: DatabaseValue, to field: FieldAddress) throws
     static func restoreOriginal(_ value: DatabaseValue, to field: FieldAddress)
     static func current(_ field: FieldAddress) throws -> DatabaseValue
@@ -123,6 +124,10 @@ extension Column: ColumnField {
 
     package static func values(_ field: FieldAddress) -> (original: DatabaseValue, current: DatabaseValue) {
         ((try? original(field).pointee.toSQL()) ?? .null, (try? value(field).pointee.toSQL()) ?? .null)
+    }
+
+    package static func originalSQL(_ field: FieldAddress) -> DatabaseValue {
+        (try? original(field).pointee.toSQL()) ?? .null
     }
 
     package static func assign(_ newValue: DatabaseValue, to field: FieldAddress) throws {

@@ -20,14 +20,17 @@ package final class Connection {
     /// How deep the current transaction is: 0 outside, 1 in `BEGIN`, 2+ in savepoints.
     package var transactionDepth = 0
     /// Per transaction level, what to undo in memory if it rolls back (records' ids, saved values).
-    package var rollbackActions: [[() -> Void]] = []
+    package var rollbackActions: [[UndoEntry]] = []
 
-    /// Registers `action` to run if the current transaction level rolls back; outside a
-    /// transaction there is nothing to undo and the action is dropped.
-    package func onRollback(_ action: @escaping () -> Void) {
+    /// Registers `entry` to undo if the current transaction level rolls back; outside a
+    /// transaction there is nothing to undo and the entry is dropped.
+    package func onRollback(_ entry: UndoEntry) {
         guard transactionDepth > 0, !rollbackActions.isEmpty else { return }
-        rollbackActions[rollbackActions.count - 1].append(action)
+        rollbackActions[rollbackActions.count - 1].append(entry)
     }
+
+    /// Registers `action` to run if the current transaction level rolls back.
+    package func onRollback(_ action: @escaping () -> Void) { onRollback(.action(action)) }
 
     /// How long a connection waits for a lock held by another connection.
     package static let busyTimeoutMilliseconds: Int32 = 10_000

@@ -220,7 +220,7 @@ extension Database {
 
     private func rollback(depth: Int, savepoint: String) throws {
         // Put records back as they were before this level: ids, saved values, dropped flags.
-        for action in connection.rollbackActions.removeLast().reversed() { action() }
+        for entry in connection.rollbackActions.removeLast().reversed() { entry.undo() }
         forgetPreparedTables()
         if depth == 0 {
             try connection.execute("ROLLBACK")

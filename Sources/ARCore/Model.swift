@@ -101,7 +101,7 @@ open class Model: RecordStorage {
     }
 
     package final func originalValue(_ index: Int) -> DatabaseValue {
-        withField(index) { kind, field in kind.values(field).original }
+        withField(index) { kind, field in kind.originalSQL(field) }
     }
 
     package final func restoreOriginal(_ index: Int, _ value: DatabaseValue) {

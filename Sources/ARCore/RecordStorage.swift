@@ -33,3 +33,26 @@ package protocol RecordStorage: AnyObject {
     /// Sets the original value of column `index` back, after a rollback.
     func restoreOriginal(_ index: Int, _ value: DatabaseValue)
 }
+
+/// How to put a record back in memory when the transaction that wrote it rolls back.
+/// Values rather than closures: a transaction of many writes holds one per write.
+package enum UndoEntry {
+    /// Restore the header (an insert: new again; a drop: not dropped).
+    case header(any RecordStorage, RecordHeader)
+    /// Restore the header and the original values of the updated columns.
+    case update(any RecordStorage, RecordHeader, columns: [Int], originals: [DatabaseValue])
+    /// Anything else (a relation's queue).
+    case action(() -> Void)
+
+    package func undo() {
+        switch self {
+        case .header(let record, let header):
+            record.header = header
+        case .update(let record, let header, let columns, let originals):
+            record.header = header
+            for (index, original) in zip(columns, originals) { record.restoreOriginal(index, original) }
+        case .action(let action):
+            action()
+        }
+    }
+}

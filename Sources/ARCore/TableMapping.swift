@@ -80,7 +80,7 @@ package final class TableMapping: Sendable {
         record.header.createdAt = now
         record.header.updatedAt = now
         for index in schema.columns.indices { record.markColumnSaved(index) }
-        connection.onRollback { record.header = previous }
+        connection.onRollback(.header(record, previous))
     }
 
     /// The indexes of the columns that changed since the record was loaded or saved.
@@ -108,10 +108,7 @@ package final class TableMapping: Sendable {
         }
         record.header.updatedAt = now
         for index in changed { record.markColumnSaved(index) }
-        connection.onRollback {
-            record.header = previous
-            for (index, original) in zip(changed, originals) { record.restoreOriginal(index, original) }
-        }
+        connection.onRollback(.update(record, previous, columns: changed, originals: originals))
     }
 
     /// `DELETE`s the record's row and marks it deleted.
@@ -127,8 +124,8 @@ package final class TableMapping: Sendable {
             while try statement.step() {}
         }
         let deleted = connection.changedRowCount > 0
+        connection.onRollback(.header(record, record.header))
         record.header.isDeleted = true
-        connection.onRollback { record.header.isDeleted = false }
         if !deleted {
             throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists")
         }

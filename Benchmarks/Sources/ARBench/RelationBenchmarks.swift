@@ -111,7 +111,7 @@ final class RawRelationStore {
         let placeholders = Array(repeating: "?", count: count).joined(separator: ", ")
         let statement = try database.prepare(#"""
             SELECT \#(RelationTable.rawMemberSelectList) FROM "BenchMember" \#
-            WHERE "benchGroupId" IN (\#(placeholders)) ORDER BY "id"
+            WHERE "benchGroupId" IN (\#(placeholders)) ORDER BY "benchGroupId", "id"
             """#)
         membersOfGroupsStatements[count] = statement
         return statement
