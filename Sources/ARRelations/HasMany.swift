@@ -61,7 +61,7 @@ public struct HasMany<Child: Model> {
 }
 
 /// A has-many relation of one owner record.
-struct HasManyContext<Owner: Model, Child: Model>: QueryRelation {
+struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
     let owner: Owner
     let storage: ReferenceWritableKeyPath<Owner, HasMany<Child>>
 
@@ -73,34 +73,6 @@ struct HasManyContext<Owner: Model, Child: Model>: QueryRelation {
         return Child.query().where(key, .equal(id))
     }
 
-    func recordsInMemory<Record: Model>(as type: Record.Type) -> [Record]? {
-        let records = owner.id == nil ? owner[keyPath: storage].pending : owner[keyPath: storage].preloaded
-        return records.map(typed)
-    }
-
-    func add(_ record: Model) throws {
-        guard let child = record as? Child else { throw wrongType(record) }
-        guard owner.id != nil else {
-            if !owner[keyPath: storage].pending.contains(where: { $0 === child }) {
-                owner[keyPath: storage].pending.append(child)
-            }
-            return
-        }
-        try link(child)
-        owner[keyPath: storage].preloaded = nil
-    }
-
-    func remove(_ record: Model) throws {
-        guard let child = record as? Child else { throw wrongType(record) }
-        guard owner.id != nil else {
-            owner[keyPath: storage].pending.removeAll { $0 === child }
-            return
-        }
-        try child.set([key: nil])
-        try child.save()
-        owner[keyPath: storage].preloaded = nil
-    }
-
     /// Sets the child's key to the owner's id and saves the child.
     func link(_ child: Child) throws {
         do {
@@ -108,6 +80,12 @@ struct HasManyContext<Owner: Model, Child: Model>: QueryRelation {
         } catch let error as ActiveRecordError where error.code == .unknownColumn {
             throw missingKey(key, in: Child.self, for: "\(Owner.self)'s has-many")
         }
+        try child.save()
+    }
+
+    /// Clears the child's key and saves the child.
+    func unlink(_ child: Child) throws {
+        try child.set([key: nil])
         try child.save()
     }
 
@@ -125,10 +103,6 @@ struct HasManyContext<Owner: Model, Child: Model>: QueryRelation {
         for owner in owners where owner.id != nil {
             owner[keyPath: storage].preloaded = children[owner.id!] ?? []
         }
-    }
-
-    private func wrongType(_ record: Model) -> ActiveRecordError {
-        ActiveRecordError(.misuse, "\(Owner.self)'s relation holds \(Child.self) records, not \(type(of: record))")
     }
 }
 

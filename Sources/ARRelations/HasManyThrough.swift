@@ -119,7 +119,7 @@ struct ThroughJoin<Child: Model, Join: Model> {
 }
 
 /// A has-many-through relation of one owner record.
-struct ThroughContext<Owner: Model, Child: Model, Join: Model>: QueryRelation {
+struct ThroughContext<Owner: Model, Child: Model, Join: Model>: ToManyContext {
     let owner: Owner
     let storage: ReferenceWritableKeyPath<Owner, HasManyThrough<Child, Join>>
 
@@ -133,31 +133,16 @@ struct ThroughContext<Owner: Model, Child: Model, Join: Model>: QueryRelation {
         return join.query(ownerID: id)
     }
 
-    func recordsInMemory<Record: Model>(as type: Record.Type) -> [Record]? {
-        let records = owner.id == nil ? owner[keyPath: storage].pending : owner[keyPath: storage].preloaded
-        return records.map(typed)
-    }
-
-    func add(_ record: Model) throws {
-        guard let child = record as? Child else { throw wrongType(record) }
-        guard let id = owner.id else {
-            if !owner[keyPath: storage].pending.contains(where: { $0 === child }) {
-                owner[keyPath: storage].pending.append(child)
-            }
-            return
-        }
+    /// Saves the child if needed and creates the join row unless the pair exists.
+    func link(_ child: Child) throws {
+        guard let id = owner.id else { return }
         try join.link(ownerID: id, child)
-        owner[keyPath: storage].preloaded = nil
     }
 
-    func remove(_ record: Model) throws {
-        guard let child = record as? Child else { throw wrongType(record) }
-        guard let id = owner.id, let childID = child.id else {
-            owner[keyPath: storage].pending.removeAll { $0 === child }
-            return
-        }
+    /// Deletes the join row (an unsaved child has none).
+    func unlink(_ child: Child) throws {
+        guard let id = owner.id, let childID = child.id else { return }
         try join.unlink(ownerID: id, childID: childID)
-        owner[keyPath: storage].preloaded = nil
     }
 
     func preload(_ owners: [Model]) throws {
@@ -176,10 +161,6 @@ struct ThroughContext<Owner: Model, Child: Model, Join: Model>: QueryRelation {
         for owner in owners where owner.id != nil {
             owner[keyPath: storage].preloaded = children[owner.id!] ?? []
         }
-    }
-
-    private func wrongType(_ record: Model) -> ActiveRecordError {
-        ActiveRecordError(.misuse, "\(Owner.self)'s relation holds \(Child.self) records, not \(type(of: record))")
     }
 }
 
