@@ -177,6 +177,17 @@ enum Guarded {
     final class Team: Model {
         @Column var name: String = ""
         @HasMany var players: Query<Player>
+        @HasManyThrough(Membership.self) var clubs: Query<Club>
+    }
+
+    final class Membership: Model {
+        @BelongsTo var team: Team?
+        @BelongsTo var club: Club?
+    }
+
+    final class Club: Model, Validating {
+        @Column var title: String = ""
+        static let validations = Validations(for: Club.self) { $0.length(\.title, min: 3) }
     }
 
     final class Player: Model, Validating {
@@ -207,6 +218,30 @@ struct RelationValidationTests {
             bad.name = "fixed"
             try team.save()
             #expect(try Guarded.Player.query().where("teamId = %@", team.id!).count() == 2)
+        }
+    }
+
+    @Test func aThroughChildFailingValidationFailsTheOwner() throws {
+        try withMemoryDatabase { _ throws in
+            let team = Guarded.Team()
+            team.name = "blues"
+            let chess = Guarded.Club()
+            chess.title = "chess"
+            let go = Guarded.Club()
+            go.title = "go"  // too short
+            try team.clubs.add(chess)
+            try team.clubs.add(go)
+            let error = expectError(.validationFailed) { try team.save() }
+            #expect(team.errors.map(\.key) == ["too_short"] && team.errors.first?.model == "Club")
+            #expect(error?.message == "Team is invalid: title is too short (minimum is 3 characters)")
+            #expect(try Guarded.Team.count() == 0 && Guarded.Club.count() == 0 && Guarded.Membership.count() == 0)
+            go.title = "go club"
+            try team.save()
+            #expect(try team.clubs.order(by: "title").fetch().map(\.title) == ["chess", "go club"])
+            // Added to a saved owner, an invalid child fails at once with its own error.
+            let bad = Guarded.Club()
+            expectError(.validationFailed) { try team.clubs.add(bad) }
+            #expect(try Guarded.Membership.count() == 2)
         }
     }
 }
