@@ -21,12 +21,15 @@ import Synchronization
 /// A `Database` is `Sendable`: every use of its connection is serialized, and
 /// a transaction holds the connection for its thread until it ends.
 public final class Database: @unchecked Sendable {
-    // @unchecked Sendable: `connection` and `preparedTables` are only touched
+    // @unchecked Sendable: `connection`, `preparedTables` and `logHandler` are only touched
     // while `lock` is held. The lock is recursive so that a transaction's
     // thread can save and fetch inside its own transaction.
     private let lock = NSRecursiveLock()
     private let connection: Connection
     private var preparedTables: Set<UInt64> = []
+    private var logHandler: (@Sendable (String) -> Void)? = { message in
+        FileHandle.standardError.write(Data("activerecord: \(message)\n".utf8))
+    }
 
     /// The file path, or `:memory:`.
     public let path: String
@@ -115,11 +118,35 @@ public final class Database: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if automaticMigrations, !preparedTables.contains(mapping.serial) {
-            try connection.execute(mapping.schema.createTableSQL)
-            for sql in mapping.schema.createIndexSQL { try connection.execute(sql) }
+            try migrate(mapping.schema)
             preparedTables.insert(mapping.serial)
         }
         return try body(connection)
+    }
+
+    /// Automatic migration of one table: creates it, adds missing columns and
+    /// indexes, all in one transaction, and never drops or rewrites anything;
+    /// what it leaves alone (extra columns, type mismatches) goes to the log.
+    private func migrate(_ schema: TableSchema) throws {
+        let drift = try schema.drift(in: connection)
+        if drift.hasAdditions {
+            try transaction { try schema.applyAdditions(drift, in: connection) }
+        }
+        if drift.hasLeftovers {
+            let leftovers = TableDrift(table: drift.table, extraColumns: drift.extraColumns, typeMismatches: drift.typeMismatches)
+            log("schema drift: \(leftovers)")
+        }
+    }
+
+    /// Where the library's log lines go (schema drift that automatic migration leaves
+    /// alone). Default: standard error, prefixed `activerecord:`; `nil` silences it.
+    public var logger: (@Sendable (String) -> Void)? {
+        get { (try? withConnection { _ in logHandler }) ?? nil }
+        set { try? withConnection { _ in logHandler = newValue } }
+    }
+
+    private func log(_ message: String) {
+        logHandler?(message)
     }
 
     /// Forgets which tables were checked (after a rollback may have undone a `CREATE`).

@@ -1,0 +1,96 @@
+import ActiveRecord
+import Foundation
+import Synchronization
+import Testing
+
+/// The same table, "Gadget", as a first version and as a later version of the class.
+final class GadgetV1: Model {
+    override class var tableName: String { "Gadget" }
+    @Column var name: String = ""
+    @Column var legacy: String = "old"
+}
+
+final class GadgetV2: Model {
+    override class var tableName: String { "Gadget" }
+    @Column var name: String = ""
+    @Column(index: .index) var price: Double = 9.5
+    @Column var note: String? = nil
+}
+
+/// Log lines, captured.
+final class LogLines: Sendable {
+    let lines = Mutex<[String]>([])
+    var all: [String] { lines.withLock { $0 } }
+}
+
+@Suite("Automatic migration")
+struct MigrationTests {
+    @Test func aClassThatGainedAColumnSavesAndReadsItWithOldRowsIntact() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("app.sqlite").path
+        try Database(.file(path)).use {
+            try GadgetV1.create(["name": "first"])
+            try GadgetV1.create(["name": "second"])
+        }
+        // The program is rebuilt with a new version of the class.
+        let db = try Database(.file(path))
+        let log = LogLines()
+        db.logger = { line in log.lines.withLock { $0.append(line) } }
+        try db.use { () throws in
+            let new = try GadgetV2.create(["name": "third", "price": 12.25, "note": "new"])
+            let all = try GadgetV2.all()
+            #expect(all.map(\.name) == ["first", "second", "third"])
+            #expect(all.map(\.price) == [9.5, 9.5, 12.25])  // old rows read the default
+            #expect(all.map(\.note) == [nil, nil, "new"])
+            #expect(try GadgetV2.find(new.id!)?.price == 12.25)
+        }
+        // The column the class dropped is left alone, with its data, and reported.
+        // (new rows get its SQL default)
+        #expect(try storedValue(db, #"SELECT count(*) FROM "Gadget" WHERE "legacy" = 'old'"#) == .integer(3))
+        #expect(log.all == ["schema drift: Gadget: columns not in the model, left alone: legacy"])
+        let indexes = try db.rows(#"SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Gadget'"#)
+        #expect(indexes == [[.text("Gadget_price_index")]])
+    }
+
+    @Test func theDriftReportListsWithoutApplying() throws {
+        let db = try Database(.inMemory)
+        db.logger = nil
+        #expect(try db.drift(of: [GadgetV2.self]) == [
+            TableDrift(table: "Gadget", tableIsMissing: true, missingIndexes: ["Gadget_price_index"]),
+        ])
+        try db.use { try GadgetV1.create(["name": "x"]) }
+        try db.execute(#"ALTER TABLE "Gadget" ADD COLUMN "price" TEXT"#)
+        let drift = try #require(try db.drift(of: [GadgetV2.self]).first)
+        #expect(drift.missingColumns == ["note"])
+        #expect(drift.missingIndexes == ["Gadget_price_index"])
+        #expect(drift.extraColumns == ["legacy"])
+        #expect(drift.typeMismatches == [.init(column: "price", declared: "REAL", found: "TEXT")])
+        #expect(drift.description == "Gadget: add columns note; create indexes Gadget_price_index; columns not in the model, left alone: legacy; price is TEXT in the database but declared REAL (left alone; a versioned migration can change it)")
+        // Nothing was applied.
+        #expect(try db.rows(#"SELECT name FROM pragma_table_info('Gadget')"#).count == 6)
+        #expect(try db.drift(of: [GadgetV1.self]).first?.extraColumns == ["price"])
+    }
+
+    @Test func aUniqueIndexOverDuplicatesIsAClearErrorAndChangesNothing() throws {
+        final class Login: Model {
+            @Column var name: String = ""
+        }
+        final class UniqueLogin: Model {
+            override class var tableName: String { "Login" }
+            @Column(index: .unique) var name: String = ""
+            @Column var extra: Int = 0
+        }
+        let db = try Database(.inMemory)
+        try db.use {
+            try Login.create(["name": "same"])
+            try Login.create(["name": "same"])
+        }
+        try db.use { () throws in
+            let error = expectError(.constraint) { _ = try UniqueLogin.count() }
+            #expect(error?.message.contains("rows of Login already repeat values of name") == true)
+        }
+        // One transaction: the column added before the index failed is gone again.
+        #expect(try db.rows(#"SELECT name FROM pragma_table_info('Login')"#).count == 4)
+    }
+}
