@@ -152,6 +152,25 @@ public final class Database: @unchecked Sendable {
     /// Forgets which tables were checked (after a rollback may have undone a `CREATE`).
     private func forgetPreparedTables() { preparedTables.removeAll() }
 
+    /// Forgets which tables automatic migration checked, so that the next use checks
+    /// again (after versioned migrations changed the schema).
+    package func forgetCheckedTables() {
+        try? withConnection { _ in preparedTables.removeAll() }
+    }
+
+    /// Runs `body` with foreign keys enforced only by an explicit check: SQLite ignores
+    /// `PRAGMA foreign_keys` inside a transaction, so a table rebuild turns them off
+    /// around its transaction (and checks with `foreign_key_check` inside it).
+    @discardableResult
+    package func withForeignKeysDeferredToCheck<R>(_ body: () throws -> R) throws -> R {
+        try withConnection { connection in
+            guard connection.transactionDepth == 0 else { return try body() }
+            try connection.execute("PRAGMA foreign_keys=OFF")
+            defer { try? connection.execute("PRAGMA foreign_keys=ON") }
+            return try body()
+        }
+    }
+
     /// Calls `tracer` with the SQL text of every statement this database runs
     /// (with `?` placeholders, never the bound values); `nil` stops tracing.
     public func trace(_ tracer: (@Sendable (String) -> Void)?) {
