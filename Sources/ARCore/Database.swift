@@ -18,16 +18,25 @@ import Synchronization
 /// try db.use { try User.create(["name": "Alex"]) }
 /// ```
 ///
-/// A `Database` is `Sendable`: every use of its connection is serialized, and
-/// a transaction holds the connection for its thread until it ends.
+/// A `Database` is `Sendable`: use it from any thread or task. Writes go
+/// through one connection, serialized; a transaction holds it for its thread
+/// until it ends, so another thread's work never runs inside it. Reads outside
+/// a transaction use reader connections (for a file database), so they do not
+/// wait for a writer.
 public final class Database: @unchecked Sendable {
-    // @unchecked Sendable: `connection`, `preparedTables` and `logHandler` are only touched
-    // while `lock` is held. The lock is recursive so that a transaction's
-    // thread can save and fetch inside its own transaction.
+    // @unchecked Sendable: `connection` (the writer), `lockDepth` and `logHandler` are
+    // only touched while `lock` is held; `owner`, `preparedTables` and `readers` are
+    // atomic or mutex-guarded. The lock is recursive so that a transaction's thread
+    // can save and fetch inside its own transaction.
     private let lock = NSRecursiveLock()
-    private let connection: Connection
-    private var preparedTables: Set<UInt64> = []
-    private var logHandler: (@Sendable (String) -> Void)? = { message in
+    let connection: Connection
+    private var lockDepth = 0
+    /// The thread holding `lock` (0: none), so that its reads go through the writer.
+    private let owner = Atomic<UInt>(0)
+    private let preparedTables = Mutex<Set<UInt64>>([])
+    /// Reader connections, for a file database opened for writing (`nil` otherwise).
+    let readers: ReaderPool?
+    var logHandler: (@Sendable (String) -> Void)? = { message in
         FileHandle.standardError.write(Data("activerecord: \(message)\n".utf8))
     }
 
@@ -52,6 +61,7 @@ public final class Database: @unchecked Sendable {
         self.automaticMigrations = automaticMigrations
         path = try location.resolvePath()
         connection = try Connection(path: path, readOnly: readOnly)
+        readers = path == ":memory:" || readOnly ? nil : ReaderPool(path: path)
     }
 
     // MARK: The current database
@@ -105,23 +115,56 @@ public final class Database: @unchecked Sendable {
 
     // MARK: Access
 
-    /// Runs `body` with exclusive use of the connection.
+    /// The calling thread, as a number.
+    static var currentThread: UInt { UInt(pthread_self()) }
+
+    /// Runs `body` with exclusive use of the writer connection.
     package func withConnection<R>(_ body: (Connection) throws -> R) throws -> R {
         lock.lock()
-        defer { lock.unlock() }
+        if lockDepth == 0 { owner.store(Database.currentThread, ordering: .relaxed) }
+        lockDepth += 1
+        defer {
+            lockDepth -= 1
+            if lockDepth == 0 { owner.store(0, ordering: .relaxed) }
+            lock.unlock()
+        }
         return try body(connection)
     }
 
-    /// Runs `body` with the connection, after making sure the mapping's table
+    /// Whether the calling thread holds the writer (in a transaction, a save, a cascade).
+    var callerHoldsWriter: Bool { owner.load(ordering: .relaxed) == Database.currentThread }
+
+    /// Runs `body` with the writer connection, after making sure the mapping's table
     /// and indexes exist (when automatic migrations are on).
     package func withTable<R>(_ mapping: TableMapping, _ body: (Connection) throws -> R) throws -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        if automaticMigrations, !preparedTables.contains(mapping.serial) {
-            try migrate(mapping.schema)
-            preparedTables.insert(mapping.serial)
+        try prepare(mapping)
+        return try withConnection(body)
+    }
+
+    /// Runs a read: through a reader connection, or through the writer when the calling
+    /// thread holds it (so that a transaction reads its own writes) or there is no reader.
+    package func withReader<R>(_ mapping: TableMapping, _ body: (Connection) throws -> R) throws -> R {
+        try withReader([mapping], body)
+    }
+
+    /// ``withReader(_:_:)-(TableMapping,_)`` for a query over several tables.
+    package func withReader<R>(_ mappings: [TableMapping], _ body: (Connection) throws -> R) throws -> R {
+        for mapping in mappings { try prepare(mapping) }
+        guard let readers, !callerHoldsWriter, let reader = try readers.checkOut(configuredLike: self) else {
+            return try withConnection(body)
         }
-        return try body(connection)
+        defer { readers.checkIn(reader) }
+        return try body(reader.connection)
+    }
+
+    /// Migrates the mapping's table the first time this database uses it.
+    private func prepare(_ mapping: TableMapping) throws {
+        guard automaticMigrations, !preparedTables.withLock({ $0.contains(mapping.serial) }) else { return }
+        try withConnection { _ in
+            guard !preparedTables.withLock({ $0.contains(mapping.serial) }) else { return }
+            try migrate(mapping.schema)
+            preparedTables.withLock { _ = $0.insert(mapping.serial) }
+        }
     }
 
     /// Automatic migration of one table: creates it, adds missing columns and
@@ -149,13 +192,10 @@ public final class Database: @unchecked Sendable {
         logHandler?(message)
     }
 
-    /// Forgets which tables were checked (after a rollback may have undone a `CREATE`).
-    private func forgetPreparedTables() { preparedTables.removeAll() }
-
     /// Forgets which tables automatic migration checked, so that the next use checks
-    /// again (after versioned migrations changed the schema).
+    /// again (after a rollback undid a `CREATE`, or versioned migrations changed the schema).
     package func forgetCheckedTables() {
-        try? withConnection { _ in preparedTables.removeAll() }
+        preparedTables.withLock { $0.removeAll() }
     }
 
     /// Runs `body` with foreign keys enforced only by an explicit check: SQLite ignores
@@ -174,9 +214,10 @@ public final class Database: @unchecked Sendable {
     /// Calls `tracer` with the SQL text of every statement this database runs
     /// (with `?` placeholders, never the bound values); `nil` stops tracing.
     public func trace(_ tracer: (@Sendable (String) -> Void)?) {
-        lock.lock()
-        defer { lock.unlock() }
-        connection.tracer = tracer
+        try? withConnection { connection in
+            connection.tracer = tracer
+            readers?.configure { $0.tracer = tracer }
+        }
     }
 
     /// Whether errors from failing statements include the SQL with its bound
@@ -184,7 +225,12 @@ public final class Database: @unchecked Sendable {
     /// because values may be personal data; turn it on to debug.
     public var includesBoundValuesInErrors: Bool {
         get { (try? withConnection { $0.includesBoundValuesInErrors }) ?? false }
-        set { try? withConnection { $0.includesBoundValuesInErrors = newValue } }
+        set {
+            try? withConnection { connection in
+                connection.includesBoundValuesInErrors = newValue
+                readers?.configure { $0.includesBoundValuesInErrors = newValue }
+            }
+        }
     }
 
     // MARK: Raw SQL
@@ -221,78 +267,3 @@ public final class Database: @unchecked Sendable {
     }
 }
 
-extension Database {
-    /// Runs `body` in a transaction of this database.
-    ///
-    /// Commits when `body` returns; rolls back and rethrows when it throws;
-    /// rolls back silently when it throws ``Rollback``. A transaction inside
-    /// a transaction is a savepoint that rolls back alone.
-    ///
-    /// ```swift
-    /// try db.transaction {
-    ///     try alex.save()
-    ///     if alex.name.isEmpty { throw Rollback() }
-    /// }
-    /// ```
-    /// - Returns: whether the work was committed or rolled back by ``Rollback``.
-    @discardableResult
-    public func transaction(_ body: () throws -> Void) throws -> TransactionOutcome {
-        lock.lock()
-        defer { lock.unlock() }
-        let depth = connection.transactionDepth
-        let savepoint = "activerecord_\(depth)"
-        try connection.execute(depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT \(savepoint)")
-        connection.transactionDepth += 1
-        connection.rollbackActions.append([])
-        defer { connection.transactionDepth -= 1 }
-        do {
-            try body()
-        } catch {
-            try rollback(depth: depth, savepoint: savepoint)
-            if error is Rollback { return .rolledBack }
-            throw error
-        }
-        do {
-            try connection.execute(depth == 0 ? "COMMIT" : "RELEASE \(savepoint)")
-        } catch {
-            try? rollback(depth: depth, savepoint: savepoint)
-            throw error
-        }
-        // Committed: the parent level now owns what to undo (nothing, at the top).
-        let undo = connection.rollbackActions.removeLast()
-        if !connection.rollbackActions.isEmpty { connection.rollbackActions[connection.rollbackActions.count - 1] += undo }
-        return .committed
-    }
-
-    private func rollback(depth: Int, savepoint: String) throws {
-        // Put records back as they were before this level: ids, saved values, dropped flags.
-        for entry in connection.rollbackActions.removeLast().reversed() { entry.undo() }
-        forgetPreparedTables()
-        if depth == 0 {
-            try connection.execute("ROLLBACK")
-        } else {
-            try connection.execute("ROLLBACK TO \(savepoint)")
-            try connection.execute("RELEASE \(savepoint)")
-        }
-    }
-
-    /// ``transaction(_:)`` on the ``current`` database.
-    @discardableResult
-    public static func transaction(_ body: () throws -> Void) throws -> TransactionOutcome {
-        try current.transaction(body)
-    }
-}
-
-/// Throw this inside ``Database/transaction(_:)`` to roll back without an error.
-public struct Rollback: Error, Sendable {
-    /// Makes the rollback signal.
-    public init() {}
-}
-
-/// How a transaction ended.
-public enum TransactionOutcome: Sendable, Equatable {
-    /// The work was committed.
-    case committed
-    /// The block threw ``Rollback``; the work was undone.
-    case rolledBack
-}

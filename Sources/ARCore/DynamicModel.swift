@@ -29,7 +29,7 @@ public final class DynamicModel: Sendable {
     private func fetch(
         _ sql: @autoclosure () -> String, key: StatementKey.Kind? = nil, _ arguments: [DatabaseValue] = []
     ) throws -> [DynamicRecord] {
-        try Database.current.withTable(mapping) { connection in
+        try Database.current.withReader(mapping) { connection in
             try mapping.fetch(sql(), key: key, arguments, in: connection) { DynamicRecord(model: self) }
         }
     }
@@ -51,7 +51,7 @@ public final class DynamicModel: Sendable {
 
     /// The number of records.
     public func count() throws -> Int {
-        try Database.current.withTable(mapping) { connection in
+        try Database.current.withReader(mapping) { connection in
             try connection.withStatement("SELECT count(*) FROM \(schema.name.quotedIdentifier)") { statement in
                 try statement.step() ? Int(statement.int64(0)) : 0
             }

@@ -32,7 +32,7 @@ extension Persistable where Self: Model {
     ) throws -> [Self] {
         let mapping = try mapping()
         let table = mapping.table
-        return try Database.current.withTable(table) { connection in
+        return try Database.current.withReader(table) { connection in
             try table.fetch(sql(table), key: key, arguments, in: connection) {
                 let record = Self()
                 record.adopt(mapping)
@@ -44,7 +44,7 @@ extension Persistable where Self: Model {
     /// Runs a query returning one integer (`count(*)`, `EXISTS`).
     package static func scalar(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> Int64 {
         let table = try mapping().table
-        return try Database.current.withTable(table) { connection in
+        return try Database.current.withReader(table) { connection in
             try connection.withStatement(sql, arguments) { statement in
                 try statement.step() ? statement.int64(0) : 0
             }

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// A model class reflected into its table: the schema, the SQL, and where
@@ -44,6 +45,7 @@ package final class ModelMapping: Sendable {
     }
 
     private static let cache = Mutex<[ObjectIdentifier: ModelMapping]>([:])
+    private static let building = Mutex<[ObjectIdentifier: (thread: UInt, mapping: ModelMapping)]>([:])
     private static let names = Mutex<[ObjectIdentifier: String]>([:])
 
     /// The class name as written (`String(describing:)` costs thousands of
@@ -60,22 +62,30 @@ package final class ModelMapping: Sendable {
     /// - Throws: `.invalidModel` when the class cannot be a table.
     package static func of(_ type: Model.Type) throws -> ModelMapping {
         let key = ObjectIdentifier(type)
-        if let mapping = cache.withLock({ $0[key] }) { return mapping }
+        let thread = UInt(pthread_self())
+        let known = cache.withLock { cache -> ModelMapping? in cache[key] }
+        if let known { return known }
+        // Re-entered on the thread that is building this mapping (a key-path probe
+        // of its validations): the provisional mapping serves it; no other thread sees it.
+        if let provisional = building.withLock({ $0[key] }), provisional.thread == thread {
+            return provisional.mapping
+        }
         // Reflect outside the lock: the prototype's initializer is user code.
         let reflected = try reflect(type)
-        let mapping = cache.withLock { cache in
-            if let existing = cache[key] { return existing }
-            cache[key] = reflected
-            return reflected
+        var final = reflected
+        if let hook = type as? any ValidationHook.Type {
+            building.withLock { $0[key] = (thread, reflected) }
+            defer { building.withLock { _ = $0.removeValue(forKey: key) } }
+            // Validations name their columns by key path, which needs a mapping; the
+            // unique indexes they ask for make the final one.
+            let unique = Set(hook.uniquelyIndexedColumns)
+            if !unique.isEmpty { final = try reflected.addingUniqueIndexes(unique) }
         }
-        // Validations name their columns by key path, which needs the mapping cached
-        // first; unique indexes they ask for make a second, final mapping.
-        guard mapping === reflected, let hook = type as? any ValidationHook.Type else { return mapping }
-        let unique = Set(hook.uniquelyIndexedColumns)
-        guard !unique.isEmpty else { return mapping }
-        let indexed = try mapping.addingUniqueIndexes(unique)
-        cache.withLock { $0[key] = indexed }
-        return indexed
+        return cache.withLock { cache in
+            if let existing = cache[key] { return existing }
+            cache[key] = final
+            return final
+        }
     }
 
     /// The same mapping with a UNIQUE index on these columns (by column or property name).

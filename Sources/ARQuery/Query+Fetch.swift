@@ -1,14 +1,9 @@
 import ARCore
 
 extension Query {
-    /// Runs `body` with the connection, after making sure every table of the query exists.
+    /// Runs `body` with a connection to read from, after making sure every table of the query exists.
     func withConnection<R>(_ tables: [QueryTable], _ body: (Connection) throws -> R) throws -> R {
-        let database = try Database.current
-        func nest(_ index: Int) throws -> R {
-            guard index < tables.count else { return try database.withConnection(body) }
-            return try database.withTable(tables[index].table) { _ in try nest(index + 1) }
-        }
-        return try nest(0)
+        try Database.current.withReader(tables.map(\.table), body)
     }
 
     /// `SELECT [DISTINCT] <records> FROM … WHERE … ORDER BY … LIMIT …`.

@@ -55,7 +55,9 @@ extension Query {
     public func cursor() throws -> RecordCursor<Record> {
         let sql = try compile(defaultsToIdOrder: true)
         let database = try Database.current
-        return try withConnection(sql.tables) { connection in
+        // The cursor steps on the writer, taking its lock per step (see RecordCursor).
+        for table in sql.tables { try database.withTable(table.table) { _ in } }
+        return try database.withConnection { connection in
             let statement = try connection.prepare(recordsSQL(sql))
             try statement.bind(sql.bodyArguments + sql.tailArguments)
             connection.tracer?(statement.sql)

@@ -25,6 +25,16 @@ enum Check {
         try require(actual == expected, "\(what): \(actual), expected \(expected)")
     }
 
+    /// Checks that SQLite's plan for `sql` on `database` uses `index`;
+    /// `query` names the query in the failure.
+    static func plan(of sql: String, on database: RawDatabase, uses index: String, _ query: String) throws {
+        let plan = try database.prepare("EXPLAIN QUERY PLAN \(sql)")
+        var details: [String] = []
+        while try plan.step() { details.append(plan.text(3)) }
+        try require(
+            details.contains { $0.contains("USING INDEX \(index)") }, "\(query) does not use \(index): \(details)")
+    }
+
     /// Checks records a side inserted or loaded: one per row, in id order, each with its row's values.
     /// - Parameter scoreIncrement: what the update workload added to each score (0 before it).
     static func records(

@@ -12,23 +12,18 @@ final class QueryUser: Model {
 }
 
 /// The raw side's plain object for one `QueryUser` row.
-final class RawQueryUser {
-    let id: Int64
-    let createdAt: Double
-    let updatedAt: Double
+final class RawQueryUser: RawRecord {
     let name: String
     let age: Int
     let score: Double
 
     /// Reads the current row of a statement that selected ``QueryTable/rawSelectList``.
-    init(_ statement: RawStatement) {
+    override init(_ statement: RawStatement) {
         let handle = statement.handle
-        id = sqlite3_column_int64(handle, 0)
-        createdAt = sqlite3_column_double(handle, 1)
-        updatedAt = sqlite3_column_double(handle, 2)
         name = statement.text(3)
         age = Int(sqlite3_column_int64(handle, 4))
         score = sqlite3_column_double(handle, 5)
+        super.init(statement)
     }
 }
 
@@ -50,28 +45,23 @@ struct QueryTable {
     /// `rowCount` rows in one transaction, checkpoints the WAL into the main
     /// file and checks the result with a separate raw connection.
     static func fill(rowCount: Int, path: String) throws -> QueryTable {
-        let database = try Database(.file(path))
-        try database.use {
-            try database.transaction {
-                for i in 1...rowCount {
-                    let user = QueryUser()
-                    user.name = "user\(i)"
-                    user.age = i % ageCount
-                    user.score = Double(i) * 0.5
-                    try user.save()
-                }
+        let raw = try TableFile.fill(path: path) {
+            for i in 1...rowCount {
+                let user = QueryUser()
+                user.name = "user\(i)"
+                user.age = i % ageCount
+                user.score = Double(i) * 0.5
+                try user.save()
             }
         }
         let table = QueryTable(rowCount: rowCount, path: path)
-        try table.checkFile()
+        try table.check(raw)
         return table
     }
 
-    /// Checks the file through a raw connection: the row count, every row's
-    /// values, the age index and that the indexed query's plan uses it.
-    private func checkFile() throws {
-        let raw = try RawDatabase(path: path)
-        try raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    /// Checks the file through `raw`: the row count, every row's values, the
+    /// age index and that the indexed query's plan uses it.
+    private func check(_ raw: RawDatabase) throws {
         let context = "QueryUser table of \(rowCount) rows"
         try Check.count(Int(try raw.integer(#"SELECT count(*) FROM "QueryUser""#)), rowCount, "\(context): rows")
         let matching = try raw.integer("""
@@ -79,12 +69,7 @@ struct QueryTable {
             AND "age" = "id" % 90 AND "score" = "id" * 0.5 AND "createdAt" > 0 AND "updatedAt" = "createdAt"
             """, [Double(rowCount)])
         try Check.count(Int(matching), rowCount, "\(context): rows with the expected values")
-        let plan = try raw.prepare("EXPLAIN QUERY PLAN \(IndexedQuery.rawSQL)")
-        var details: [String] = []
-        while try plan.step() { details.append(plan.text(3)) }
-        try Check.require(
-            details.contains { $0.contains("USING INDEX QueryUser_age_index") },
-            "\(context): the indexed query does not use QueryUser_age_index: \(details)")
+        try Check.plan(of: IndexedQuery.rawSQL, on: raw, uses: "QueryUser_age_index", "\(context): the indexed query")
     }
 
     /// The ids of the rows with `age`, in id order.

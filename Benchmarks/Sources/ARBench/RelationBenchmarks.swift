@@ -30,7 +30,7 @@ final class SelectCounter: Sendable {
 
     /// Counts `sql` when it is a `SELECT` that does not read the schema.
     func record(_ sql: String) {
-        if sql.hasPrefix("SELECT"), !sql.contains("sqlite_master") { count.withLock { $0 += 1 } }
+        if sql.hasPrefix("SELECT"), !sql.contains("sqlite_master"), !sql.contains("FROM pragma_") { count.withLock { $0 += 1 } }
     }
 
     /// The count since the last call, which resets it.

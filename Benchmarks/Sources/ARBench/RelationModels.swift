@@ -19,40 +19,29 @@ final class BenchMember: Model {
 }
 
 /// The raw side's plain object for one `BenchGroup` row.
-final class RawGroup {
-    let id: Int64
-    let createdAt: Double
-    let updatedAt: Double
+final class RawGroup: RawRecord {
     let title: String
 
     /// Reads the current row of a statement that selected ``RelationTable/rawGroupSelectList``.
-    init(_ statement: RawStatement) {
-        let handle = statement.handle
-        id = sqlite3_column_int64(handle, 0)
-        createdAt = sqlite3_column_double(handle, 1)
-        updatedAt = sqlite3_column_double(handle, 2)
+    override init(_ statement: RawStatement) {
         title = statement.text(3)
+        super.init(statement)
     }
 }
 
 /// The raw side's plain object for one `BenchMember` row.
-final class RawMember {
-    let id: Int64
-    let createdAt: Double
-    let updatedAt: Double
+final class RawMember: RawRecord {
     let name: String
     let age: Int
     let benchGroupId: Int64
 
     /// Reads the current row of a statement that selected ``RelationTable/rawMemberSelectList``.
-    init(_ statement: RawStatement) {
+    override init(_ statement: RawStatement) {
         let handle = statement.handle
-        id = sqlite3_column_int64(handle, 0)
-        createdAt = sqlite3_column_double(handle, 1)
-        updatedAt = sqlite3_column_double(handle, 2)
         name = statement.text(3)
         age = Int(sqlite3_column_int64(handle, 4))
         benchGroupId = sqlite3_column_int64(handle, 5)
+        super.init(statement)
     }
 }
 
@@ -84,30 +73,25 @@ struct RelationTable {
     /// all in one transaction; checkpoints the WAL into the main file and checks
     /// the result with a separate raw connection.
     static func fill(groupCount: Int, membersPerGroup: Int, path: String) throws -> RelationTable {
-        let database = try Database(.file(path))
-        try database.use {
-            try database.transaction {
-                var groups: [BenchGroup] = []
-                for g in 1...groupCount { groups.append(try BenchGroup.create(["title": "group\(g)"])) }
-                for i in 1...(groupCount * membersPerGroup) {
-                    let member = BenchMember()
-                    member.name = "member\(i)"
-                    member.age = i % 90
-                    member.benchGroup = groups[(i - 1) % groupCount]
-                    try member.save()
-                }
+        let raw = try TableFile.fill(path: path) {
+            var groups: [BenchGroup] = []
+            for g in 1...groupCount { groups.append(try BenchGroup.create(["title": "group\(g)"])) }
+            for i in 1...(groupCount * membersPerGroup) {
+                let member = BenchMember()
+                member.name = "member\(i)"
+                member.age = i % 90
+                member.benchGroup = groups[(i - 1) % groupCount]
+                try member.save()
             }
         }
         let table = RelationTable(groupCount: groupCount, membersPerGroup: membersPerGroup, path: path)
-        try table.checkFile()
+        try table.check(raw)
         return table
     }
 
-    /// Checks the file through a raw connection: row counts, every row's
-    /// values and key, and that the per-group query uses the key's index.
-    private func checkFile() throws {
-        let raw = try RawDatabase(path: path)
-        try raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    /// Checks the file through `raw`: row counts, every row's values and key,
+    /// and that the per-group query uses the key's index.
+    private func check(_ raw: RawDatabase) throws {
         let context = "relation tables of \(groupCount) groups x \(membersPerGroup) members"
         try Check.count(Int(try raw.integer(#"SELECT count(*) FROM "BenchGroup""#)), groupCount, "\(context): groups")
         try Check.count(Int(try raw.integer(#"SELECT count(*) FROM "BenchMember""#)), memberCount, "\(context): members")
@@ -122,12 +106,9 @@ struct RelationTable {
             AND "createdAt" > 0 AND "updatedAt" = "createdAt"
             """, [Double(memberCount), Double(groupCount)])
         try Check.count(Int(members), memberCount, "\(context): members with the expected values and keys")
-        let plan = try raw.prepare("EXPLAIN QUERY PLAN \(RawRelationStore.membersOfGroupSQL)")
-        var details: [String] = []
-        while try plan.step() { details.append(plan.text(3)) }
-        try Check.require(
-            details.contains { $0.contains("USING INDEX BenchMember_benchGroupId_index") },
-            "\(context): the per-group query does not use BenchMember_benchGroupId_index: \(details)")
+        try Check.plan(
+            of: RawRelationStore.membersOfGroupSQL, on: raw, uses: "BenchMember_benchGroupId_index",
+            "\(context): the per-group query")
     }
 
     /// What a walk must read: every group in id order, each followed by its members in id order.

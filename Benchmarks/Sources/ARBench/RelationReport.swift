@@ -18,19 +18,6 @@ struct RelationSection {
         walk == .eager ? 2.0 : nil
     }
 
-    /// The best times of one walk's three sides.
-    private struct Line {
-        let walk: RelationWalk
-        let queries: Int
-        let raw: Duration
-        let library: Duration
-        let grdb: Duration
-
-        var ratio: Double { library.seconds / raw.seconds }
-        var target: Double? { RelationSection.target(walk) }
-        var metTarget: Bool { target.map { ratio <= $0 } ?? true }
-    }
-
     /// Runs the benchmark; returns the lines to print and how many targets were missed.
     func run(progress: (String) -> Void) throws -> (lines: [String], missed: Int) {
         let directory = try TemporaryDirectory()
@@ -72,18 +59,14 @@ struct RelationSection {
             }
             progress(line)
         }
-        func time(_ side: String, _ walk: RelationWalk) throws -> Duration {
-            guard let time = best["\(side) \(walk.rawValue)"] else {
-                throw Check.Failure(description: "relations: no time for \(side) \(walk.rawValue)")
-            }
-            return time
-        }
         let lines = try RelationWalk.allCases.map { walk in
-            Line(
-                walk: walk, queries: walk == .eager ? table.eagerQueryCount : 1 + table.groupCount,
-                raw: try time("raw", walk), library: try time("library", walk), grdb: try time("GRDB", walk))
+            try SectionLine(
+                walk == .lazy ? "lazy: group.members.fetch()" : "eager: includes(\\.members)",
+                queryCount: walk == .eager ? table.eagerQueryCount : 1 + table.groupCount, best: best,
+                raw: "raw \(walk.rawValue)", library: "library \(walk.rawValue)", grdb: "GRDB \(walk.rawValue)",
+                target: RelationSection.target(walk), context: "relations: ")
         }
-        func speedup(_ keyPath: KeyPath<Line, Duration>) -> String {
+        func speedup(_ keyPath: KeyPath<SectionLine, Duration>) -> String {
             String(format: "%.2f", lines[0][keyPath: keyPath].seconds / lines[1][keyPath: keyPath].seconds)
         }
         return (
@@ -92,7 +75,7 @@ struct RelationSection {
                     + "group g's are ids g, g + \(groupCount), ...), every member read (id, name, age) and checked; "
                     + "best of \(rounds) rounds per side (rotating order); every run's SELECTs counted and checked "
                     + "(library and GRDB through their tracers)",
-            ] + tableLines(lines) + [
+            ] + SectionLine.table(lines, title: "walk", count: "queries", layout: RelationSection.layout) + [
                 "",
                 "eager speedup over lazy (lazy s / eager s, below 1.00: eager slower): raw \(speedup(\.raw)), "
                     + "library \(speedup(\.library)), GRDB \(speedup(\.grdb))",
@@ -101,31 +84,6 @@ struct RelationSection {
         )
     }
 
-    /// The column widths after the walk's (which is left-aligned).
-    private static let widths = [9, 10, 11, 9, 9, 10, 10, 9]
-
-    /// The table, heading first.
-    private func tableLines(_ lines: [Line]) -> [String] {
-        let heading = row(["walk", "queries", "raw s", "library s", "GRDB s", "lib/raw", "GRDB/raw", "lib/GRDB", "target"], "result")
-        return [heading, String(repeating: "-", count: heading.count)] + lines.map { line in
-            row(
-                [
-                    line.walk == .lazy ? "lazy: group.members.fetch()" : "eager: includes(\\.members)",
-                    String(line.queries),
-                    String(format: "%.4f", line.raw.seconds), String(format: "%.4f", line.library.seconds),
-                    String(format: "%.4f", line.grdb.seconds), String(format: "%.2f", line.ratio),
-                    String(format: "%.2f", line.grdb.seconds / line.raw.seconds),
-                    String(format: "%.2f", line.library.seconds / line.grdb.seconds),
-                    line.target.map { String(format: "<= %.1f", $0) } ?? "-",
-                ],
-                line.target == nil ? "" : line.metTarget ? "ok" : "MISSED")
-        }
-    }
-
-    /// One line: the walk left-aligned, the numbers right-aligned, then the result.
-    private func row(_ cells: [String], _ result: String) -> String {
-        var text = pad(cells[0], 28, left: true)
-        for (cell, width) in zip(cells.dropFirst(), RelationSection.widths) { text += pad(cell, width) }
-        return result.isEmpty ? text : text + "  " + result
-    }
+    /// The walk's column (left-aligned), then the others'.
+    private static let layout = TableLayout(titleWidth: 28, widths: [9, 10, 11, 9, 9, 10, 10, 9])
 }

@@ -56,19 +56,14 @@ func measure<T>(_ body: () throws -> T) rethrows -> (Duration, T) {
     return (clock.now - start, result)
 }
 
-/// The best times of the three sides for one workload.
-struct Measurement {
+/// The best times of the three sides for one workload (the ratios come
+/// with ``SideTimes``).
+struct Measurement: SideTimes {
     let workload: Workload
     let raw: Duration
     let library: Duration
     let grdb: Duration
 
-    /// Library time over raw time: the ratio the target applies to.
-    var ratio: Double { library.seconds / raw.seconds }
-    /// GRDB time over raw time.
-    var grdbRatio: Double { grdb.seconds / raw.seconds }
-    /// Library time over GRDB time: below 1 when the library is faster.
-    var libraryOverGRDB: Double { library.seconds / grdb.seconds }
     /// Whether the ratio is within the workload's target.
     var metTarget: Bool { ratio <= workload.target }
 }
