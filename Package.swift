@@ -35,9 +35,15 @@ let package = Package(
             dependencies: ["ActiveRecord"],
             path: "Examples/Quickstart"
         ),
+        // A child process the crash tests kill in the middle of a transaction.
+        .executableTarget(
+            name: "ARStressChild",
+            dependencies: ["ActiveRecord"],
+            path: "Tests/StressChild"
+        ),
         .testTarget(
             name: "ActiveRecordTests",
-            dependencies: ["ActiveRecord", "Quickstart"]
+            dependencies: ["ActiveRecord", "Quickstart", "ARStressChild"]
         ),
     ],
     swiftLanguageModes: [.v6]

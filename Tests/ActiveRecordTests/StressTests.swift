@@ -1,0 +1,214 @@
+import ActiveRecord
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+final class Tally: Model {
+    @Column var worker: Int = 0
+    @Column var n: Int = 0
+}
+
+final class CrashBatch: Model {
+    @Column var marker: Int = 0
+    @Column var n: Int = 0
+}
+
+/// Bounded in time: a few seconds on the 2-core machine.
+@Suite("Threads under load", .serialized)
+struct StressTests {
+    /// Interleaving: 8 writer threads each save 2,000 rows (autocommit, on the one
+    /// writer connection), while 2 reader threads count through reader connections;
+    /// one more thread keeps opening transactions that insert and roll back.
+    @Test func eightWritersTwoReadersAndARollbackLoseNothing() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let db = try Database(.file(directory.appendingPathComponent("stress.sqlite").path))
+        try db.use { try Tally.dropAll() }
+        let failures = Mutex<[String]>([])
+        let writing = Atomic<Int>(8)
+        let readerCounts = Mutex<[[Int]]>([[], []])
+        DispatchQueue.concurrentPerform(iterations: 11) { index in
+            do {
+                try db.use {
+                    switch index {
+                    case 0..<8:
+                        for n in 0..<2_000 { try Tally.create(["worker": index, "n": n]) }
+                        writing.subtract(1, ordering: .relaxed)
+                    case 8, 9:
+                        while writing.load(ordering: .relaxed) > 0 {
+                            let count = try Tally.count()
+                            readerCounts.withLock { $0[index - 8].append(count) }
+                        }
+                    default:
+                        while writing.load(ordering: .relaxed) > 0 {
+                            try db.transaction {
+                                for n in 0..<50 { try Tally.create(["worker": 99, "n": n]) }
+                                throw Rollback()
+                            }
+                        }
+                    }
+                }
+            } catch {
+                failures.withLock { $0.append("thread \(index): \(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        try db.use { () throws in
+            #expect(try Tally.count() == 16_000)
+            #expect(try Tally.query().where("worker = 99").count() == 0)
+            let perWorker = try Tally.query().group(by: "worker").order(by: "worker").values("worker, count(*), max(n)")
+            #expect(perWorker == (0..<8).map { [.integer(Int64($0)), .integer(2_000), .integer(1_999)] })
+        }
+        // Readers never saw a count go down (committed snapshots only), nor a rolled-back row.
+        for counts in readerCounts.withLock({ $0 }) {
+            #expect(counts == counts.sorted())
+            #expect(counts.allSatisfy { $0 <= 16_000 })
+        }
+    }
+
+    /// A transaction belongs to its thread: while thread A holds one open, thread B's
+    /// saves wait for it and are not rolled back with it.
+    @Test func anotherThreadsWorkIsNeverRolledBackWithMine() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let db = try Database(.file(directory.appendingPathComponent("own.sqlite").path))
+        try db.use { try Tally.dropAll() }
+        let insideA = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) {
+            _ = try? db.use {
+                try db.transaction {
+                    try Tally.create(["worker": 1])
+                    insideA.signal()
+                    Thread.sleep(forTimeInterval: 0.2)  // B tries to save meanwhile
+                    throw Rollback()
+                }
+            }
+        }
+        insideA.wait()
+        DispatchQueue.global().async(group: group) {
+            _ = try? db.use { try Tally.create(["worker": 2]) }
+        }
+        group.wait()
+        try db.use { () throws in
+            #expect(try Tally.all().map(\.worker) == [2])
+        }
+    }
+
+    /// Readers do not wait for the writer: thread A holds a write transaction open and,
+    /// inside it, waits for thread B's read to finish. Were reads serialized behind the
+    /// writer, B could not finish and A's wait would time out.
+    @Test func readersDoNotWaitForAnOpenWriteTransaction() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let db = try Database(.file(directory.appendingPathComponent("readers.sqlite").path))
+        try db.use { _ = try Tally.create(["worker": 1]) }
+        let readDone = DispatchSemaphore(value: 0)
+        let seen = Mutex<Int?>(nil)
+        var waited = DispatchTimeoutResult.timedOut
+        try db.use {
+            try db.transaction {
+                try Tally.create(["worker": 2])  // uncommitted
+                DispatchQueue.global().async {
+                    let count = try? db.use { try Tally.count() }
+                    seen.withLock { $0 = count }
+                    readDone.signal()
+                }
+                waited = readDone.wait(timeout: .now() + 10)
+            }
+        }
+        #expect(waited == .success)
+        #expect(seen.withLock { $0 } == 1)  // the committed snapshot, not the open transaction's row
+        try db.use { () throws in #expect(try Tally.count() == 2) }
+    }
+
+    /// The seeds' "save in a background queue", and the async forms.
+    @Test func savingInTheBackgroundAndTheAsyncForms() async throws {
+        let db = try Database(.temporary)
+        let saved = DispatchSemaphore(value: 0)
+        DispatchQueue.global(qos: .background).async {
+            _ = try? db.use { try Tally.create(["worker": 7]) }
+            saved.signal()
+        }
+        saved.wait()
+        #expect(try db.use { try Tally.first()?.worker } == 7)
+        let id = try await db.write { try Tally.create(["worker": 8]).id! }
+        let worker = try await db.read { try Tally.find(id)?.worker }
+        #expect(worker == 8)
+        await #expect(throws: Rollback.self) {
+            _ = try await db.write { () throws -> Int in
+                try Tally.create(["worker": 9])
+                throw Rollback()
+            }
+        }
+        #expect(try await db.read { try Tally.count() } == 2)
+        // Many tasks at once.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 10..<20 {
+                group.addTask { _ = try await db.write { try Tally.create(["worker": worker]).id } }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await db.read { try Tally.count() } == 12)
+    }
+
+    /// The VinylRecord savepoint scenario: A's changes kept, B's rolled back.
+    @Test func savepointsKeepAAndRollBackB() throws {
+        try withMemoryDatabase { db throws in
+            try db.transaction {
+                try Tally.create(["worker": 1])            // A
+                try db.transaction {
+                    try Tally.create(["worker": 2])        // B
+                    try db.transaction {
+                        try Tally.create(["worker": 3])    // C, inside B
+                    }
+                    throw Rollback()
+                }
+                try Tally.create(["worker": 4])            // A again
+            }
+            #expect(try Tally.all().map(\.worker) == [1, 4])
+            #expect(throws: Boom.self) {
+                try db.transaction {
+                    try Tally.create(["worker": 5])
+                    try db.transaction { try Tally.create(["worker": 6]) }
+                    throw Boom()                            // escapes the outer block
+                }
+            }
+            #expect(try Tally.all().map(\.worker) == [1, 4])
+        }
+    }
+
+    /// kill -9 in the middle of a 10,000-row transaction, 20 times: afterwards each batch
+    /// is all there or not at all, and the file passes integrity_check.
+    @Test func killedInTheMiddleOfATransactionLeavesAllOrNothing() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("crash.sqlite").path
+        try Database(.file(path)).use { try CrashBatch.dropAll() }
+        let child = QuickstartTests.productsDirectory.appendingPathComponent("ARStressChild")
+        var killed = 0
+        for marker in 1...20 {
+            let process = Process()
+            process.executableURL = child
+            process.arguments = [path, String(marker), "10000"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            // Wait until it is inside the transaction, then kill it at a varying moment.
+            let line = String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self)
+            #expect(line.hasPrefix("inserting") || line.hasPrefix("committed"), "\(line)")
+            Thread.sleep(forTimeInterval: Double(marker % 5) * 0.005)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            if process.terminationReason == .uncaughtSignal { killed += 1 }
+        }
+        #expect(killed >= 15)  // most runs really died mid-way (a fast run may commit first)
+        let db = try Database(.file(path))
+        try db.use { () throws in
+            let batches = try CrashBatch.query().group(by: "marker").values("marker, count(*)")
+            for batch in batches { #expect(batch[1] == .integer(10_000), "\(batch)") }
+        }
+        #expect(try db.rows("PRAGMA integrity_check") == [[.text("ok")]])
+    }
+}
