@@ -157,6 +157,27 @@ public final class Database: @unchecked Sendable {
         return try body(reader.connection)
     }
 
+    /// Automatic migration of several tables in one transaction (for `migrate(_:)`):
+    /// all of their additions are applied, or none.
+    /// - Returns: each table's drift as found before applying.
+    package func migrateAutomatically(_ mappings: [TableMapping]) throws -> [TableDrift] {
+        try withConnection { connection in
+            var drifts: [TableDrift] = []
+            try transaction {
+                for mapping in mappings {
+                    let drift = try mapping.schema.drift(in: connection)
+                    if drift.hasAdditions { try mapping.schema.applyAdditions(drift, in: connection) }
+                    drifts.append(drift)
+                }
+            }
+            for (mapping, drift) in zip(mappings, drifts) {
+                preparedTables.withLock { _ = $0.insert(mapping.serial) }
+                if drift.hasLeftovers { logLeftovers(drift) }
+            }
+            return drifts
+        }
+    }
+
     /// Migrates the mapping's table the first time this database uses it.
     private func prepare(_ mapping: TableMapping) throws {
         guard automaticMigrations, !preparedTables.withLock({ $0.contains(mapping.serial) }) else { return }
@@ -175,10 +196,12 @@ public final class Database: @unchecked Sendable {
         if drift.hasAdditions {
             try transaction { try schema.applyAdditions(drift, in: connection) }
         }
-        if drift.hasLeftovers {
-            let leftovers = TableDrift(table: drift.table, extraColumns: drift.extraColumns, typeMismatches: drift.typeMismatches)
-            log("schema drift: \(leftovers)")
-        }
+        if drift.hasLeftovers { logLeftovers(drift) }
+    }
+
+    private func logLeftovers(_ drift: TableDrift) {
+        let leftovers = TableDrift(table: drift.table, extraColumns: drift.extraColumns, typeMismatches: drift.typeMismatches)
+        log("schema drift: \(leftovers)")
     }
 
     /// Where the library's log lines go (schema drift that automatic migration leaves

@@ -16,6 +16,21 @@ extension Database {
         return try drift(ofSchemas: schemas)
     }
 
+    /// Applies automatic migration to every model's table now, in ONE transaction:
+    /// creates missing tables, adds missing columns and indexes — for all of them, or,
+    /// if any step fails, for none. (Without this call each table is migrated, on its
+    /// own, the first time a model uses it.)
+    ///
+    /// ```swift
+    /// let db = try Database.configure(.file(path))
+    /// try db.migrate([User.self, Group.self, Project.self])
+    /// ```
+    /// - Returns: what differed before, per table.
+    @discardableResult
+    public func migrate(_ models: [Model.Type]) throws -> [TableDrift] {
+        try migrateAutomatically(models.map { try $0.mapping().table })
+    }
+
     /// ``drift(of:)`` for schemas built at run time.
     public func drift(ofSchemas schemas: [TableSchema]) throws -> [TableDrift] {
         try withConnection { connection in try schemas.map { try $0.drift(in: connection) } }

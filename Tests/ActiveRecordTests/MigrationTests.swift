@@ -94,3 +94,32 @@ struct MigrationTests {
         #expect(try db.rows(#"SELECT name FROM pragma_table_info('Login')"#).count == 4)
     }
 }
+
+@Suite("Automatic migration of several models")
+struct MigrateAllTests {
+    @Test func migrateAppliesEveryModelInOneTransactionOrNone() throws {
+        final class Shelf: Model { @Column var label: String = "" }
+        final class Book: Model {
+            @Column var title: String = ""
+            @Column(index: .unique) var isbn: String = ""
+        }
+        let db = try Database(.inMemory)
+        db.logger = nil
+        let drifts = try db.migrate([Shelf.self, Book.self])
+        #expect(drifts.map(\.tableIsMissing) == [true, true])
+        #expect(try db.tableNames() == ["Book", "Shelf"])
+        #expect(try db.drift(of: [Shelf.self, Book.self]).allSatisfy(\.isEmpty))
+        // A failing table rolls back the others too.
+        final class Crate: Model { @Column var size: Int = 0 }
+        final class DuplicateBook: Model {
+            override class var tableName: String { "Book" }
+            @Column var title: String = ""
+            @Column var isbn: String = ""
+            @Column(index: .unique) var shelfCode: String = ""
+        }
+        try db.execute(#"INSERT INTO "Book" ("title", "isbn") VALUES ('a', '1'), ('b', '2')"#)
+        expectError(.constraint) { try db.migrate([Crate.self, DuplicateBook.self]) }
+        #expect(try db.tableNames() == ["Book", "Shelf"])  // no Crate
+        #expect(try db.rows(#"SELECT name FROM pragma_table_info('Book')"#).count == 5)  // no shelfCode
+    }
+}
