@@ -3,11 +3,13 @@
 #   make test    every test (what CI runs)
 #   make bench   the release benchmark against the raw sqlite3 C API
 #   make fuzz    libFuzzer on the predicate parser (FUZZ_SECONDS=600 by default)
+#   make lib     libactiverecord.so in .build/c/lib, for C programs (header: include/activerecord.h)
+#   make header  regenerate include/activerecord.h from the Swift shim
 SWIFT       ?= swift
 SWIFTFLAGS  ?= -Xswiftc -warnings-as-errors
-APT_PACKAGES = libsqlite3-dev pkg-config
+APT_PACKAGES = libsqlite3-dev pkg-config gcc valgrind python3
 
-.PHONY: all deps build run test examples bench fuzz clean
+.PHONY: all deps build run test examples bench fuzz lib header check-header c-examples c-test clean
 
 all: build
 
@@ -37,6 +39,7 @@ examples: run
 test: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(SWIFT) test --skip-build
+	$(MAKE) --no-print-directory check-header
 
 bench: deps
 	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
@@ -55,6 +58,28 @@ fuzz:
 	cp Fuzz/seeds/* .build/fuzz/corpus/
 	SWIFT_BACKTRACE=enable=no .build/fuzz/predicate-fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	  -print_final_stats=1 -artifact_prefix=.build/fuzz/ .build/fuzz/corpus
+
+# The C ABI. The library and the examples are built with the strict C flags.
+C_DIR     = .build/c
+C_LIB     = $(abspath $(C_DIR)/lib)
+CFLAGS_C  = -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude
+LDFLAGS_C = -L$(C_LIB) -lactiverecord -Wl,-rpath,$(C_LIB)
+SWIFT_HEADER = $$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/ActiveRecordC.build/include/ActiveRecordC-Swift.h
+
+lib: deps
+	$(SWIFT) build $(SWIFTFLAGS) --product activerecord
+	@mkdir -p $(C_LIB)
+	cp $$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/libactiverecord.so $(C_LIB)/
+
+header: lib
+	python3 scripts/generate-header.py $(SWIFT_HEADER) include/activerecord.h
+
+# Fails when the committed header differs from a fresh generation.
+check-header: lib
+	@python3 scripts/generate-header.py $(SWIFT_HEADER) $(C_DIR)/activerecord.h
+	@diff -u include/activerecord.h $(C_DIR)/activerecord.h \
+	  || { echo "include/activerecord.h is stale: run 'make header' and commit it" >&2; exit 1; }
+	@echo "include/activerecord.h matches the shim"
 
 clean:
 	rm -rf .build Benchmarks/.build

@@ -6,6 +6,8 @@ let package = Package(
     products: [
         .library(name: "ActiveRecord", targets: ["ActiveRecord"]),
         .executable(name: "Quickstart", targets: ["Quickstart"]),
+        // The C ABI: libactiverecord.so, with the header include/activerecord.h.
+        .library(name: "activerecord", type: .dynamic, targets: ["ActiveRecordC"]),
     ],
     targets: [
         .systemLibrary(

@@ -16,45 +16,66 @@ extension Database {
     /// - Returns: whether the work was committed or rolled back by ``Rollback``.
     @discardableResult
     public func transaction(_ body: () throws -> Void) throws -> TransactionOutcome {
-        try withConnection { connection in try transaction(on: connection, body) }
-    }
-
-    private func transaction(on connection: Connection, _ body: () throws -> Void) throws -> TransactionOutcome {
-        let depth = connection.transactionDepth
-        let savepoint = "activerecord_\(depth)"
-        try connection.execute(depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT \(savepoint)")
-        connection.transactionDepth += 1
-        connection.rollbackActions.append([])
-        defer { connection.transactionDepth -= 1 }
+        try beginTransaction()
         do {
             try body()
         } catch {
-            try rollback(depth: depth, savepoint: savepoint)
+            try rollbackTransaction()
             if error is Rollback { return .rolledBack }
             throw error
         }
+        try commitTransaction()
+        return .committed
+    }
+
+    /// Begins a transaction (or, inside one, a savepoint) held by the calling thread
+    /// until ``commitTransaction()`` or ``rollbackTransaction()``, which the same
+    /// thread must call. The closure form ``transaction(_:)`` is built on these.
+    package func beginTransaction() throws {
+        acquireWriter()
+        let depth = connection.transactionDepth
         do {
-            try connection.execute(depth == 0 ? "COMMIT" : "RELEASE \(savepoint)")
+            try connection.execute(depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT activerecord_\(depth)")
         } catch {
-            try? rollback(depth: depth, savepoint: savepoint)
+            releaseWriter()
+            throw error
+        }
+        connection.transactionDepth += 1
+        connection.rollbackActions.append([])
+    }
+
+    /// Commits the innermost transaction level (releases its savepoint); on failure rolls it back.
+    package func commitTransaction() throws {
+        let depth = connection.transactionDepth - 1
+        guard depth >= 0 else { throw ActiveRecordError(.misuse, "there is no transaction to commit") }
+        do {
+            try connection.execute(depth == 0 ? "COMMIT" : "RELEASE activerecord_\(depth)")
+        } catch {
+            try? rollbackTransaction()
             throw error
         }
         // Committed: the parent level now owns what to undo (nothing, at the top).
         let undo = connection.rollbackActions.removeLast()
         if !connection.rollbackActions.isEmpty { connection.rollbackActions[connection.rollbackActions.count - 1] += undo }
-        return .committed
+        connection.transactionDepth -= 1
+        releaseWriter()
     }
 
-    private func rollback(depth: Int, savepoint: String) throws {
-        let connection = self.connection
-        // Put records back as they were before this level: ids, saved values, dropped flags.
+    /// Rolls back the innermost transaction level and puts its records back in memory.
+    package func rollbackTransaction() throws {
+        let depth = connection.transactionDepth - 1
+        guard depth >= 0 else { throw ActiveRecordError(.misuse, "there is no transaction to roll back") }
+        defer {
+            connection.transactionDepth -= 1
+            releaseWriter()
+        }
         for entry in connection.rollbackActions.removeLast().reversed() { entry.undo() }
         forgetCheckedTables()
         if depth == 0 {
             try connection.execute("ROLLBACK")
         } else {
-            try connection.execute("ROLLBACK TO \(savepoint)")
-            try connection.execute("RELEASE \(savepoint)")
+            try connection.execute("ROLLBACK TO activerecord_\(depth)")
+            try connection.execute("RELEASE activerecord_\(depth)")
         }
     }
 

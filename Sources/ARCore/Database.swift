@@ -118,16 +118,24 @@ public final class Database: @unchecked Sendable {
     /// The calling thread, as a number.
     static var currentThread: UInt { UInt(pthread_self()) }
 
-    /// Runs `body` with exclusive use of the writer connection.
-    package func withConnection<R>(_ body: (Connection) throws -> R) throws -> R {
+    /// Takes the writer for the calling thread (recursively).
+    func acquireWriter() {
         lock.lock()
         if lockDepth == 0 { owner.store(Database.currentThread, ordering: .relaxed) }
         lockDepth += 1
-        defer {
-            lockDepth -= 1
-            if lockDepth == 0 { owner.store(0, ordering: .relaxed) }
-            lock.unlock()
-        }
+    }
+
+    /// Gives back one level of ``acquireWriter()``.
+    func releaseWriter() {
+        lockDepth -= 1
+        if lockDepth == 0 { owner.store(0, ordering: .relaxed) }
+        lock.unlock()
+    }
+
+    /// Runs `body` with exclusive use of the writer connection.
+    package func withConnection<R>(_ body: (Connection) throws -> R) throws -> R {
+        acquireWriter()
+        defer { releaseWriter() }
         return try body(connection)
     }
 

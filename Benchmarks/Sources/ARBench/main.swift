@@ -9,8 +9,12 @@
 // minute) and the memory benchmark (2N and N / 2 rows, each mode in a child
 // process: `ARBench memory <cursor|fetch|raw> <rows> <database>`), then the
 // relation benchmark (N / 100 groups of 100 members each, walked lazily and
-// eagerly). Exit status 1 when a side did the wrong thing (a check failed) or
-// on bad usage; missed targets are reported in the tables but do not fail the run.
+// eagerly), then the transaction benchmark (2,000 inserts, each autocommit,
+// then all in one transaction) and the concurrent-read benchmark (10,000 rows,
+// one reader alone, then two readers beside a writer, about 1 s each); these
+// two do not depend on N. Exit status 1 when a side did the wrong thing (a
+// check failed) or on bad usage; missed targets are reported in the tables
+// but do not fail the run.
 import CSQLiteRaw
 import Foundation
 
@@ -106,6 +110,14 @@ do {
     ).run(progress: progress)
     print("")
     for line in relations.lines { print(line) }
+    let transactions = try TransactionSection(rowCount: TransactionSection.defaultRowCount, rounds: rounds)
+        .run(progress: progress)
+    print("")
+    for line in transactions { print(line) }
+    let concurrency = try ConcurrencySection(rowCount: ConcurrencySection.defaultRowCount, window: .seconds(1))
+        .run(progress: progress)
+    print("")
+    for line in concurrency { print(line) }
 } catch {
     FileHandle.standardError.write(Data("FAILED: \(error)\n".utf8))
     exit(1)

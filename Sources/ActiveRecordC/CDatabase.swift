@@ -1,0 +1,75 @@
+// ar_version, opening and closing, errors, memory, transactions.
+import ActiveRecord
+import Foundation
+
+private let version: StaticString = "0.1.0"
+
+/// The library's version, e.g. "0.1.0". A static string: do not free it.
+@c public func ar_version() -> UnsafePointer<CChar> {
+    UnsafeRawPointer(version.utf8Start).assumingMemoryBound(to: CChar.self)
+}
+
+/// Opens (creating if missing) the database at `path`; ":memory:" for a private
+/// in-memory database. On success `*database_out` is a handle to release with
+/// ar_close; on failure it is NULL and ar_last_error(NULL) says why.
+@c public func ar_open(_ path: UnsafePointer<CChar>?, _ database_out: UnsafeMutablePointer<OpaquePointer?>?) -> ar_result {
+    guard let path, let database_out else { return failWithoutDatabase(.misuse, "ar_open: path and database_out must not be NULL") }
+    database_out.pointee = nil
+    let text = String(cString: path)
+    do {
+        let database = try Database(text == ":memory:" ? .inMemory : .file(text))
+        database.logger = nil
+        database_out.pointee = DatabaseHandle(database).retainedPointer()
+        return .ok
+    } catch {
+        return failWithoutDatabase(ar_result(error), describe(error))
+    }
+}
+
+/// Closes a database handle from ar_open. Models, records and queries made from it
+/// stay valid to release, but should be released first. NULL is ignored.
+@c public func ar_close(_ database: OpaquePointer?) {
+    guard Handle.from(database, as: DatabaseHandle.self) != nil else { return }
+    Handle.release(database)
+}
+
+/// The message of the last failed call on `database` (NULL: the last failed call
+/// without a database, such as ar_open). Owned by the library: valid until the next
+/// failing call on the same database. Never NULL ("" when there was none).
+@c public func ar_last_error(_ database: OpaquePointer?) -> UnsafePointer<CChar> {
+    if let handle = Handle.from(database, as: DatabaseHandle.self) { return handle.lastError.pointer }
+    globalLastErrorLock.lock()
+    defer { globalLastErrorLock.unlock() }
+    return globalLastError.pointer
+}
+
+/// Frees memory the library gave to the caller (the strings of ar_record_copy_text).
+/// NULL is ignored.
+@c public func ar_free(_ pointer: UnsafeMutableRawPointer?) {
+    free(pointer)
+}
+
+/// Begins a transaction; inside one, a savepoint (to any depth). End it with
+/// ar_commit or ar_rollback on the same thread.
+@c public func ar_begin(_ database: OpaquePointer?) -> ar_result {
+    guard let handle = Handle.from(database, as: DatabaseHandle.self) else {
+        return failWithoutDatabase(.misuse, "ar_begin: not a database handle")
+    }
+    return handle.run { try handle.database.beginTransaction(); return .ok }
+}
+
+/// Commits the innermost transaction (releases its savepoint).
+@c public func ar_commit(_ database: OpaquePointer?) -> ar_result {
+    guard let handle = Handle.from(database, as: DatabaseHandle.self) else {
+        return failWithoutDatabase(.misuse, "ar_commit: not a database handle")
+    }
+    return handle.run { try handle.database.commitTransaction(); return .ok }
+}
+
+/// Rolls back the innermost transaction (or savepoint) alone.
+@c public func ar_rollback(_ database: OpaquePointer?) -> ar_result {
+    guard let handle = Handle.from(database, as: DatabaseHandle.self) else {
+        return failWithoutDatabase(.misuse, "ar_rollback: not a database handle")
+    }
+    return handle.run { try handle.database.rollbackTransaction(); return .ok }
+}

@@ -1,0 +1,134 @@
+// Models defined at run time.
+import ActiveRecord
+import Foundation
+
+/// Starts defining the model for table `name` (created, or migrated by adding columns,
+/// on first use). Add columns with ar_model_add_column before the first record, query
+/// or find. Release with ar_model_free.
+@c public func ar_model_define(
+    _ database: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ model_out: UnsafeMutablePointer<OpaquePointer?>?
+) -> ar_result {
+    guard let handle = Handle.from(database, as: DatabaseHandle.self) else {
+        return failWithoutDatabase(.misuse, "ar_model_define: not a database handle")
+    }
+    guard let name, let model_out else { return handle.fail(.misuse, "ar_model_define: name and model_out must not be NULL") }
+    model_out.pointee = nil
+    let text = String(cString: name)
+    guard !text.isEmpty else { return handle.fail(.misuse, "ar_model_define: the name is empty") }
+    model_out.pointee = ModelHandle(database: handle, name: text).retainedPointer()
+    return .ok
+}
+
+/// Adds a column: `type` is an ar_type, `flags` AR_COLUMN_FLAG_NULLABLE / _INDEXED / _UNIQUE
+/// combined with |. The names id, createdAt and updatedAt are built in.
+@c public func ar_model_add_column(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ type: ar_type, _ flags: Int32) -> ar_result {
+    guard let handle = Handle.from(model, as: ModelHandle.self) else {
+        return failWithoutDatabase(.misuse, "ar_model_add_column: not a model handle")
+    }
+    guard let name else { return handle.database.fail(.misuse, "ar_model_add_column: name must not be NULL") }
+    let column = String(cString: name)
+    guard handle.model == nil else {
+        return handle.database.fail(.misuse, "\(handle.name): add columns before the first record, query or find")
+    }
+    guard !column.isEmpty, !TableSchema.reservedColumnNames.contains(column),
+          !handle.columns.contains(where: { $0.name.lowercased() == column.lowercased() }) else {
+        return handle.database.fail(.misuse, "\(handle.name): the column name '\(column)' is empty, reserved or declared twice")
+    }
+    let sqlType: SQLType = switch type {
+    case .text, .decimal: .text
+    case .integer, .bool: .integer
+    case .real, .date: .real
+    case .blob: .blob
+    }
+    let index: IndexKind? = flags & ar_column_flag.unique.rawValue != 0 ? .unique
+        : flags & ar_column_flag.indexed.rawValue != 0 ? .index : nil
+    handle.columns.append(ColumnSchema(
+        name: column, type: sqlType, isNullable: flags & ar_column_flag.nullable.rawValue != 0, index: index))
+    handle.types[column] = type
+    return .ok
+}
+
+/// Requires `column` to be present (not NULL, not empty text or blob) when saving;
+/// a failure is AR_VALIDATION_FAILED with the error key "cant_be_blank".
+@c public func ar_model_validate_presence(_ model: OpaquePointer?, _ column: UnsafePointer<CChar>?) -> ar_result {
+    addValidation(model, column, "ar_model_validate_presence") { $0.presence.append($1) }
+}
+
+/// Requires `column`'s value to be unique among the other rows when saving;
+/// a failure is AR_VALIDATION_FAILED with the error key "already_exists".
+@c public func ar_model_validate_uniqueness(_ model: OpaquePointer?, _ column: UnsafePointer<CChar>?) -> ar_result {
+    addValidation(model, column, "ar_model_validate_uniqueness") { $0.uniqueness.append($1) }
+}
+
+private func addValidation(
+    _ model: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ function: String, _ add: (ModelHandle, String) -> Void
+) -> ar_result {
+    guard let handle = Handle.from(model, as: ModelHandle.self) else {
+        return failWithoutDatabase(.misuse, "\(function): not a model handle")
+    }
+    guard let column else { return handle.database.fail(.misuse, "\(function): column must not be NULL") }
+    let name = String(cString: column)
+    guard handle.columns.contains(where: { $0.name == name }) else {
+        return handle.database.fail(
+            .unknownColumn, "\(handle.name) has no column '\(name)'; its columns are: \(handle.columns.map(\.name).joined(separator: ", "))")
+    }
+    add(handle, name)
+    return .ok
+}
+
+/// Declares that `model` belongs to `parent_model`: adds the nullable, indexed column
+/// <lowerCamel(parent name)>Id (Group → groupId). Use ar_query_children for the
+/// other direction (has-many).
+@c public func ar_model_belongs_to(_ model: OpaquePointer?, _ parent_model: OpaquePointer?) -> ar_result {
+    guard let handle = Handle.from(model, as: ModelHandle.self) else {
+        return failWithoutDatabase(.misuse, "ar_model_belongs_to: not a model handle")
+    }
+    guard let parentHandle = Handle.from(parent_model, as: ModelHandle.self) else {
+        return handle.database.fail(.misuse, "ar_model_belongs_to: parent is not a model handle")
+    }
+    return foreignKey(of: parentHandle.name).withCString { key in
+        ar_model_add_column(model, key, .integer, ar_column_flag.nullable.rawValue | ar_column_flag.indexed.rawValue)
+    }
+}
+
+/// `Group` → `groupId`.
+func foreignKey(of name: String) -> String {
+    guard let first = name.first else { return "Id" }
+    return first.lowercased() + name.dropFirst() + "Id"
+}
+
+/// Defines a model from an existing table's columns (their SQLite types: INTEGER, REAL,
+/// TEXT, BLOB; NOT NULL when declared so). Release with ar_model_free.
+@c public func ar_model_attach(
+    _ database: OpaquePointer?, _ table: UnsafePointer<CChar>?, _ model_out: UnsafeMutablePointer<OpaquePointer?>?
+) -> ar_result {
+    guard let handle = Handle.from(database, as: DatabaseHandle.self) else {
+        return failWithoutDatabase(.misuse, "ar_model_attach: not a database handle")
+    }
+    guard let table, let model_out else { return handle.fail(.misuse, "ar_model_attach: table and model_out must not be NULL") }
+    model_out.pointee = nil
+    let name = String(cString: table)
+    return handle.run {
+        let info = try handle.database.rows(#"SELECT name, type, "notnull" FROM pragma_table_info(?)"#, [.text(name)])
+        guard !info.isEmpty else { throw ActiveRecordError(.notFound, "there is no table \(name)") }
+        let model = ModelHandle(database: handle, name: name)
+        for row in info {
+            guard case .text(let column) = row[0], !TableSchema.reservedColumnNames.contains(column) else { continue }
+            let declared: String = if case .text(let type) = row[1] { type.uppercased() } else { "" }
+            let type: ar_type = declared.contains("INT") ? .integer : declared.contains("REAL") || declared.contains("FLOA")
+                || declared.contains("DOUB") ? .real : declared.contains("BLOB") ? .blob : .text
+            let sqlType: SQLType = type == .integer ? .integer : type == .real ? .real : type == .blob ? .blob : .text
+            model.columns.append(ColumnSchema(name: column, type: sqlType, isNullable: row[2] != .integer(1)))
+            model.types[column] = type
+        }
+        model_out.pointee = model.retainedPointer()
+        return .ok
+    }
+}
+
+/// Releases a model handle. Records and queries made from it keep it alive until
+/// they are released. NULL is ignored.
+@c public func ar_model_free(_ model: OpaquePointer?) {
+    guard Handle.from(model, as: ModelHandle.self) != nil else { return }
+    Handle.release(model)
+}

@@ -1,0 +1,161 @@
+// Queries: the predicate language with values bound by position, order, limit,
+// offset, count and iteration.
+import ActiveRecord
+import Foundation
+
+private func withQuery(_ query: OpaquePointer?, _ function: String, _ body: (QueryHandle) throws -> ar_result) -> ar_result {
+    guard let handle = Handle.from(query, as: QueryHandle.self) else {
+        return failWithoutDatabase(.misuse, "\(function): not a query handle")
+    }
+    return handle.model.database.run { try body(handle) }
+}
+
+/// Starts a query of `model`'s records matching `predicate` in the predicate language
+/// ("name = ? AND age > ?", placeholders `?` or `%@`), or all records when NULL. Bind a
+/// value to every placeholder (ar_query_bind_*) before ar_query_next or ar_query_count.
+/// A syntax error is AR_INVALID_PREDICATE, with its position in ar_last_error.
+/// Release with ar_query_free.
+@c public func ar_query_new(
+    _ model: OpaquePointer?, _ predicate: UnsafePointer<CChar>?, _ query_out: UnsafeMutablePointer<OpaquePointer?>?
+) -> ar_result {
+    guard let handle = Handle.from(model, as: ModelHandle.self) else {
+        return failWithoutDatabase(.misuse, "ar_query_new: not a model handle")
+    }
+    guard let query_out else { return handle.database.fail(.misuse, "ar_query_new: query_out must not be NULL") }
+    query_out.pointee = nil
+    return handle.database.run {
+        let text = predicate.map { String(cString: $0) }
+        let placeholders = try text.map { try DynamicQuery.placeholderCount(in: $0) } ?? 0
+        // Unknown columns are reported now, not at the first ar_query_next.
+        try DynamicQuery(
+            handle.frozen(), where: text, arguments: Array(repeating: .value(.integer(0)), count: placeholders)
+        ).check()
+        query_out.pointee = QueryHandle(model: handle, predicate: text, placeholders: placeholders).retainedPointer()
+        return .ok
+    }
+}
+
+/// The children of `parent` in `child_model` (has-many): records whose
+/// <lowerCamel(parent model name)>Id equals the parent's id (see ar_model_belongs_to).
+@c public func ar_query_children(
+    _ parent: OpaquePointer?, _ child_model: OpaquePointer?, _ query_out: UnsafeMutablePointer<OpaquePointer?>?
+) -> ar_result {
+    guard let record = Handle.from(parent, as: RecordHandle.self) else {
+        return failWithoutDatabase(.misuse, "ar_query_children: parent is not a record handle")
+    }
+    guard let child = Handle.from(child_model, as: ModelHandle.self), let query_out else {
+        return record.model.database.fail(.misuse, "ar_query_children: child_model and query_out must be given")
+    }
+    query_out.pointee = nil
+    guard let id = record.record.id else {
+        return record.model.database.fail(.misuse, "ar_query_children: the parent is not saved")
+    }
+    let key = foreignKey(of: record.model.name)
+    let status = ("\"" + key.replacingOccurrences(of: "\"", with: "\"\"") + "\" = ?").withCString { ar_query_new(child_model, $0, query_out) }
+    guard status == .ok, let query = Handle.from(query_out.pointee, as: QueryHandle.self) else { return status }
+    query.arguments[0] = .value(.integer(id))
+    _ = child
+    return .ok
+}
+
+private func bind(_ query: OpaquePointer?, _ index: Int32, _ function: String, _ value: () throws -> DatabaseValue) -> ar_result {
+    withQuery(query, function) { handle in
+        guard index >= 1, Int(index) <= handle.arguments.count else {
+            throw ActiveRecordError(
+                .invalidPredicate, "\(function): placeholder \(index) does not exist; the predicate has \(handle.arguments.count)")
+        }
+        guard handle.results == nil else { throw ActiveRecordError(.misuse, "\(function): the query already ran") }
+        handle.arguments[Int(index) - 1] = .value(try value())
+        return .ok
+    }
+}
+
+/// Binds text to placeholder `index` (from 1); NULL `value` binds SQL NULL.
+@c public func ar_query_bind_text(_ query: OpaquePointer?, _ index: Int32, _ value: UnsafePointer<CChar>?) -> ar_result {
+    bind(query, index, "ar_query_bind_text") { value.map { .text(String(cString: $0)) } ?? .null }
+}
+
+/// Binds an integer to placeholder `index` (from 1).
+@c public func ar_query_bind_int64(_ query: OpaquePointer?, _ index: Int32, _ value: Int64) -> ar_result {
+    bind(query, index, "ar_query_bind_int64") { .integer(value) }
+}
+
+/// Binds a real number to placeholder `index` (from 1).
+@c public func ar_query_bind_double(_ query: OpaquePointer?, _ index: Int32, _ value: Double) -> ar_result {
+    bind(query, index, "ar_query_bind_double") {
+        guard !value.isNaN else { throw ActiveRecordError(.invalidValue, "ar_query_bind_double: NaN cannot be compared") }
+        return .real(value)
+    }
+}
+
+/// Binds `length` bytes (copied) to placeholder `index` (from 1).
+@c public func ar_query_bind_blob(_ query: OpaquePointer?, _ index: Int32, _ bytes: UnsafeRawPointer?, _ length: UInt) -> ar_result {
+    bind(query, index, "ar_query_bind_blob") {
+        guard length <= UInt(Int32.max), bytes != nil || length == 0 else {
+            throw ActiveRecordError(.misuse, "ar_query_bind_blob: no bytes, or more than 2 GiB")
+        }
+        return .blob(length == 0 ? Data() : Data(bytes: bytes!, count: Int(length)))
+    }
+}
+
+/// Binds SQL NULL to placeholder `index` (from 1): `x = ?` then matches NULL.
+@c public func ar_query_bind_null(_ query: OpaquePointer?, _ index: Int32) -> ar_result {
+    bind(query, index, "ar_query_bind_null") { .null }
+}
+
+/// Orders by `column`; several calls sort by each in turn (unordered: by id).
+@c public func ar_query_order(_ query: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ ascending: Int32) -> ar_result {
+    withQuery(query, "ar_query_order") { handle in
+        guard let column else { throw ActiveRecordError(.misuse, "ar_query_order: column must not be NULL") }
+        handle.orderings.append((String(cString: column), ascending != 0))
+        return .ok
+    }
+}
+
+/// Returns at most `count` records (count >= 0).
+@c public func ar_query_limit(_ query: OpaquePointer?, _ count: Int64) -> ar_result {
+    withQuery(query, "ar_query_limit") { handle in
+        guard count >= 0 else { throw ActiveRecordError(.invalidValue, "ar_query_limit: \(count) is negative") }
+        handle.limit = Int(count)
+        return .ok
+    }
+}
+
+/// Skips the first `count` records (count >= 0).
+@c public func ar_query_offset(_ query: OpaquePointer?, _ count: Int64) -> ar_result {
+    withQuery(query, "ar_query_offset") { handle in
+        guard count >= 0 else { throw ActiveRecordError(.invalidValue, "ar_query_offset: \(count) is negative") }
+        handle.offset = Int(count)
+        return .ok
+    }
+}
+
+/// The number of matching records (with limit and offset).
+@c public func ar_query_count(_ query: OpaquePointer?, _ count_out: UnsafeMutablePointer<Int64>?) -> ar_result {
+    withQuery(query, "ar_query_count") { handle in
+        guard let count_out else { throw ActiveRecordError(.misuse, "ar_query_count: count_out must not be NULL") }
+        count_out.pointee = Int64(try handle.query().count())
+        return .ok
+    }
+}
+
+/// The next matching record: AR_OK with a new handle in `*record_out` (release it with
+/// ar_record_free), or AR_DONE with NULL when there are no more. The query runs on the
+/// first call.
+@c public func ar_query_next(_ query: OpaquePointer?, _ record_out: UnsafeMutablePointer<OpaquePointer?>?) -> ar_result {
+    withQuery(query, "ar_query_next") { handle in
+        guard let record_out else { throw ActiveRecordError(.misuse, "ar_query_next: record_out must not be NULL") }
+        record_out.pointee = nil
+        if handle.results == nil { handle.results = try handle.query().fetch() }
+        guard let results = handle.results, handle.position < results.count else { return .done }
+        record_out.pointee = RecordHandle(model: handle.model, record: results[handle.position]).retainedPointer()
+        handle.position += 1
+        return .ok
+    }
+}
+
+/// Releases a query handle. NULL is ignored.
+@c public func ar_query_free(_ query: OpaquePointer?) {
+    guard Handle.from(query, as: QueryHandle.self) != nil else { return }
+    Handle.release(query)
+}

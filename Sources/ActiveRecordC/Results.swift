@@ -1,0 +1,63 @@
+// Result codes and type tags of the C ABI.
+
+/// Result codes: every call that can fail returns one. `AR_OK` is 0.
+@c public enum ar_result: Int32 {
+    /// Success.
+    case ok = 0
+    /// Iteration finished: no more records (ar_query_next).
+    case done = 1
+    /// No such record (ar_find, ar_record_reload).
+    case notFound = 2
+    /// A NULL or wrong handle or argument, or a call out of order.
+    case misuse = 3
+    /// A column (or table) the model does not have.
+    case unknownColumn = 4
+    /// A value of the wrong type for the column, or a getter of the wrong type.
+    case typeMismatch = 5
+    /// A value that cannot be stored (NaN, a malformed decimal).
+    case invalidValue = 6
+    /// A predicate with a syntax error, or placeholders and values that do not match.
+    case invalidPredicate = 7
+    /// A UNIQUE, NOT NULL or foreign-key constraint failed.
+    case constraint = 8
+    /// The record failed its validations (see ar_record_error_count).
+    case validationFailed = 9
+    /// The database cannot be opened (missing directory, permissions).
+    case cannotOpen = 10
+    /// The file is not an SQLite database.
+    case notADatabase = 11
+    /// The database is read-only.
+    case readOnly = 12
+    /// Any other error (see ar_last_error).
+    case error = 13
+}
+
+/// Column types of a model defined from C.
+@c public enum ar_type: Int32 {
+    /// UTF-8 text (SQLite TEXT).
+    case text = 1
+    /// 64-bit integer (SQLite INTEGER).
+    case integer = 2
+    /// 64-bit floating point (SQLite REAL).
+    case real = 3
+    /// Bytes (SQLite BLOB).
+    case blob = 4
+    /// 0 or 1 (SQLite INTEGER).
+    case bool = 5
+    /// Seconds since 1970 (SQLite REAL).
+    case date = 6
+    /// An exact decimal number as POSIX text, e.g. "1123.563" (SQLite TEXT).
+    case decimal = 7
+}
+
+/// Column flags for ar_model_add_column, combined with `|`.
+@c public enum ar_column_flag: Int32 {
+    /// The column is required (NOT NULL); the default.
+    case required = 0
+    /// The column may hold NULL.
+    case nullable = 1
+    /// An index on the column.
+    case indexed = 2
+    /// A unique index on the column.
+    case unique = 4
+}
