@@ -2,6 +2,7 @@
 #   make run     build and run the quickstart on the default database
 #   make test    every test (what CI runs)
 #   make bench   the release benchmark against the raw sqlite3 C API
+#   make bench-c the C API (release libactiverecord.so) against the raw sqlite3 C API (N=2000: quick)
 #   make fuzz    libFuzzer on the predicate parser (FUZZ_SECONDS=600 by default)
 #   make lib     libactiverecord.so in .build/c/lib, for C programs (header: include/activerecord.h)
 #   make header  regenerate include/activerecord.h from the Swift shim
@@ -38,12 +39,14 @@ examples: run
 
 test: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
+	$(MAKE) --no-print-directory lib
 	$(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory check-header
 
 bench: deps
 	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
 	Benchmarks/.build/release/ARBench $(N)
+	$(MAKE) --no-print-directory bench-c
 
 # The predicate tokenizer, parser and renderer depend on nothing else, so the
 # fuzz target compiles them directly. Crashes land in .build/fuzz/crash-*.
@@ -80,6 +83,22 @@ check-header: lib
 	@diff -u include/activerecord.h $(C_DIR)/activerecord.h \
 	  || { echo "include/activerecord.h is stale: run 'make header' and commit it" >&2; exit 1; }
 	@echo "include/activerecord.h matches the shim"
+
+# The release library, for measuring the C API (make lib builds the debug one).
+C_RELEASE_LIB = $(abspath $(C_DIR)/release/lib)
+
+.PHONY: lib-release bench-c
+lib-release: deps
+	$(SWIFT) build -c release --product activerecord $(SWIFTFLAGS)
+	@mkdir -p $(C_RELEASE_LIB)
+	cp $$($(SWIFT) build -c release $(SWIFTFLAGS) --show-bin-path)/libactiverecord.so $(C_RELEASE_LIB)/
+
+# Benchmarks/c/bench.c: insert and fetch N records (100,000 by default) through the C API
+# and through raw sqlite3, best of 3 rounds per side.
+bench-c: lib-release
+	gcc -O2 $(CFLAGS_C) Benchmarks/c/bench.c -o $(C_DIR)/bench-c \
+	  -L$(C_RELEASE_LIB) -lactiverecord -Wl,-rpath,$(C_RELEASE_LIB) -lsqlite3
+	$(C_DIR)/bench-c $(N)
 
 clean:
 	rm -rf .build Benchmarks/.build

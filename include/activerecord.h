@@ -117,7 +117,8 @@ void ar_free(void *pointer);
 const char *ar_last_error(ar_database *database);
 
 // Adds a column: type is an ar_type, flags AR_COLUMN_FLAG_NULLABLE / _INDEXED / _UNIQUE
-// combined with |. The names id, createdAt and updatedAt are built in.
+// combined with |. The names id, createdAt and updatedAt are built in. An unknown type
+// is AR_MISUSE.
 ar_result ar_model_add_column(ar_model *model, const char *name, ar_type type, int32_t flags);
 
 // Defines a model from an existing table’s columns (their SQLite types: INTEGER, REAL,

@@ -25,6 +25,9 @@ HANDLES = {
 # `void *` parameters that are plain memory, not handles.
 PLAIN_POINTERS = {"pointer"}
 
+# Enum parameters the shim takes as plain int32_t (checked inside), by name.
+ENUM_PARAMETERS = {"type": "ar_type"}
+
 
 def comment(lines):
     text = []
@@ -57,6 +60,9 @@ def parameter(text):
         if name not in HANDLES:
             sys.exit(f"generate-header: no handle type for parameter '{name}'")
         return f"{HANDLES[name]} *{name}"
+    match = re.fullmatch(r"int32_t (\w+)", text)
+    if match and match.group(1) in ENUM_PARAMETERS:
+        return f"{ENUM_PARAMETERS[match.group(1)]} {match.group(1)}"
     text = text.replace("char const *", "const char *").replace("void const *", "const void *")
     text = re.sub(r"\* \* ", "**", text)
     text = re.sub(r"(\w) \* (\w)", r"\1 *\2", text)

@@ -20,12 +20,18 @@ import Foundation
 }
 
 /// Adds a column: `type` is an ar_type, `flags` AR_COLUMN_FLAG_NULLABLE / _INDEXED / _UNIQUE
-/// combined with |. The names id, createdAt and updatedAt are built in.
-@c public func ar_model_add_column(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ type: ar_type, _ flags: Int32) -> ar_result {
+/// combined with |. The names id, createdAt and updatedAt are built in. An unknown type
+/// is AR_MISUSE.
+@c public func ar_model_add_column(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ type: Int32, _ flags: Int32) -> ar_result {
+    // The type arrives as a plain integer: a C caller may pass any value, and a Swift
+    // enum parameter holding an unknown one would be undefined behaviour.
     guard let handle = Handle.from(model, as: ModelHandle.self) else {
         return failWithoutDatabase(.misuse, "ar_model_add_column: not a model handle")
     }
     guard let name else { return handle.database.fail(.misuse, "ar_model_add_column: name must not be NULL") }
+    guard let type = ar_type(rawValue: type) else {
+        return handle.database.fail(.misuse, "ar_model_add_column: \(type) is not an ar_type")
+    }
     let column = String(cString: name)
     guard handle.model == nil else {
         return handle.database.fail(.misuse, "\(handle.name): add columns before the first record, query or find")
@@ -87,7 +93,7 @@ private func addValidation(
         return handle.database.fail(.misuse, "ar_model_belongs_to: parent is not a model handle")
     }
     return foreignKey(of: parentHandle.name).withCString { key in
-        ar_model_add_column(model, key, .integer, ar_column_flag.nullable.rawValue | ar_column_flag.indexed.rawValue)
+        ar_model_add_column(model, key, ar_type.integer.rawValue, ar_column_flag.nullable.rawValue | ar_column_flag.indexed.rawValue)
     }
 }
 
