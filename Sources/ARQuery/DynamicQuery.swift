@@ -8,6 +8,7 @@ import ARCore
 /// let records = try query.order(by: "title").limit(10).fetch()
 /// ```
 public struct DynamicQuery: Sendable {
+    /// The model whose records the query returns.
     public let model: DynamicModel
     private var predicate: String?
     private var arguments: [QueryArgument]
