@@ -104,10 +104,20 @@ public final class DynamicRecord: RecordStorage {
     /// - Throws: `.unknownColumn`.
     public func value(_ column: String) throws -> DatabaseValue {
         switch column {
-        case "id": return id.map { .integer($0) } ?? .null
-        case "createdAt": return createdAt.map { .real($0.timeIntervalSince1970) } ?? .null
-        case "updatedAt": return updatedAt.map { .real($0.timeIntervalSince1970) } ?? .null
+        case "id": return value(at: 0)
+        case "createdAt": return value(at: 1)
+        case "updatedAt": return value(at: 2)
         default: return values[try index(column)]
+        }
+    }
+
+    /// The value at `position` in ``TableSchema/allColumnNames`` (0–2: id, createdAt, updatedAt).
+    package func value(at position: Int) -> DatabaseValue {
+        switch position {
+        case 0: id.map { .integer($0) } ?? .null
+        case 1: createdAt.map { .real($0.timeIntervalSince1970) } ?? .null
+        case 2: updatedAt.map { .real($0.timeIntervalSince1970) } ?? .null
+        default: values[position - 3]
         }
     }
 
@@ -116,8 +126,13 @@ public final class DynamicRecord: RecordStorage {
     ///   storage class, or `NULL` in a non-nullable column. The record is
     ///   unchanged on error.
     public func set(_ column: String, _ value: DatabaseValue) throws {
-        let index = try index(column)
+        try set(at: try index(column), value)
+    }
+
+    /// ``set(_:_:)`` by declared column index.
+    package func set(at index: Int, _ value: DatabaseValue) throws {
         let schema = model.schema.columns[index]
+        let column = schema.name
         let accepted: DatabaseValue
         switch (schema.type, value) {
         case (_, .null):
@@ -142,6 +157,9 @@ public final class DynamicRecord: RecordStorage {
     /// Saves the record: `INSERT` when new, else an `UPDATE` of the changed columns.
     public func save() throws { try model.mapping.save(self) }
 
+    /// ``save()`` on `database` rather than the current one.
+    package func save(in database: Database) throws { try model.mapping.save(self, in: database) }
+
     /// Deletes the record's row.
     public func drop() throws { try model.mapping.drop(self) }
 
@@ -155,10 +173,11 @@ public final class DynamicRecord: RecordStorage {
     }
 
     package func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws {
-        let value = statement.value(column)
-        values[index] = value
-        originals[index] = value
+        values[index] = statement.value(column)
     }
+
+    /// After a whole row was decoded: the originals share the values' storage (copied on write).
+    package func didDecode() { originals = values }
 
     package func isColumnChanged(_ index: Int) -> Bool { values[index] != originals[index] }
 

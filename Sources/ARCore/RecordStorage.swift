@@ -22,8 +22,11 @@ package protocol RecordStorage: AnyObject {
     var header: RecordHeader { get set }
     /// Binds the current value of column `index` to parameter `parameter`.
     func bindColumn(_ index: Int, to statement: Statement, at parameter: Int32) throws
-    /// Reads column `index` from result column `column` as both current and original value.
+    /// Reads column `index` from result column `column` as both current and original value
+    /// (a storage may set the originals in ``didDecode()`` instead, once per row).
     func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws
+    /// Called after a row was decoded into the record.
+    func didDecode()
     /// Whether column `index` differs from its original (last loaded or saved) value.
     func isColumnChanged(_ index: Int) -> Bool
     /// Makes the current value of column `index` its original one, after a save.
@@ -32,6 +35,10 @@ package protocol RecordStorage: AnyObject {
     func originalValue(_ index: Int) -> DatabaseValue
     /// Sets the original value of column `index` back, after a rollback.
     func restoreOriginal(_ index: Int, _ value: DatabaseValue)
+}
+
+extension RecordStorage {
+    package func didDecode() {}
 }
 
 /// How to put a record back in memory when the transaction that wrote it rolls back.

@@ -40,15 +40,20 @@ package final class TableMapping: Sendable {
     /// Saves `record` on the current database: `INSERT` when new, else an
     /// `UPDATE` of the changed columns, and no SQL at all when nothing changed.
     package func save(_ record: some RecordStorage) throws {
+        try save(record, in: Database.current)
+    }
+
+    /// ``save(_:)`` on `database`.
+    package func save(_ record: some RecordStorage, in database: Database) throws {
         guard !record.header.isDeleted else {
             throw ActiveRecordError(.misuse, "cannot save \(schema.name) with id \(record.header.id ?? 0): it was dropped")
         }
         if record.header.id == nil {
-            try Database.current.withTable(self) { try insert(record, in: $0) }
+            try database.withTable(self) { try insert(record, in: $0) }
         } else {
             let changed = changedColumns(of: record)
             guard !changed.isEmpty else { return }
-            try Database.current.withTable(self) { try update(record, columns: changed, in: $0) }
+            try database.withTable(self) { try update(record, columns: changed, in: $0) }
         }
     }
 
@@ -154,6 +159,7 @@ package final class TableMapping: Sendable {
                 try decodeColumn(index, of: record, from: statement, at: offset + 3 + Int32(index))
             }
         }
+        record.didDecode()
     }
 
     private func decodeColumn(_ index: Int, of record: some RecordStorage, from statement: Statement, at column: Int32) throws {

@@ -143,10 +143,20 @@ private func bind(_ query: OpaquePointer?, _ index: Int32, _ function: String, _
 /// ar_record_free), or AR_DONE with NULL when there are no more. The query runs on the
 /// first call.
 @c public func ar_query_next(_ query: OpaquePointer?, _ record_out: UnsafeMutablePointer<OpaquePointer?>?) -> ar_result {
-    withQuery(query, "ar_query_next") { handle in
-        guard let record_out else { throw ActiveRecordError(.misuse, "ar_query_next: record_out must not be NULL") }
-        record_out.pointee = nil
-        if handle.results == nil { handle.results = try handle.query().fetch() }
+    guard let handle = Handle.from(query, as: QueryHandle.self) else {
+        return failWithoutDatabase(.misuse, "ar_query_next: not a query handle")
+    }
+    guard let record_out else { return handle.model.database.fail(.misuse, "ar_query_next: record_out must not be NULL") }
+    record_out.pointee = nil
+    if handle.results == nil {
+        // Only the first call reads the database (and makes it current); the others answer from memory.
+        let status = handle.model.database.run {
+            handle.results = try handle.query().fetch()
+            return .ok
+        }
+        guard status == .ok else { return status }
+    }
+    return handle.model.database.catching {
         guard let results = handle.results, handle.position < results.count else { return .done }
         record_out.pointee = RecordHandle(model: handle.model, record: results[handle.position]).retainedPointer()
         handle.position += 1

@@ -10,10 +10,22 @@ private func withRecord(_ record: OpaquePointer?, _ function: String, _ body: (R
     return handle.model.database.run { try body(handle) }
 }
 
-/// A column name from C, or an AR_MISUSE error.
-private func columnName(_ column: UnsafePointer<CChar>?, _ function: String) throws -> String {
+/// Runs `body` for a record handle without making its database current (getters, setters).
+private func withRecordInMemory(_ record: OpaquePointer?, _ function: String, _ body: (RecordHandle) throws -> ar_result) -> ar_result {
+    guard let handle = Handle.from(record, as: RecordHandle.self) else {
+        return failWithoutDatabase(.misuse, "\(function): not a record handle")
+    }
+    return handle.model.database.catching { try body(handle) }
+}
+
+/// The position of a column (in id, createdAt, updatedAt, then the declared columns).
+/// - Throws: `.misuse` for NULL, `.unknownColumn` naming the model's columns.
+private func position(_ column: UnsafePointer<CChar>?, in handle: RecordHandle, _ function: String) throws -> Int {
     guard let column else { throw ActiveRecordError(.misuse, "\(function): column must not be NULL") }
-    return String(cString: column)
+    guard let position = handle.model.position(of: column) else {
+        throw handle.record.model.schema.unknownColumn(String(cString: column))
+    }
+    return position
 }
 
 /// Makes a new, unsaved record of `model` (columns at their defaults). Release with ar_record_free.
@@ -23,7 +35,7 @@ private func columnName(_ column: UnsafePointer<CChar>?, _ function: String) thr
     }
     guard let record_out else { return handle.database.fail(.misuse, "ar_record_new: record_out must not be NULL") }
     record_out.pointee = nil
-    return handle.database.run {
+    return handle.database.catching {  // no database access: a new record lives in memory
         record_out.pointee = RecordHandle(model: handle, record: try handle.frozen().new()).retainedPointer()
         return .ok
     }
@@ -41,8 +53,12 @@ private func columnName(_ column: UnsafePointer<CChar>?, _ function: String) thr
 }
 
 private func set(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ function: String, _ value: () throws -> DatabaseValue) -> ar_result {
-    withRecord(record, function) { handle in
-        try handle.record.set(try columnName(column, function), try value())
+    withRecordInMemory(record, function) { handle in
+        let position = try position(column, in: handle, function)
+        guard position >= 3 else {
+            throw ActiveRecordError(.misuse, "\(function): id, createdAt and updatedAt are set by the library")
+        }
+        try handle.record.set(at: position - 3, try value())
         return .ok
     }
 }
@@ -105,11 +121,12 @@ private func get<T>(
     _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<T>?, _ function: String,
     _ read: (RecordHandle, DatabaseValue) throws -> T?
 ) -> ar_result {
-    withRecord(record, function) { handle in
+    withRecordInMemory(record, function) { handle in
         guard let out else { throw ActiveRecordError(.misuse, "\(function): the out pointer must not be NULL") }
-        let name = try columnName(column, function)
-        let value = try handle.record.value(name)
+        let position = try position(column, in: handle, function)
+        let value = handle.record.value(at: position)
         guard let converted = try read(handle, value) else {
+            let name = handle.record.model.schema.allColumnNames[position]
             throw ActiveRecordError(
                 .typeMismatch, "\(handle.model.name).\(name) holds \(value.storageClassName); \(function) cannot read it")
         }
@@ -181,10 +198,11 @@ private func get<T>(
     _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ bytes_out: UnsafeMutablePointer<UnsafeRawPointer?>?,
     _ length_out: UnsafeMutablePointer<UInt>?
 ) -> ar_result {
-    withRecord(record, "ar_record_get_blob") { handle in
+    withRecordInMemory(record, "ar_record_get_blob") { handle in
         guard let bytes_out, let length_out else { throw ActiveRecordError(.misuse, "ar_record_get_blob: out pointers must not be NULL") }
-        let name = try columnName(column, "ar_record_get_blob")
-        switch try handle.record.value(name) {
+        let position = try position(column, in: handle, "ar_record_get_blob")
+        let name = handle.record.model.schema.allColumnNames[position]
+        switch handle.record.value(at: position) {
         case .null:
             bytes_out.pointee = nil
             length_out.pointee = 0
@@ -208,6 +226,20 @@ private func get<T>(
 /// run first: on failure nothing is written and AR_VALIDATION_FAILED is returned (see
 /// ar_record_error_count and ar_record_error).
 @c public func ar_record_save(_ record: OpaquePointer?) -> ar_result {
+    guard let handle = Handle.from(record, as: RecordHandle.self) else {
+        return failWithoutDatabase(.misuse, "ar_record_save: not a record handle")
+    }
+    // Without validations, save straight through the handle's database: making it
+    // current (a task-local scope) costs about as much as a small INSERT.
+    guard handle.model.presence.isEmpty && handle.model.uniqueness.isEmpty else { return validateAndSave(record) }
+    return handle.model.database.catching {
+        try handle.record.save(in: handle.model.database.database)
+        handle.errors = []
+        return .ok
+    }
+}
+
+private func validateAndSave(_ record: OpaquePointer?) -> ar_result {
     withRecord(record, "ar_record_save") { handle in
         guard try validate(handle) else {
             throw ActiveRecordError(

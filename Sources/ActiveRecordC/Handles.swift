@@ -5,11 +5,17 @@ import Foundation
 
 /// Base of every handle, so that a handle of the wrong kind is caught (AR_MISUSE).
 class Handle {
+    /// The handle's kind, checked before the (unchecked, cheaper than a dynamic cast) downcast.
+    enum Kind { case database, model, record, query }
+    let kind: Kind
+    init(kind: Kind) { self.kind = kind }
+
     /// A C string that stays valid until the next call that replaces it.
     /// `@unchecked Sendable`: each is used by one C thread at a time (a handle's), or
     /// under `globalLastErrorLock` (the global one).
     final class CString: @unchecked Sendable {
         private var storage: UnsafeMutablePointer<CChar>?
+        private var capacity = 0
         /// The text kept, or "".
         var text: String { storage.map { String(cString: $0) } ?? "" }
         /// The kept C string, or a static "".
@@ -17,11 +23,18 @@ class Handle {
             if let storage { return UnsafePointer(storage) }
             return UnsafeRawPointer(emptyString.utf8Start).assumingMemoryBound(to: CChar.self)
         }
-        /// Keeps a copy of `text` and returns it.
+        /// Keeps a copy of `text` (reusing the buffer when it is large enough) and returns it.
         func set(_ text: String) -> UnsafePointer<CChar> {
-            free(storage)
-            storage = strdup(text)
-            return UnsafePointer(storage!)
+            var text = text
+            return text.withUTF8 { bytes in
+                if bytes.count + 1 > capacity {
+                    capacity = max(bytes.count + 1, 32)
+                    storage = realloc(storage, capacity)?.assumingMemoryBound(to: CChar.self)
+                }
+                if let base = bytes.baseAddress { memcpy(storage!, base, bytes.count) }
+                storage![bytes.count] = 0
+                return UnsafePointer(storage!)
+            }
         }
         deinit { free(storage) }
     }
@@ -32,7 +45,10 @@ class Handle {
     /// The handle behind a pointer from C, if it is of kind `T`.
     static func from<T: Handle>(_ pointer: OpaquePointer?, as type: T.Type) -> T? {
         guard let pointer else { return nil }
-        return Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue() as? T
+        let handle = Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+        let expected: Kind = T.self == RecordHandle.self ? .record : T.self == ModelHandle.self ? .model
+            : T.self == QueryHandle.self ? .query : .database
+        return handle.kind == expected ? unsafeDowncast(handle, to: T.self) : nil
     }
 
     /// Releases a handle C gives back.
@@ -47,12 +63,25 @@ final class DatabaseHandle: Handle {
     let database: Database
     let lastError = CString()
     var lastErrorText: String { lastError.text }
-    init(_ database: Database) { self.database = database }
+    init(_ database: Database) {
+        self.database = database
+        super.init(kind: .database)
+    }
 
     /// Runs `body` with this database current, turning errors into result codes.
     func run(_ body: () throws -> ar_result) -> ar_result {
         do {
             return try database.use(body)
+        } catch {
+            return fail(error)
+        }
+    }
+
+    /// Runs `body`, which does not touch the database (a getter or setter), turning errors
+    /// into result codes without the cost of making the database current.
+    func catching(_ body: () throws -> ar_result) -> ar_result {
+        do {
+            return try body()
         } catch {
             return fail(error)
         }
@@ -102,6 +131,7 @@ final class ModelHandle: Handle {
     init(database: DatabaseHandle, name: String) {
         self.database = database
         self.name = name
+        super.init(kind: .model)
     }
 
     /// The model, built from the columns declared so far (then frozen).
@@ -109,8 +139,28 @@ final class ModelHandle: Handle {
         if let model { return model }
         let built = DynamicModel(try TableSchema(name: name, columns: columns))
         model = built
+        let names = built.schema.allColumnNames
+        positionByName = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
+        cNames = names.map { strdup($0) }
         return built
     }
+
+    private var positionByName: [String: Int] = [:]
+    private var cNames: [UnsafeMutablePointer<CChar>?] = []
+    /// Column positions by the address of the C string naming them: C programs pass the
+    /// same literals again and again. Checked with strcmp, so a reused buffer is safe.
+    private var positionByAddress: [UnsafePointer<CChar>: Int] = [:]
+
+    /// The position of a column in the schema's `allColumnNames`, or `nil`.
+    func position(of column: UnsafePointer<CChar>) -> Int? {
+        if let position = positionByAddress[column], let name = cNames[position], strcmp(name, column) == 0 { return position }
+        guard let position = positionByName[String(cString: column)] else { return nil }
+        if positionByAddress.count > 512 { positionByAddress.removeAll() }
+        positionByAddress[column] = position
+        return position
+    }
+
+    deinit { for name in cNames { free(name) } }
 }
 
 /// `ar_record`: a record, with scratch storage for what getters return.
@@ -124,6 +174,7 @@ final class RecordHandle: Handle {
     init(model: ModelHandle, record: DynamicRecord) {
         self.model = model
         self.record = record
+        super.init(kind: .record)
     }
 }
 
@@ -142,6 +193,7 @@ final class QueryHandle: Handle {
         self.model = model
         self.predicate = predicate
         arguments = Array(repeating: nil, count: placeholders)
+        super.init(kind: .query)
     }
 
     func query() throws -> DynamicQuery {
