@@ -6,9 +6,11 @@
 #   make fuzz    libFuzzer on the predicate parser (FUZZ_SECONDS=600 by default)
 #   make lib     libactiverecord.so in .build/c/lib, for C programs (header: include/activerecord.h)
 #   make header  regenerate include/activerecord.h from the Swift shim
+#   make c-examples  build the C examples (gcc, clang, the header as C++) and diff their output
+#   make c-test  the C API tests (Tests/c/test_api.c) under valgrind
 SWIFT       ?= swift
 SWIFTFLAGS  ?= -Xswiftc -warnings-as-errors
-APT_PACKAGES = libsqlite3-dev pkg-config gcc valgrind python3
+APT_PACKAGES = libsqlite3-dev pkg-config gcc g++ valgrind python3
 
 .PHONY: all deps build run test examples bench fuzz lib header check-header c-examples c-test clean
 
@@ -41,7 +43,7 @@ test: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(MAKE) --no-print-directory lib
 	$(SWIFT) test --skip-build
-	$(MAKE) --no-print-directory check-header
+	$(MAKE) --no-print-directory check-header c-examples c-test
 
 bench: deps
 	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
@@ -83,6 +85,44 @@ check-header: lib
 	@diff -u include/activerecord.h $(C_DIR)/activerecord.h \
 	  || { echo "include/activerecord.h is stale: run 'make header' and commit it" >&2; exit 1; }
 	@echo "include/activerecord.h matches the shim"
+
+# The C examples and the C API tests (Examples/c, Tests/c). $(CC) (gcc unless set)
+# builds them with the strict C flags; clang builds them as C99 too and g++ compiles the
+# header as C++11. c-examples runs both examples (quickstart on a fresh file) and fails
+# on any difference from Examples/c/*.expected; c-test runs Tests/c/test_api.c under
+# valgrind: any memory error or leak fails (Tests/c/valgrind.supp explains what it hides).
+ifeq ($(origin CC),default)
+CC = gcc
+endif
+CLANG        ?= clang
+CXX_HEADER   ?= g++
+CFLAGS_CLANG  = -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude
+CXXFLAGS_C    = -std=c++11 -Wall -Wextra -Werror -pedantic -Iinclude
+VALGRIND_C    = valgrind --num-callers=40 --leak-check=full --show-leak-kinds=definite,indirect,possible \
+                --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=1 \
+                --suppressions=Tests/c/valgrind.supp
+
+c-examples: lib
+	@mkdir -p $(C_DIR)/examples
+	$(CC) $(CFLAGS_C) Examples/c/quickstart.c -o $(C_DIR)/examples/quickstart $(LDFLAGS_C)
+	$(CC) $(CFLAGS_C) Examples/c/library.c -o $(C_DIR)/examples/library $(LDFLAGS_C)
+	$(CLANG) $(CFLAGS_CLANG) Examples/c/quickstart.c -o $(C_DIR)/examples/quickstart-clang $(LDFLAGS_C)
+	$(CLANG) $(CFLAGS_CLANG) Examples/c/library.c -o $(C_DIR)/examples/library-clang $(LDFLAGS_C)
+	$(CXX_HEADER) $(CXXFLAGS_C) Tests/c/header_cxx.cpp -o $(C_DIR)/examples/header_cxx $(LDFLAGS_C)
+	$(C_DIR)/examples/header_cxx
+	cd $(C_DIR)/examples && rm -f quickstart-c.sqlite quickstart-c.sqlite-wal quickstart-c.sqlite-shm \
+	  && ./quickstart > quickstart.out
+	diff -u Examples/c/quickstart.expected $(C_DIR)/examples/quickstart.out
+	$(C_DIR)/examples/library > $(C_DIR)/examples/library.out
+	diff -u Examples/c/library.expected $(C_DIR)/examples/library.out
+	@echo "c-examples: quickstart and library match their .expected output"
+
+c-test: lib
+	@mkdir -p $(C_DIR)/test
+	$(CC) $(CFLAGS_C) Tests/c/test_api.c -o $(C_DIR)/test/test_api $(LDFLAGS_C)
+	$(CLANG) $(CFLAGS_CLANG) Tests/c/test_api.c -o $(C_DIR)/test/test_api-clang $(LDFLAGS_C)
+	rm -rf $(C_DIR)/test/scratch
+	$(VALGRIND_C) $(C_DIR)/test/test_api $(C_DIR)/test/scratch
 
 # The release library, for measuring the C API (make lib builds the debug one).
 C_RELEASE_LIB = $(abspath $(C_DIR)/release/lib)

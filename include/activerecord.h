@@ -64,7 +64,7 @@ typedef enum ar_result {
     // The database cannot be opened (missing directory, permissions).
     AR_CANNOT_OPEN = 10,
     // The file is not an SQLite database.
-    AR_NOT_ADATABASE = 11,
+    AR_NOT_A_DATABASE = 11,
     // The database is read-only.
     AR_READ_ONLY = 12,
     // Any other error (see ar_last_error).

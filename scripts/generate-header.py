@@ -39,7 +39,8 @@ def comment(lines):
 
 
 def case_name(enum, case):
-    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", case).upper()
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", case)
+    words = re.sub(r"([A-Z])([A-Z][a-z])", r"\1_\2", words).upper()
     prefix = "AR_" if enum == "ar_result" else enum.upper() + "_"
     return prefix + words
 

@@ -38,11 +38,23 @@ extension Decimal: ColumnValue {
         case .text(let text):
             guard isPOSIXNumber(text), let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
             else { throw typeMismatch(value, Decimal.self, "'\(text.prefix(40))' is not a decimal number") }
+            // Decimal keeps 38 significant digits and would round the rest away silently.
+            guard significantDigits(text) == significantDigits(decimal.description) else {
+                throw ActiveRecordError(
+                    .invalidValue, "'\(text.prefix(60))' has more significant digits than Decimal keeps exactly (38)")
+            }
             return decimal
         case .integer(let int): return Decimal(int)
         case .real(let double): return Decimal(double)
         default: throw typeMismatch(value, Decimal.self)
         }
+    }
+
+    /// The digits of a number's mantissa without leading or trailing zeros: `"001.2300e5"` → `"123"`.
+    private static func significantDigits(_ text: String) -> String {
+        let digits = text.prefix { $0 != "e" && $0 != "E" }.filter(\.isNumber)
+        let withoutLeading = digits.drop { $0 == "0" }
+        return String(withoutLeading.reversed().drop { $0 == "0" }.reversed())
     }
 
     /// `-12.5e3`: sign, digits, optional fraction, optional exponent, nothing else.

@@ -59,9 +59,8 @@ package final class Connection {
         do {
             try configure(readOnly: readOnly)
         } catch let error as ActiveRecordError {
-            statements.removeAll()
-            keyedStatements.removeAll()
-            sqlite3_close_v2(handle)
+            // The object is fully initialised here, so deinit finalizes and closes the
+            // handle; closing it here too would close it twice (found by valgrind).
             throw Connection.openError(code: error.resultCode ?? SQLITE_ERROR, path: path, detail: error.message)
         }
     }

@@ -116,7 +116,7 @@ func foreignKey(of name: String) -> String {
     let name = String(cString: table)
     return handle.run {
         let info = try handle.database.rows(#"SELECT name, type, "notnull" FROM pragma_table_info(?)"#, [.text(name)])
-        guard !info.isEmpty else { throw ActiveRecordError(.notFound, "there is no table \(name)") }
+        guard !info.isEmpty else { throw ActiveRecordError(.unknownTable, "there is no table \(name)") }
         let model = ModelHandle(database: handle, name: name)
         for row in info {
             guard case .text(let column) = row[0], !TableSchema.reservedColumnNames.contains(column) else { continue }

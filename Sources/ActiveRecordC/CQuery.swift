@@ -64,7 +64,7 @@ private func bind(_ query: OpaquePointer?, _ index: Int32, _ function: String, _
             throw ActiveRecordError(
                 .invalidPredicate, "\(function): placeholder \(index) does not exist; the predicate has \(handle.arguments.count)")
         }
-        guard handle.results == nil else { throw ActiveRecordError(.misuse, "\(function): the query already ran") }
+        try handle.checkNotRun(function)
         handle.arguments[Int(index) - 1] = .value(try value())
         return .ok
     }
@@ -107,7 +107,11 @@ private func bind(_ query: OpaquePointer?, _ index: Int32, _ function: String, _
 @c public func ar_query_order(_ query: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ ascending: Int32) -> ar_result {
     withQuery(query, "ar_query_order") { handle in
         guard let column else { throw ActiveRecordError(.misuse, "ar_query_order: column must not be NULL") }
-        handle.orderings.append((String(cString: column), ascending != 0))
+        try handle.checkNotRun("ar_query_order")
+        let name = String(cString: column)
+        let schema = try handle.model.frozen().schema
+        guard schema.allColumnNames.contains(name) else { throw schema.unknownColumn(name) }
+        handle.orderings.append((name, ascending != 0))
         return .ok
     }
 }
@@ -116,6 +120,7 @@ private func bind(_ query: OpaquePointer?, _ index: Int32, _ function: String, _
 @c public func ar_query_limit(_ query: OpaquePointer?, _ count: Int64) -> ar_result {
     withQuery(query, "ar_query_limit") { handle in
         guard count >= 0 else { throw ActiveRecordError(.invalidValue, "ar_query_limit: \(count) is negative") }
+        try handle.checkNotRun("ar_query_limit")
         handle.limit = Int(count)
         return .ok
     }
@@ -125,6 +130,7 @@ private func bind(_ query: OpaquePointer?, _ index: Int32, _ function: String, _
 @c public func ar_query_offset(_ query: OpaquePointer?, _ count: Int64) -> ar_result {
     withQuery(query, "ar_query_offset") { handle in
         guard count >= 0 else { throw ActiveRecordError(.invalidValue, "ar_query_offset: \(count) is negative") }
+        try handle.checkNotRun("ar_query_offset")
         handle.offset = Int(count)
         return .ok
     }

@@ -28,6 +28,21 @@ private func position(_ column: UnsafePointer<CChar>?, in handle: RecordHandle, 
     return position
 }
 
+/// The C types that share a storage class: a bool holds 0 or 1, a decimal holds POSIX decimal text.
+private func checkCType(_ value: DatabaseValue, _ handle: RecordHandle, _ position: Int, _ function: String) throws {
+    let name = handle.record.model.schema.allColumnNames[position]
+    switch (handle.model.types[name], value) {
+    case (.bool?, .integer(let int)) where int != 0 && int != 1:
+        throw ActiveRecordError(.typeMismatch, "\(handle.model.name).\(name) is a bool: 0 or 1 (or use ar_record_set_bool), not \(int)")
+    case (.decimal?, .text(let text)):
+        guard (try? Decimal.fromSQL(.text(text))) != nil else {
+            throw ActiveRecordError(.invalidValue, "\(handle.model.name).\(name) is a decimal: '\(text.prefix(40))' is not one")
+        }
+    default:
+        return
+    }
+}
+
 /// Makes a new, unsaved record of `model` (columns at their defaults). Release with ar_record_free.
 @c public func ar_record_new(_ model: OpaquePointer?, _ record_out: UnsafeMutablePointer<OpaquePointer?>?) -> ar_result {
     guard let handle = Handle.from(model, as: ModelHandle.self) else {
@@ -58,7 +73,9 @@ private func set(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ fu
         guard position >= 3 else {
             throw ActiveRecordError(.misuse, "\(function): id, createdAt and updatedAt are set by the library")
         }
-        try handle.record.set(at: position - 3, try value())
+        let value = try value()
+        try checkCType(value, handle, position, function)
+        try handle.record.set(at: position - 3, value)
         return .ok
     }
 }
@@ -93,10 +110,11 @@ private func set(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ fu
     set(record, column, "ar_record_set_decimal") {
         guard let value else { return .null }
         let text = String(cString: value)
-        guard let decimal = try? Decimal.fromSQL(.text(text)) else {
-            throw ActiveRecordError(.invalidValue, "'\(text.prefix(40))' is not a decimal number in POSIX form")
+        do {
+            return .text(try Decimal.fromSQL(.text(text)).description)
+        } catch let error as ActiveRecordError {
+            throw ActiveRecordError(.invalidValue, error.message)
         }
-        return .text(decimal.description)
     }
 }
 
@@ -189,7 +207,13 @@ private func get<T>(
 
 /// Reads a date column in seconds since 1970-01-01 UTC.
 @c public func ar_record_get_date(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ seconds_out: UnsafeMutablePointer<Double>?) -> ar_result {
-    ar_record_get_double(record, column, seconds_out)
+    get(record, column, seconds_out, "ar_record_get_date") { _, value in
+        switch value {
+        case .real(let real): real
+        case .integer(let int): Double(int)
+        default: nil
+        }
+    }
 }
 
 /// Reads a blob column. `*bytes_out` is owned by the record (valid until the next call on
@@ -207,8 +231,7 @@ private func get<T>(
             bytes_out.pointee = nil
             length_out.pointee = 0
         case .blob(let data):
-            handle.blob = data
-            bytes_out.pointee = handle.blob.withUnsafeBytes { $0.baseAddress }
+            bytes_out.pointee = handle.keepBlob(data)
             length_out.pointee = UInt(data.count)
         case let other:
             throw ActiveRecordError(.typeMismatch, "\(handle.model.name).\(name) holds \(other.storageClassName), not a blob")

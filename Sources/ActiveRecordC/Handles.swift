@@ -168,7 +168,19 @@ final class RecordHandle: Handle {
     let model: ModelHandle
     let record: DynamicRecord
     let text = CString()
-    var blob = Data()
+    /// The bytes last returned by ar_record_get_blob (malloc'd: small `Data` is stored
+    /// inline, so its own address would not outlive the call).
+    private var blob: UnsafeMutableRawPointer?
+
+    /// Keeps a copy of `data` and returns it.
+    func keepBlob(_ data: Data) -> UnsafeRawPointer {
+        free(blob)
+        blob = malloc(max(data.count, 1))
+        data.withUnsafeBytes { bytes in if let base = bytes.baseAddress { memcpy(blob!, base, bytes.count) } }
+        return UnsafeRawPointer(blob!)
+    }
+
+    deinit { free(blob) }
     var errors: [(property: CString, key: CString, message: CString)] = []
 
     init(model: ModelHandle, record: DynamicRecord) {
@@ -194,6 +206,11 @@ final class QueryHandle: Handle {
         self.predicate = predicate
         arguments = Array(repeating: nil, count: placeholders)
         super.init(kind: .query)
+    }
+
+    /// Throws AR_MISUSE once ar_query_next has run the query: it can no longer change.
+    func checkNotRun(_ function: String) throws {
+        guard results == nil else { throw ActiveRecordError(.misuse, "\(function): the query already ran; make a new one") }
     }
 
     func query() throws -> DynamicQuery {

@@ -1,0 +1,1483 @@
+/* Tests of the C API (include/activerecord.h, libactiverecord.so), in plain C99.
+ *
+ *   make c-test          builds this with the strict flags and runs it under valgrind
+ *   test_api [dir]       scratch files go in dir (default: a new directory under /tmp)
+ *
+ * Each CHECK counts a pass or prints the failure; the last line is "N passed, M failed"
+ * and the exit status is 1 when anything failed.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "activerecord.h"
+
+static int passed, failed;
+/* The database whose last error a failing CHECK_RC prints. */
+static ar_database *current_db;
+
+static void check(int ok, const char *what, int line) {
+    if (ok) {
+        passed++;
+    } else {
+        failed++;
+        printf("FAIL test_api.c:%d: %s\n", line, what);
+    }
+}
+
+static void check_rc(ar_result got, ar_result expected, const char *what, int line) {
+    if (got == expected) {
+        passed++;
+    } else {
+        failed++;
+        printf("FAIL test_api.c:%d: %s returned %d, expected %d\n    last error: %s\n    global error: %s\n",
+               line, what, (int)got, (int)expected, current_db ? ar_last_error(current_db) : "-", ar_last_error(NULL));
+    }
+}
+
+#define CHECK(cond) check((cond) != 0, #cond, __LINE__)
+#define CHECK_RC(call, expected) check_rc((call), (expected), #call, __LINE__)
+#define CHECK_OK(call) CHECK_RC(call, AR_OK)
+
+/* Text equality that treats NULL as its own value. */
+static int same_text(const char *a, const char *b) {
+    if (!a || !b) return a == b;
+    return strcmp(a, b) == 0;
+}
+
+/* Scratch files. */
+static char scratch[512];
+
+static void scratch_path(char *out, size_t size, const char *name) {
+    snprintf(out, size, "%s/%s", scratch, name);
+}
+
+/* Removes a database file and SQLite's companions of it. */
+static void remove_database(const char *path) {
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    char name[600];
+    size_t i;
+    for (i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        snprintf(name, sizeof name, "%s%s", path, suffixes[i]);
+        unlink(name);
+    }
+}
+
+/* The number of rows query matches (and releases it). */
+static int64_t count_and_free(ar_query *query) {
+    int64_t count = -1;
+    CHECK_OK(ar_query_count(query, &count));
+    ar_query_free(query);
+    return count;
+}
+
+/* ---- version ---------------------------------------------------------------------- */
+
+static void test_version(void) {
+    const char *version = ar_version();
+    int major = -1, minor = -1, patch = -1;
+    CHECK(version != NULL);
+    CHECK(version && sscanf(version, "%d.%d.%d", &major, &minor, &patch) == 3);
+    CHECK(major >= 0 && minor >= 0 && patch >= 0);
+    CHECK(version == ar_version()); /* static */
+}
+
+/* ---- opening ---------------------------------------------------------------------- */
+
+static void test_open(void) {
+    ar_database *db = NULL, *again = NULL;
+    ar_model *model = NULL;
+    ar_record *record = NULL;
+    char path[600], missing[600], garbage[600];
+    static const char junk[] = "this is not an SQLite database, only some text that fills the header page. ";
+    char readback[sizeof junk];
+    FILE *file;
+    int64_t count = -1;
+
+    /* In memory: private to each handle. */
+    CHECK_OK(ar_open(":memory:", &db));
+    CHECK(db != NULL);
+    CHECK(ar_last_error(db) != NULL && ar_last_error(db)[0] == '\0');
+    CHECK_OK(ar_open(":memory:", &again));
+    CHECK(again != NULL && again != db);
+    ar_close(again);
+    ar_close(db);
+
+    /* A file: created, then reopened with its rows. */
+    scratch_path(path, sizeof path, "open.sqlite");
+    remove_database(path);
+    CHECK_OK(ar_open(path, &db));
+    current_db = db;
+    CHECK_OK(ar_model_define(db, "Thing", &model));
+    CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_record_new(model, &record));
+    CHECK_OK(ar_record_set_text(record, "name", "kept"));
+    CHECK_OK(ar_record_save(record));
+    ar_record_free(record);
+    ar_model_free(model);
+    ar_close(db);
+    CHECK(access(path, F_OK) == 0);
+    CHECK_OK(ar_open(path, &db));
+    current_db = db;
+    CHECK_OK(ar_model_define(db, "Thing", &model));
+    CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 1);
+    ar_model_free(model);
+    ar_close(db);
+    current_db = NULL;
+    remove_database(path);
+
+    /* A missing directory: AR_CANNOT_OPEN, a NULL handle and a message. */
+    scratch_path(missing, sizeof missing, "no/such/directory/x.sqlite");
+    db = (ar_database *)&count; /* must be reset to NULL */
+    CHECK_RC(ar_open(missing, &db), AR_CANNOT_OPEN);
+    CHECK(db == NULL);
+    CHECK(ar_last_error(NULL) != NULL && ar_last_error(NULL)[0] != '\0');
+    CHECK(strstr(ar_last_error(NULL), "no/such/directory") != NULL);
+
+    /* A file that is not a database: AR_NOT_A_DATABASE, and the file is left untouched. */
+    scratch_path(garbage, sizeof garbage, "garbage.sqlite");
+    file = fopen(garbage, "wb");
+    CHECK(file != NULL);
+    if (file) {
+        int i;
+        for (i = 0; i < 64; i++) fwrite(junk, 1, sizeof junk - 1, file);
+        fclose(file);
+    }
+    db = (ar_database *)&count;
+    CHECK_RC(ar_open(garbage, &db), AR_NOT_A_DATABASE);
+    CHECK(db == NULL);
+    CHECK(ar_last_error(NULL)[0] != '\0');
+    file = fopen(garbage, "rb");
+    CHECK(file != NULL);
+    if (file) {
+        memset(readback, 0, sizeof readback);
+        CHECK(fread(readback, 1, sizeof junk - 1, file) == sizeof junk - 1);
+        CHECK(memcmp(readback, junk, sizeof junk - 1) == 0);
+        fclose(file);
+    }
+    remove_database(garbage);
+
+    /* A directory where the file should be. */
+    db = NULL;
+    CHECK(ar_open(scratch, &db) != AR_OK);
+    CHECK(db == NULL);
+}
+
+/* ---- a model with every type ------------------------------------------------------ */
+
+/* Every ar_type and flag:
+ * t TEXT, tn TEXT nullable, i INTEGER indexed, r REAL, b BLOB nullable, flag BOOL,
+ * d DATE, dec DECIMAL, decn DECIMAL nullable, code TEXT unique nullable. */
+static ar_model *define_everything(ar_database *db, const char *name) {
+    ar_model *model = NULL;
+    CHECK_OK(ar_model_define(db, name, &model));
+    CHECK_OK(ar_model_add_column(model, "t", AR_TYPE_TEXT, AR_COLUMN_FLAG_REQUIRED));
+    CHECK_OK(ar_model_add_column(model, "tn", AR_TYPE_TEXT, AR_COLUMN_FLAG_NULLABLE));
+    CHECK_OK(ar_model_add_column(model, "i", AR_TYPE_INTEGER, AR_COLUMN_FLAG_INDEXED));
+    CHECK_OK(ar_model_add_column(model, "r", AR_TYPE_REAL, 0));
+    CHECK_OK(ar_model_add_column(model, "b", AR_TYPE_BLOB, AR_COLUMN_FLAG_NULLABLE));
+    CHECK_OK(ar_model_add_column(model, "flag", AR_TYPE_BOOL, 0));
+    CHECK_OK(ar_model_add_column(model, "d", AR_TYPE_DATE, AR_COLUMN_FLAG_INDEXED));
+    CHECK_OK(ar_model_add_column(model, "dec", AR_TYPE_DECIMAL, 0));
+    CHECK_OK(ar_model_add_column(model, "decn", AR_TYPE_DECIMAL, AR_COLUMN_FLAG_NULLABLE));
+    CHECK_OK(ar_model_add_column(model, "code", AR_TYPE_TEXT, AR_COLUMN_FLAG_NULLABLE | AR_COLUMN_FLAG_UNIQUE));
+    return model;
+}
+
+static void test_model_definition(void) {
+    ar_database *db = NULL;
+    ar_model *model = NULL;
+    ar_record *record = NULL;
+    CHECK_OK(ar_open(":memory:", &db));
+    current_db = db;
+    CHECK_OK(ar_model_define(db, "Defined", &model));
+    CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, 0));
+    /* Reserved, duplicate, empty, unknown type. */
+    CHECK_RC(ar_model_add_column(model, "id", AR_TYPE_INTEGER, 0), AR_MISUSE);
+    CHECK_RC(ar_model_add_column(model, "createdAt", AR_TYPE_REAL, 0), AR_MISUSE);
+    CHECK_RC(ar_model_add_column(model, "updatedAt", AR_TYPE_REAL, 0), AR_MISUSE);
+    CHECK_RC(ar_model_add_column(model, "name", AR_TYPE_TEXT, 0), AR_MISUSE);
+    CHECK_RC(ar_model_add_column(model, "NAME", AR_TYPE_TEXT, 0), AR_MISUSE);
+    CHECK_RC(ar_model_add_column(model, "", AR_TYPE_TEXT, 0), AR_MISUSE);
+    CHECK_RC(ar_model_add_column(model, "odd", (ar_type)99, 0), AR_MISUSE);
+    CHECK_RC(ar_model_add_column(model, "zero", (ar_type)0, 0), AR_MISUSE);
+    CHECK(strstr(ar_last_error(db), "ar_type") != NULL);
+    ar_model_free(model);
+    model = (ar_model *)(void *)&record; /* a failed define resets the out pointer */
+    CHECK_RC(ar_model_define(db, "", &model), AR_MISUSE);
+    CHECK(model == NULL);
+    /* After the first record the schema is frozen. */
+    CHECK_OK(ar_model_define(db, "Frozen", &model));
+    CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_record_new(model, &record));
+    CHECK_RC(ar_model_add_column(model, "late", AR_TYPE_TEXT, 0), AR_MISUSE);
+    CHECK(ar_last_error(db)[0] != '\0');
+    ar_record_free(record);
+    ar_model_free(model);
+    ar_close(db);
+    current_db = NULL;
+}
+
+static void test_types(void) {
+    static const unsigned char small[] = {0x00, 0x01, 0xFE, 0x00, 0xFF};
+    unsigned char big[3000];
+    ar_database *db = NULL;
+    ar_model *model = NULL;
+    ar_record *record = NULL, *found = NULL;
+    const char *text = NULL;
+    const void *bytes = NULL;
+    size_t length = 99;
+    int64_t integer = 0;
+    double real = 0;
+    int32_t flag = -1, is_null = -1;
+    size_t i;
+
+    for (i = 0; i < sizeof big; i++) big[i] = (unsigned char)(i * 7 + 3);
+    CHECK_OK(ar_open(":memory:", &db));
+    current_db = db;
+    model = define_everything(db, "Everything");
+
+    CHECK_OK(ar_record_new(model, &record));
+    CHECK(ar_record_id(record) == 0);
+    /* Defaults: required columns hold their type's zero, nullable ones NULL. */
+    CHECK_OK(ar_record_get_text(record, "t", &text));
+    CHECK(same_text(text, ""));
+    CHECK_OK(ar_record_is_null(record, "tn", &is_null));
+    CHECK(is_null == 1);
+    CHECK_OK(ar_record_is_null(record, "t", &is_null));
+    CHECK(is_null == 0);
+    CHECK_OK(ar_record_get_int64(record, "i", &integer));
+    CHECK(integer == 0);
+    CHECK_OK(ar_record_is_null(record, "id", &is_null));
+    CHECK(is_null == 1);
+
+    /* Text: Unicode and quotes. */
+    CHECK_OK(ar_record_set_text(record, "t", "\xD0\x90\xD0\xBB\xD0\xB5\xD0\xBA\xD1\x81\xD0\xB5\xD0\xB9")); /* Алексей */
+    CHECK_OK(ar_record_set_text(record, "tn", "Al'ex \"the\" `great`"));
+    CHECK_OK(ar_record_set_int64(record, "i", INT64_MIN));
+    CHECK_OK(ar_record_set_double(record, "r", 0.1));
+    CHECK_OK(ar_record_set_blob(record, "b", small, sizeof small));
+    CHECK_OK(ar_record_set_bool(record, "flag", 7));
+    CHECK_OK(ar_record_set_date(record, "d", 0.0));
+    CHECK_OK(ar_record_set_decimal(record, "dec", "1123.563"));
+    CHECK_OK(ar_record_set_decimal(record, "decn", "-0.000001"));
+    CHECK_OK(ar_record_save(record));
+    CHECK(ar_record_id(record) > 0);
+    CHECK_OK(ar_record_get_int64(record, "id", &integer));
+    CHECK(integer == ar_record_id(record));
+    CHECK_OK(ar_record_get_double(record, "createdAt", &real));
+    CHECK(real > 1.6e9);
+
+    /* Read back from a fresh handle (the row as stored). */
+    CHECK_OK(ar_find(model, ar_record_id(record), &found));
+    CHECK(found != NULL && found != record);
+    CHECK(ar_record_id(found) == ar_record_id(record));
+    CHECK_OK(ar_record_get_text(found, "t", &text));
+    CHECK(same_text(text, "\xD0\x90\xD0\xBB\xD0\xB5\xD0\xBA\xD1\x81\xD0\xB5\xD0\xB9"));
+    CHECK_OK(ar_record_get_text(found, "tn", &text));
+    CHECK(same_text(text, "Al'ex \"the\" `great`"));
+    CHECK_OK(ar_record_get_int64(found, "i", &integer));
+    CHECK(integer == INT64_MIN);
+    CHECK_OK(ar_record_get_double(found, "r", &real));
+    CHECK(real == 0.1);
+    CHECK_OK(ar_record_get_blob(found, "b", &bytes, &length));
+    CHECK(length == sizeof small);
+    /* The bytes must stay valid until the next call on the record, not only inside the call. */
+    CHECK(bytes != NULL && length == sizeof small && memcmp(bytes, small, sizeof small) == 0);
+    CHECK_OK(ar_record_get_bool(found, "flag", &flag));
+    CHECK(flag == 1);
+    CHECK_OK(ar_record_get_int64(found, "flag", &integer)); /* a bool is an integer */
+    CHECK(integer == 1);
+    CHECK_OK(ar_record_get_date(found, "d", &real));
+    CHECK(real == 0.0);
+    CHECK_OK(ar_record_get_text(found, "dec", &text));
+    CHECK(same_text(text, "1123.563"));
+    CHECK_OK(ar_record_get_text(found, "decn", &text));
+    CHECK(same_text(text, "-0.000001"));
+    CHECK_OK(ar_record_is_null(found, "code", &is_null));
+    CHECK(is_null == 1);
+    ar_record_free(found);
+
+    /* Extremes, sub-second dates, a big blob, NULLs. */
+    CHECK_OK(ar_record_set_int64(record, "i", INT64_MAX));
+    CHECK_OK(ar_record_set_double(record, "r", -1e300));
+    CHECK_OK(ar_record_set_date(record, "d", 1700000000.123456));
+    CHECK_OK(ar_record_set_blob(record, "b", big, sizeof big));
+    CHECK_OK(ar_record_set_bool(record, "flag", 0));
+    CHECK_OK(ar_record_set_decimal(record, "dec", "12345678901234567890.123456789"));
+    CHECK_OK(ar_record_set_text(record, "tn", NULL));
+    CHECK_OK(ar_record_set_null(record, "decn"));
+    CHECK_OK(ar_record_save(record));
+    CHECK_OK(ar_find(model, ar_record_id(record), &found));
+    CHECK_OK(ar_record_get_int64(found, "i", &integer));
+    CHECK(integer == INT64_MAX);
+    CHECK_OK(ar_record_get_double(found, "r", &real));
+    CHECK(real == -1e300);
+    CHECK_OK(ar_record_get_date(found, "d", &real));
+    CHECK(real == 1700000000.123456);
+    CHECK_OK(ar_record_get_blob(found, "b", &bytes, &length));
+    CHECK(length == sizeof big && bytes != NULL && memcmp(bytes, big, sizeof big) == 0);
+    CHECK_OK(ar_record_get_bool(found, "flag", &flag));
+    CHECK(flag == 0);
+    CHECK_OK(ar_record_get_text(found, "dec", &text));
+    CHECK(same_text(text, "12345678901234567890.123456789"));
+    text = "not reset";
+    CHECK_OK(ar_record_get_text(found, "tn", &text));
+    CHECK(text == NULL);
+    CHECK_OK(ar_record_is_null(found, "tn", &is_null));
+    CHECK(is_null == 1);
+    text = "not reset";
+    CHECK_OK(ar_record_get_text(found, "decn", &text));
+    CHECK(text == NULL);
+    CHECK_RC(ar_record_get_int64(found, "decn", &integer), AR_TYPE_MISMATCH);
+    ar_record_free(found);
+
+    /* Empty blob vs NULL. */
+    CHECK_OK(ar_record_set_blob(record, "b", NULL, 0));
+    CHECK_OK(ar_record_save(record));
+    CHECK_OK(ar_find(model, ar_record_id(record), &found));
+    length = 99;
+    CHECK_OK(ar_record_get_blob(found, "b", &bytes, &length));
+    CHECK(length == 0);
+    CHECK_OK(ar_record_is_null(found, "b", &is_null));
+    CHECK(is_null == 0);
+    ar_record_free(found);
+    CHECK_OK(ar_record_set_null(record, "b"));
+    CHECK_OK(ar_record_save(record));
+    CHECK_OK(ar_find(model, ar_record_id(record), &found));
+    length = 99;
+    CHECK_OK(ar_record_get_blob(found, "b", &bytes, &length));
+    CHECK(length == 0 && bytes == NULL);
+    CHECK_OK(ar_record_is_null(found, "b", &is_null));
+    CHECK(is_null == 1);
+    ar_record_free(found);
+
+    /* Negative and sub-second dates, infinities. */
+    CHECK_OK(ar_record_set_date(record, "d", -86400.25));
+    CHECK_OK(ar_record_set_double(record, "r", INFINITY));
+    CHECK_OK(ar_record_save(record));
+    CHECK_OK(ar_record_reload(record));
+    CHECK_OK(ar_record_get_date(record, "d", &real));
+    CHECK(real == -86400.25);
+    CHECK_OK(ar_record_get_double(record, "r", &real));
+    CHECK(isinf(real) && real > 0);
+
+    /* Values that cannot be stored. */
+    CHECK_RC(ar_record_set_double(record, "r", NAN), AR_INVALID_VALUE);
+    CHECK_RC(ar_record_set_date(record, "d", NAN), AR_INVALID_VALUE);
+    CHECK_RC(ar_record_set_decimal(record, "dec", "abc"), AR_INVALID_VALUE);
+    CHECK_RC(ar_record_set_decimal(record, "dec", "1,5"), AR_INVALID_VALUE);
+    CHECK_RC(ar_record_set_decimal(record, "dec", ""), AR_INVALID_VALUE);
+    CHECK(ar_last_error(db)[0] != '\0');
+    CHECK_OK(ar_record_get_text(record, "dec", &text)); /* unchanged by the failures */
+    CHECK(same_text(text, "12345678901234567890.123456789"));
+
+    /* Setters of the wrong type. */
+    CHECK_RC(ar_record_set_text(record, "i", "12"), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_record_set_double(record, "i", 1.5), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_record_set_int64(record, "t", 1), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_record_set_blob(record, "t", "x", 1), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_record_set_text(record, "b", "x"), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_record_set_date(record, "t", 1.0), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_record_set_decimal(record, "i", "1.5"), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_record_set_null(record, "t"), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_record_set_text(record, "t", NULL), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_record_set_decimal(record, "dec", NULL), AR_TYPE_MISMATCH); /* NULL: required */
+    CHECK_OK(ar_record_set_decimal(record, "decn", NULL));
+    CHECK_OK(ar_record_is_null(record, "decn", &is_null));
+    CHECK(is_null == 1);
+    integer = ar_record_id(record);
+    CHECK(ar_record_set_int64(record, "id", integer + 1) != AR_OK); /* the library's column */
+    CHECK(ar_record_set_double(record, "createdAt", 0) != AR_OK);
+    CHECK(ar_record_id(record) == integer);
+    CHECK_OK(ar_record_set_int64(record, "r", 3)); /* an integer in a real column */
+    CHECK_OK(ar_record_get_double(record, "r", &real));
+    CHECK(real == 3.0);
+
+    /* Getters of the wrong type. */
+    CHECK_RC(ar_record_get_int64(record, "t", &integer), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_record_get_int64(record, "r", &integer), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_record_get_text(record, "i", &text), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_record_get_double(record, "t", &real), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_record_get_date(record, "t", &real), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_record_get_bool(record, "r", &flag), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_record_get_blob(record, "t", &bytes, &length), AR_TYPE_MISMATCH);
+    CHECK(strstr(ar_last_error(db), "t") != NULL);
+
+    /* Unknown columns. */
+    CHECK_RC(ar_record_set_text(record, "nope", "x"), AR_UNKNOWN_COLUMN);
+    CHECK_RC(ar_record_set_int64(record, "nope", 1), AR_UNKNOWN_COLUMN);
+    CHECK_RC(ar_record_set_null(record, "nope"), AR_UNKNOWN_COLUMN);
+    CHECK_RC(ar_record_get_text(record, "nope", &text), AR_UNKNOWN_COLUMN);
+    CHECK_RC(ar_record_get_int64(record, "nope", &integer), AR_UNKNOWN_COLUMN);
+    CHECK_RC(ar_record_get_blob(record, "nope", &bytes, &length), AR_UNKNOWN_COLUMN);
+    CHECK_RC(ar_record_is_null(record, "nope", &is_null), AR_UNKNOWN_COLUMN);
+    CHECK(strstr(ar_last_error(db), "nope") != NULL);
+    CHECK_RC(ar_model_validate_presence(model, "nope"), AR_UNKNOWN_COLUMN);
+    CHECK_RC(ar_model_validate_uniqueness(model, "nope"), AR_UNKNOWN_COLUMN);
+
+    ar_record_free(record);
+    ar_model_free(model);
+    ar_close(db);
+    current_db = NULL;
+}
+
+/* ---- copy_text --------------------------------------------------------------------- */
+
+static void test_copy_text(void) {
+    ar_database *db = NULL;
+    ar_model *model = NULL;
+    ar_record *record = NULL;
+    char *copy = NULL;
+    const char *text = NULL;
+    CHECK_OK(ar_open(":memory:", &db));
+    current_db = db;
+    model = define_everything(db, "Copied");
+    CHECK_OK(ar_record_new(model, &record));
+    CHECK_OK(ar_record_set_text(record, "t", "\xD0\x90\xD0\xBB\xD0\xB5\xD0\xBA\xD1\x81\xD0\xB5\xD0\xB9"));
+    CHECK_OK(ar_record_set_decimal(record, "dec", "1123.563"));
+    CHECK_OK(ar_record_copy_text(record, "t", &copy));
+    CHECK(same_text(copy, "\xD0\x90\xD0\xBB\xD0\xB5\xD0\xBA\xD1\x81\xD0\xB5\xD0\xB9"));
+    if (copy) copy[0] = 'X'; /* the caller's own memory */
+    CHECK_OK(ar_record_get_text(record, "t", &text));
+    CHECK(text && (unsigned char)text[0] == 0xD0);
+    ar_free(copy);
+    copy = NULL;
+    CHECK_OK(ar_record_copy_text(record, "dec", &copy));
+    CHECK(same_text(copy, "1123.563"));
+    ar_record_free(record); /* the copy outlives the record */
+    CHECK(same_text(copy, "1123.563"));
+    ar_free(copy);
+    CHECK_OK(ar_record_new(model, &record));
+    copy = (char *)"not reset";
+    CHECK_OK(ar_record_copy_text(record, "tn", &copy));
+    CHECK(copy == NULL);
+    ar_free(copy);
+    CHECK_RC(ar_record_copy_text(record, "i", &copy), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_record_copy_text(record, "nope", &copy), AR_UNKNOWN_COLUMN);
+    ar_free(NULL);
+    ar_record_free(record);
+    ar_model_free(model);
+    ar_close(db);
+    current_db = NULL;
+}
+
+/* ---- save, reload, drop, find, count ------------------------------------------------ */
+
+static void test_lifecycle(void) {
+    ar_database *db = NULL;
+    ar_model *model = NULL;
+    ar_record *record = NULL, *other = NULL, *found = NULL;
+    const char *text = NULL;
+    int64_t count = -1, id;
+    CHECK_OK(ar_open(":memory:", &db));
+    current_db = db;
+    CHECK_OK(ar_model_define(db, "Person", &model));
+    CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_model_add_column(model, "age", AR_TYPE_INTEGER, 0));
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 0);
+
+    CHECK_OK(ar_record_new(model, &record));
+    CHECK_RC(ar_record_reload(record), AR_NOT_FOUND); /* never saved */
+    CHECK_OK(ar_record_set_text(record, "name", "Alex"));
+    CHECK_OK(ar_record_save(record));
+    id = ar_record_id(record);
+    CHECK(id == 1);
+    CHECK_OK(ar_record_new(model, &other));
+    CHECK_OK(ar_record_set_text(other, "name", "Maria"));
+    CHECK_OK(ar_record_save(other));
+    CHECK(ar_record_id(other) == 2);
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 2);
+
+    /* Reload discards unsaved changes; an update is visible through find. */
+    CHECK_OK(ar_record_set_text(record, "name", "Unsaved"));
+    CHECK_OK(ar_record_reload(record));
+    CHECK_OK(ar_record_get_text(record, "name", &text));
+    CHECK(same_text(text, "Alex"));
+    CHECK_OK(ar_record_set_text(record, "name", "John"));
+    CHECK_OK(ar_record_save(record));
+    CHECK(ar_record_id(record) == id);
+    CHECK_OK(ar_find(model, id, &found));
+    CHECK_OK(ar_record_get_text(found, "name", &text));
+    CHECK(same_text(text, "John"));
+    ar_record_free(found);
+    CHECK_OK(ar_record_save(record)); /* nothing changed: still fine */
+
+    /* Find: missing ids. */
+    found = (ar_record *)&count;
+    CHECK_RC(ar_find(model, 999, &found), AR_NOT_FOUND);
+    CHECK(found == NULL);
+    CHECK(ar_last_error(db)[0] != '\0');
+    CHECK_RC(ar_find(model, 0, &found), AR_NOT_FOUND);
+    CHECK_RC(ar_find(model, -1, &found), AR_NOT_FOUND);
+
+    /* Drop: the row goes, the handle stays valid to release. */
+    CHECK_OK(ar_record_drop(record));
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 1);
+    CHECK_RC(ar_find(model, id, &found), AR_NOT_FOUND);
+    CHECK(ar_record_reload(record) != AR_OK);
+    CHECK(ar_record_drop(record) != AR_OK); /* dropped already */
+    ar_record_free(record);
+
+    /* Dropped elsewhere: reload reports AR_NOT_FOUND. */
+    CHECK_OK(ar_find(model, ar_record_id(other), &found));
+    CHECK_OK(ar_record_drop(found));
+    ar_record_free(found);
+    CHECK_RC(ar_record_reload(other), AR_NOT_FOUND);
+    ar_record_free(other);
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 0);
+
+    ar_model_free(model);
+    ar_close(db);
+    current_db = NULL;
+}
+
+/* ---- queries ------------------------------------------------------------------------ */
+
+/* Item(name TEXT, n INTEGER, x REAL, data BLOB nullable, note TEXT nullable): ten rows,
+ * name "item0".."item9", n = i, x = i / 4, data = {i}, note NULL for odd i. */
+static ar_model *make_items(ar_database *db) {
+    ar_model *model = NULL;
+    ar_record *record = NULL;
+    int i;
+    CHECK_OK(ar_model_define(db, "Item", &model));
+    CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_model_add_column(model, "n", AR_TYPE_INTEGER, AR_COLUMN_FLAG_INDEXED));
+    CHECK_OK(ar_model_add_column(model, "x", AR_TYPE_REAL, 0));
+    CHECK_OK(ar_model_add_column(model, "data", AR_TYPE_BLOB, AR_COLUMN_FLAG_NULLABLE));
+    CHECK_OK(ar_model_add_column(model, "note", AR_TYPE_TEXT, AR_COLUMN_FLAG_NULLABLE));
+    CHECK_OK(ar_begin(db));
+    for (i = 0; i < 10; i++) {
+        char name[16];
+        unsigned char byte[2];
+        byte[0] = (unsigned char)i;
+        byte[1] = 0xAB;
+        snprintf(name, sizeof name, "item%d", i);
+        CHECK_OK(ar_record_new(model, &record));
+        CHECK_OK(ar_record_set_text(record, "name", name));
+        CHECK_OK(ar_record_set_int64(record, "n", i));
+        CHECK_OK(ar_record_set_double(record, "x", i / 4.0));
+        CHECK_OK(ar_record_set_blob(record, "data", byte, sizeof byte));
+        if (i % 2 == 0) CHECK_OK(ar_record_set_text(record, "note", "even"));
+        CHECK_OK(ar_record_save(record));
+        ar_record_free(record);
+    }
+    CHECK_OK(ar_commit(db));
+    return model;
+}
+
+/* The n of each record the query returns, into out (at most size); returns how many. */
+static int collect(ar_query *query, int64_t *out, int size) {
+    ar_record *record = NULL;
+    ar_result rc;
+    int count = 0;
+    while ((rc = ar_query_next(query, &record)) == AR_OK) {
+        int64_t n = -1;
+        CHECK(record != NULL);
+        CHECK_OK(ar_record_get_int64(record, "n", &n));
+        if (count < size) out[count] = n;
+        count++;
+        ar_record_free(record);
+    }
+    CHECK_RC(rc, AR_DONE);
+    CHECK(record == NULL);
+    return count;
+}
+
+static void test_queries(void) {
+    ar_database *db = NULL;
+    ar_model *model = NULL;
+    ar_query *query = NULL;
+    ar_record *record = NULL;
+    int64_t n[16], count = -1;
+    unsigned char byte[2];
+    int got;
+
+    CHECK_OK(ar_open(":memory:", &db));
+    current_db = db;
+    model = make_items(db);
+
+    /* All, in id order by default; AR_DONE repeats after the end. */
+    CHECK_OK(ar_query_new(model, NULL, &query));
+    got = collect(query, n, 16);
+    CHECK(got == 10 && n[0] == 0 && n[9] == 9);
+    record = (ar_record *)&count;
+    CHECK_RC(ar_query_next(query, &record), AR_DONE);
+    CHECK(record == NULL);
+    CHECK_RC(ar_query_bind_int64(query, 1, 1), AR_INVALID_PREDICATE); /* no placeholders */
+    ar_query_free(query);
+
+    /* Text. */
+    CHECK_OK(ar_query_new(model, "name = ?", &query));
+    CHECK_OK(ar_query_bind_text(query, 1, "item7"));
+    got = collect(query, n, 16);
+    CHECK(got == 1 && n[0] == 7);
+    CHECK_RC(ar_query_bind_text(query, 1, "item8"), AR_MISUSE); /* it already ran */
+    ar_query_free(query);
+
+    /* Integers, with %@ placeholders too. */
+    CHECK_OK(ar_query_new(model, "n >= %@ AND n < ?", &query));
+    CHECK_OK(ar_query_bind_int64(query, 1, 3));
+    CHECK_OK(ar_query_bind_int64(query, 2, 6));
+    got = collect(query, n, 16);
+    CHECK(got == 3 && n[0] == 3 && n[1] == 4 && n[2] == 5);
+    ar_query_free(query);
+
+    /* Reals. */
+    CHECK_OK(ar_query_new(model, "x > ?", &query));
+    CHECK_OK(ar_query_bind_double(query, 1, 1.6));
+    got = collect(query, n, 16);
+    CHECK(got == 3 && n[0] == 7);
+    ar_query_free(query);
+    CHECK_OK(ar_query_new(model, "x = ?", &query));
+    CHECK_RC(ar_query_bind_double(query, 1, NAN), AR_INVALID_VALUE);
+    ar_query_free(query);
+
+    /* Blobs. */
+    byte[0] = 4;
+    byte[1] = 0xAB;
+    CHECK_OK(ar_query_new(model, "data = ?", &query));
+    CHECK_OK(ar_query_bind_blob(query, 1, byte, sizeof byte));
+    byte[0] = 5; /* copied when bound */
+    got = collect(query, n, 16);
+    CHECK(got == 1 && n[0] == 4);
+    ar_query_free(query);
+    CHECK_OK(ar_query_new(model, "data = ?", &query));
+    CHECK_OK(ar_query_bind_blob(query, 1, NULL, 0)); /* an empty blob: no row has one */
+    CHECK(count_and_free(query) == 0);
+
+    /* NULL: bind_null and bind_text(NULL) mean IS NULL; != means IS NOT NULL. */
+    CHECK_OK(ar_query_new(model, "note = ?", &query));
+    CHECK_OK(ar_query_bind_null(query, 1));
+    got = collect(query, n, 16);
+    CHECK(got == 5 && n[0] == 1 && n[4] == 9);
+    ar_query_free(query);
+    CHECK_OK(ar_query_new(model, "note = ?", &query));
+    CHECK_OK(ar_query_bind_text(query, 1, NULL));
+    CHECK(count_and_free(query) == 5);
+    CHECK_OK(ar_query_new(model, "note != ?", &query));
+    CHECK_OK(ar_query_bind_null(query, 1));
+    CHECK(count_and_free(query) == 5);
+
+    /* Every bind type in one predicate; a later bind replaces an earlier one. */
+    byte[0] = 6;
+    byte[1] = 0xAB;
+    CHECK_OK(ar_query_new(model, "name = ? AND n = ? AND x = ? AND data = ? AND note = ?", &query));
+    CHECK_OK(ar_query_bind_text(query, 1, "wrong"));
+    CHECK_OK(ar_query_bind_text(query, 1, "item6"));
+    CHECK_OK(ar_query_bind_int64(query, 2, 6));
+    CHECK_OK(ar_query_bind_double(query, 3, 1.5));
+    CHECK_OK(ar_query_bind_blob(query, 4, byte, sizeof byte));
+    CHECK_OK(ar_query_bind_text(query, 5, "even"));
+    CHECK_OK(ar_query_count(query, &count));
+    CHECK(count == 1);
+    got = collect(query, n, 16);
+    CHECK(got == 1 && n[0] == 6);
+    ar_query_free(query);
+
+    /* Order, limit, offset and count. */
+    CHECK_OK(ar_query_new(model, "n >= ?", &query));
+    CHECK_OK(ar_query_bind_int64(query, 1, 2));
+    CHECK_OK(ar_query_order(query, "n", 0));
+    CHECK_OK(ar_query_limit(query, 3));
+    CHECK_OK(ar_query_offset(query, 1));
+    CHECK_OK(ar_query_count(query, &count));
+    CHECK(count == 3);
+    got = collect(query, n, 16);
+    CHECK(got == 3 && n[0] == 8 && n[1] == 7 && n[2] == 6);
+    ar_query_free(query);
+    CHECK_OK(ar_query_new(model, NULL, &query));
+    CHECK_OK(ar_query_offset(query, 8));
+    CHECK_OK(ar_query_count(query, &count));
+    CHECK(count == 2);
+    got = collect(query, n, 16);
+    CHECK(got == 2 && n[0] == 8 && n[1] == 9);
+    ar_query_free(query);
+    CHECK_OK(ar_query_new(model, NULL, &query));
+    CHECK_OK(ar_query_limit(query, 0));
+    CHECK(count_and_free(query) == 0);
+    CHECK_OK(ar_query_new(model, NULL, &query));
+    CHECK_OK(ar_query_offset(query, 100));
+    CHECK(count_and_free(query) == 0);
+    /* Two orderings: note (NULLs first ascending), then n descending. */
+    CHECK_OK(ar_query_new(model, NULL, &query));
+    CHECK_OK(ar_query_order(query, "note", 1));
+    CHECK_OK(ar_query_order(query, "n", 0));
+    got = collect(query, n, 16);
+    CHECK(got == 10 && n[0] == 9 && n[4] == 1 && n[5] == 8 && n[9] == 0);
+    ar_query_free(query);
+    CHECK_OK(ar_query_new(model, NULL, &query));
+    CHECK_RC(ar_query_limit(query, -1), AR_INVALID_VALUE);
+    CHECK_RC(ar_query_offset(query, -5), AR_INVALID_VALUE);
+    ar_query_free(query);
+
+    /* Bad predicates: syntax errors (with a position), unknown columns. */
+    query = (ar_query *)&count;
+    CHECK_RC(ar_query_new(model, "name = = ?", &query), AR_INVALID_PREDICATE);
+    CHECK(query == NULL);
+    CHECK(strstr(ar_last_error(db), "position") != NULL);
+    CHECK_RC(ar_query_new(model, "(name = ?", &query), AR_INVALID_PREDICATE);
+    CHECK_RC(ar_query_new(model, "name = ? AND", &query), AR_INVALID_PREDICATE);
+    CHECK_RC(ar_query_new(model, "name = 'a'; DROP TABLE Item", &query), AR_INVALID_PREDICATE);
+    CHECK_RC(ar_query_new(model, "name = 'unterminated", &query), AR_INVALID_PREDICATE);
+    CHECK_RC(ar_query_new(model, "nmae = ?", &query), AR_UNKNOWN_COLUMN);
+    CHECK(strstr(ar_last_error(db), "nmae") != NULL);
+    CHECK_RC(ar_query_new(model, "Other.name = ?", &query), AR_UNKNOWN_COLUMN);
+    CHECK(query == NULL);
+
+    /* Placeholders and values that do not match. */
+    CHECK_OK(ar_query_new(model, "n > ? AND n < ?", &query));
+    CHECK_RC(ar_query_bind_int64(query, 0, 1), AR_INVALID_PREDICATE);
+    CHECK_RC(ar_query_bind_int64(query, 3, 1), AR_INVALID_PREDICATE);
+    CHECK_RC(ar_query_bind_text(query, -1, "x"), AR_INVALID_PREDICATE);
+    CHECK_RC(ar_query_bind_null(query, 3), AR_INVALID_PREDICATE);
+    CHECK_OK(ar_query_bind_int64(query, 1, 1));
+    CHECK_RC(ar_query_count(query, &count), AR_INVALID_PREDICATE); /* placeholder 2 unbound */
+    CHECK(strstr(ar_last_error(db), "2") != NULL);
+    CHECK_RC(ar_query_next(query, &record), AR_INVALID_PREDICATE);
+    CHECK(record == NULL);
+    CHECK_OK(ar_query_bind_int64(query, 2, 4));
+    got = collect(query, n, 16);
+    CHECK(got == 2 && n[0] == 2 && n[1] == 3);
+    ar_query_free(query);
+
+    /* An unknown ordering column is refused at once. */
+    CHECK_OK(ar_query_new(model, NULL, &query));
+    CHECK_RC(ar_query_order(query, "nope", 1), AR_UNKNOWN_COLUMN);
+    CHECK(strstr(ar_last_error(db), "nope") != NULL);
+    ar_query_free(query);
+
+    ar_model_free(model);
+    ar_close(db);
+    current_db = NULL;
+}
+
+/* Values that look like SQL are data: bound, stored and matched literally. */
+static void test_injection(void) {
+    static const char *const evil[] = {
+        "'; DROP TABLE \"Item\"; --",
+        "Robert'); DROP TABLE Students;--",
+        "\" OR 1=1 --",
+        "x' OR '1'='1",
+        "%' OR 1=1 --",
+        "?",
+        "%@",
+    };
+    const size_t n_evil = sizeof evil / sizeof evil[0];
+    ar_database *db = NULL;
+    ar_model *model = NULL, *weird = NULL;
+    ar_record *record = NULL;
+    ar_query *query = NULL;
+    const char *text = NULL;
+    int64_t count = -1;
+    size_t i;
+
+    CHECK_OK(ar_open(":memory:", &db));
+    current_db = db;
+    model = make_items(db);
+    for (i = 0; i < n_evil; i++) {
+        CHECK_OK(ar_record_new(model, &record));
+        CHECK_OK(ar_record_set_text(record, "name", evil[i]));
+        CHECK_OK(ar_record_set_text(record, "note", evil[i]));
+        CHECK_OK(ar_record_save(record));
+        ar_record_free(record);
+    }
+    for (i = 0; i < n_evil; i++) {
+        CHECK_OK(ar_query_new(model, "name = ? AND note = ?", &query));
+        CHECK_OK(ar_query_bind_text(query, 1, evil[i]));
+        CHECK_OK(ar_query_bind_text(query, 2, evil[i]));
+        CHECK_OK(ar_query_next(query, &record));
+        CHECK_OK(ar_record_get_text(record, "name", &text));
+        CHECK(same_text(text, evil[i]));
+        ar_record_free(record);
+        CHECK_RC(ar_query_next(query, &record), AR_DONE);
+        ar_query_free(query);
+    }
+    /* Patterns are data too: only the rows whose text matches the pattern. */
+    CHECK_OK(ar_query_new(model, "name LIKE ?", &query));
+    CHECK_OK(ar_query_bind_text(query, 1, "' OR 1=1 --"));
+    CHECK(count_and_free(query) == 0);
+    CHECK_OK(ar_query_new(model, "name = ?", &query));
+    CHECK_OK(ar_query_bind_text(query, 1, "x' OR '1'='1"));
+    CHECK(count_and_free(query) == 1);
+    /* The table is intact. */
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 10 + (int64_t)n_evil);
+
+    /* Names that look like SQL are quoted identifiers. */
+    CHECK_OK(ar_model_define(db, "Robert\"); DROP TABLE \"Item\"; --", &weird));
+    CHECK_OK(ar_model_add_column(weird, "a\"b; DROP TABLE Item", AR_TYPE_TEXT, AR_COLUMN_FLAG_UNIQUE));
+    CHECK_OK(ar_record_new(weird, &record));
+    CHECK_OK(ar_record_set_text(record, "a\"b; DROP TABLE Item", "'); DROP TABLE Item; --"));
+    CHECK_OK(ar_record_save(record));
+    ar_record_free(record);
+    CHECK_OK(ar_query_new(weird, "\"a\"\"b; DROP TABLE Item\" = ?", &query));
+    CHECK_OK(ar_query_bind_text(query, 1, "'); DROP TABLE Item; --"));
+    CHECK(count_and_free(query) == 1);
+    CHECK_OK(ar_query_new(weird, NULL, &query));
+    CHECK_OK(ar_query_order(query, "a\"b; DROP TABLE Item", 0));
+    CHECK(count_and_free(query) == 1);
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 10 + (int64_t)n_evil);
+    ar_model_free(weird);
+
+    ar_model_free(model);
+    ar_close(db);
+    current_db = NULL;
+}
+
+/* ---- transactions -------------------------------------------------------------------- */
+
+static int64_t count_of(ar_model *model) {
+    int64_t count = -1;
+    CHECK_OK(ar_count(model, &count));
+    return count;
+}
+
+static void add_named(ar_model *model, const char *name) {
+    ar_record *record = NULL;
+    CHECK_OK(ar_record_new(model, &record));
+    CHECK_OK(ar_record_set_text(record, "name", name));
+    CHECK_OK(ar_record_save(record));
+    ar_record_free(record);
+}
+
+static int64_t count_named(ar_model *model, const char *name) {
+    ar_query *query = NULL;
+    CHECK_OK(ar_query_new(model, "name = ?", &query));
+    CHECK_OK(ar_query_bind_text(query, 1, name));
+    return count_and_free(query);
+}
+
+static void test_transactions(void) {
+    ar_database *db = NULL;
+    ar_model *model = NULL;
+    char path[600];
+    scratch_path(path, sizeof path, "transactions.sqlite");
+    remove_database(path);
+    CHECK_OK(ar_open(path, &db));
+    current_db = db;
+    CHECK_OK(ar_model_define(db, "Entry", &model));
+    CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, 0));
+
+    /* Out of order. */
+    CHECK_RC(ar_commit(db), AR_MISUSE);
+    CHECK(ar_last_error(db)[0] != '\0');
+    CHECK_RC(ar_rollback(db), AR_MISUSE);
+
+    /* Commit keeps, rollback discards. */
+    CHECK_OK(ar_begin(db));
+    add_named(model, "committed");
+    CHECK_OK(ar_commit(db));
+    CHECK(count_of(model) == 1);
+    CHECK_OK(ar_begin(db));
+    add_named(model, "rolled back");
+    CHECK(count_of(model) == 2);
+    CHECK_OK(ar_rollback(db));
+    CHECK(count_of(model) == 1);
+    CHECK(count_named(model, "rolled back") == 0);
+
+    /* A savepoint rolled back alone (the VinylRecord scenario: A kept, B rolled back). */
+    CHECK_OK(ar_begin(db));
+    add_named(model, "A");
+    CHECK_OK(ar_begin(db));
+    add_named(model, "B");
+    CHECK(count_of(model) == 3);
+    CHECK_OK(ar_rollback(db));
+    CHECK(count_of(model) == 2);
+    add_named(model, "A2");
+    CHECK_OK(ar_commit(db));
+    CHECK(count_named(model, "A") == 1);
+    CHECK(count_named(model, "A2") == 1);
+    CHECK(count_named(model, "B") == 0);
+
+    /* A committed savepoint is undone by rolling back the outer transaction. */
+    CHECK_OK(ar_begin(db));
+    add_named(model, "C");
+    CHECK_OK(ar_begin(db));
+    add_named(model, "D");
+    CHECK_OK(ar_begin(db));
+    add_named(model, "E");
+    CHECK_OK(ar_commit(db));
+    CHECK_OK(ar_commit(db));
+    CHECK(count_of(model) == 6);
+    CHECK_OK(ar_rollback(db));
+    CHECK(count_of(model) == 3);
+    CHECK_RC(ar_commit(db), AR_MISUSE); /* nothing left open */
+
+    ar_model_free(model);
+    ar_close(db);
+
+    /* Committed rows are on disk. */
+    CHECK_OK(ar_open(path, &db));
+    current_db = db;
+    CHECK_OK(ar_model_define(db, "Entry", &model));
+    CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, 0));
+    CHECK(count_of(model) == 3);
+    ar_model_free(model);
+    ar_close(db);
+    current_db = NULL;
+    remove_database(path);
+}
+
+/* ---- validations and constraints ---------------------------------------------------- */
+
+static void test_validations(void) {
+    ar_database *db = NULL;
+    ar_model *model = NULL;
+    ar_record *record = NULL, *other = NULL;
+    const char *property = NULL, *key = NULL, *message = NULL;
+    int64_t count = -1;
+
+    CHECK_OK(ar_open(":memory:", &db));
+    current_db = db;
+    CHECK_OK(ar_model_define(db, "Account", &model));
+    CHECK_OK(ar_model_add_column(model, "login", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_model_add_column(model, "nick", AR_TYPE_TEXT, AR_COLUMN_FLAG_NULLABLE));
+    CHECK_OK(ar_model_add_column(model, "key", AR_TYPE_BLOB, 0));
+    CHECK_OK(ar_model_add_column(model, "email", AR_TYPE_TEXT, AR_COLUMN_FLAG_UNIQUE));
+    CHECK_OK(ar_model_validate_presence(model, "login"));
+    CHECK_OK(ar_model_validate_presence(model, "nick"));
+    CHECK_OK(ar_model_validate_presence(model, "key"));
+    CHECK_OK(ar_model_validate_uniqueness(model, "login"));
+
+    /* Presence: empty text, NULL, an empty blob; nothing is written. */
+    CHECK_OK(ar_record_new(model, &record));
+    CHECK(ar_record_error_count(record) == 0);
+    CHECK_OK(ar_record_set_text(record, "login", " \t"));
+    CHECK_OK(ar_record_set_blob(record, "key", NULL, 0));
+    CHECK_OK(ar_record_set_text(record, "email", "a@example.com"));
+    CHECK_RC(ar_record_save(record), AR_VALIDATION_FAILED);
+    CHECK(ar_record_id(record) == 0);
+    CHECK(strstr(ar_last_error(db), "blank") != NULL);
+    CHECK(ar_record_error_count(record) == 3);
+    CHECK_OK(ar_record_error(record, 0, &property, &key, &message));
+    CHECK(same_text(property, "login"));
+    CHECK(same_text(key, "cant_be_blank"));
+    CHECK(same_text(message, "can't be blank"));
+    CHECK_OK(ar_record_error(record, 1, &property, NULL, NULL));
+    CHECK(same_text(property, "nick"));
+    CHECK_OK(ar_record_error(record, 2, NULL, &key, NULL));
+    CHECK(same_text(key, "cant_be_blank"));
+    CHECK_OK(ar_record_error(record, 2, &property, NULL, NULL));
+    CHECK(same_text(property, "key"));
+    CHECK_RC(ar_record_error(record, 3, &property, &key, &message), AR_MISUSE);
+    CHECK_RC(ar_record_error(record, -1, &property, &key, &message), AR_MISUSE);
+    CHECK_OK(ar_record_error(record, 0, NULL, NULL, NULL));
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 0);
+
+    /* Fixed: saved, no errors left. */
+    CHECK_OK(ar_record_set_text(record, "login", "alex"));
+    CHECK_OK(ar_record_set_text(record, "nick", "Al"));
+    CHECK_OK(ar_record_set_blob(record, "key", "k", 1));
+    CHECK_OK(ar_record_save(record));
+    CHECK(ar_record_error_count(record) == 0);
+    CHECK(ar_record_id(record) > 0);
+
+    /* Uniqueness: another record with the same login; the record itself may be saved again. */
+    CHECK_OK(ar_record_new(model, &other));
+    CHECK_OK(ar_record_set_text(other, "login", "alex"));
+    CHECK_OK(ar_record_set_text(other, "nick", "Other"));
+    CHECK_OK(ar_record_set_blob(other, "key", "k", 1));
+    CHECK_OK(ar_record_set_text(other, "email", "b@example.com"));
+    CHECK_RC(ar_record_save(other), AR_VALIDATION_FAILED);
+    CHECK(ar_record_error_count(other) == 1);
+    CHECK_OK(ar_record_error(other, 0, &property, &key, &message));
+    CHECK(same_text(property, "login"));
+    CHECK(same_text(key, "already_exists"));
+    CHECK(same_text(message, "already exists"));
+    CHECK_OK(ar_record_set_text(record, "nick", "Alexander"));
+    CHECK_OK(ar_record_save(record));
+
+    /* A unique index without a validation: the database refuses (AR_CONSTRAINT). */
+    CHECK_OK(ar_record_set_text(other, "login", "maria"));
+    CHECK_OK(ar_record_set_text(other, "email", "a@example.com"));
+    CHECK_RC(ar_record_save(other), AR_CONSTRAINT);
+    CHECK(ar_last_error(db)[0] != '\0');
+    CHECK(ar_record_id(other) == 0);
+    CHECK(ar_record_error_count(other) == 0);
+    CHECK_OK(ar_record_set_text(other, "email", "m@example.com"));
+    CHECK_OK(ar_record_save(other));
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 2);
+    /* An update into a taken value too. */
+    CHECK_OK(ar_record_set_text(other, "email", "a@example.com"));
+    CHECK_RC(ar_record_save(other), AR_CONSTRAINT);
+
+    ar_record_free(other);
+    ar_record_free(record);
+    ar_model_free(model);
+    ar_close(db);
+    current_db = NULL;
+}
+
+/* ---- relations ---------------------------------------------------------------------- */
+
+static void test_children(void) {
+    ar_database *db = NULL;
+    ar_model *groups = NULL, *members = NULL;
+    ar_record *group = NULL, *other = NULL, *member = NULL, *unsaved = NULL;
+    ar_query *query = NULL;
+    int i;
+    int64_t group_id = -1;
+
+    CHECK_OK(ar_open(":memory:", &db));
+    current_db = db;
+    CHECK_OK(ar_model_define(db, "Group", &groups));
+    CHECK_OK(ar_model_add_column(groups, "title", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_model_define(db, "Member", &members));
+    CHECK_OK(ar_model_add_column(members, "name", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_model_belongs_to(members, groups));
+    CHECK_RC(ar_model_belongs_to(members, groups), AR_MISUSE); /* groupId twice */
+    CHECK_OK(ar_record_new(groups, &group));
+    CHECK_OK(ar_record_save(group));
+    CHECK_OK(ar_record_new(groups, &other));
+    CHECK_OK(ar_record_save(other));
+    for (i = 0; i < 5; i++) {
+        CHECK_OK(ar_record_new(members, &member));
+        CHECK_OK(ar_record_set_int64(member, "groupId", i < 3 ? ar_record_id(group) : ar_record_id(other)));
+        CHECK_OK(ar_record_save(member));
+        ar_record_free(member);
+    }
+    CHECK_OK(ar_record_new(members, &member)); /* no group: NULL */
+    CHECK_OK(ar_record_save(member));
+    ar_record_free(member);
+
+    CHECK_OK(ar_query_children(group, members, &query));
+    CHECK(count_and_free(query) == 3);
+    CHECK_OK(ar_query_children(other, members, &query));
+    CHECK_OK(ar_query_order(query, "id", 0));
+    CHECK_OK(ar_query_next(query, &member));
+    CHECK_OK(ar_record_get_int64(member, "groupId", &group_id));
+    CHECK(group_id == ar_record_id(other));
+    CHECK(ar_record_id(member) == 5);
+    ar_record_free(member);
+    ar_query_free(query);
+
+    /* An unsaved parent; a child model without the key. */
+    CHECK_OK(ar_record_new(groups, &unsaved));
+    query = (ar_query *)&group_id;
+    CHECK_RC(ar_query_children(unsaved, members, &query), AR_MISUSE);
+    CHECK(query == NULL);
+    CHECK_RC(ar_query_children(group, groups, &query), AR_UNKNOWN_COLUMN);
+    CHECK(query == NULL);
+
+    ar_record_free(unsaved);
+    ar_record_free(other);
+    ar_record_free(group);
+    ar_model_free(members);
+    ar_model_free(groups);
+    ar_close(db);
+    current_db = NULL;
+}
+
+/* ---- attach: the shared engine -------------------------------------------------------- */
+
+static void test_attach(void) {
+    static const unsigned char bytes[] = {1, 2, 3, 0, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
+    ar_database *db = NULL;
+    ar_model *defined = NULL, *attached = NULL, *again = NULL;
+    ar_record *record = NULL;
+    ar_query *query = NULL;
+    const char *text = NULL;
+    const void *blob = NULL;
+    size_t length = 0;
+    int64_t integer = -1, count = -1;
+    double real = 0;
+    int32_t flag = -1, is_null = -1;
+    char path[600];
+
+    scratch_path(path, sizeof path, "attach.sqlite");
+    remove_database(path);
+    CHECK_OK(ar_open(path, &db));
+    current_db = db;
+    defined = define_everything(db, "Shared");
+    CHECK_OK(ar_record_new(defined, &record));
+    CHECK_OK(ar_record_set_text(record, "t", "written in C"));
+    CHECK_OK(ar_record_set_int64(record, "i", -42));
+    CHECK_OK(ar_record_set_double(record, "r", 2.5));
+    CHECK_OK(ar_record_set_blob(record, "b", bytes, sizeof bytes));
+    CHECK_OK(ar_record_set_bool(record, "flag", 1));
+    CHECK_OK(ar_record_set_date(record, "d", 1234567890.5));
+    CHECK_OK(ar_record_set_decimal(record, "dec", "1123.563"));
+    CHECK_OK(ar_record_save(record));
+    ar_record_free(record);
+
+    /* The same handle: attached to the table the defined model created. */
+    CHECK_OK(ar_model_attach(db, "Shared", &attached));
+    CHECK_OK(ar_count(attached, &count));
+    CHECK(count == 1);
+    ar_model_free(attached);
+    attached = NULL;
+    ar_model_free(defined);
+    ar_close(db);
+
+    /* Reopened: the table's columns and types come from the file. */
+    CHECK_OK(ar_open(path, &db));
+    current_db = db;
+    CHECK_OK(ar_model_attach(db, "Shared", &attached));
+    CHECK(attached != NULL);
+    CHECK_OK(ar_query_new(attached, "t = ?", &query));
+    CHECK_OK(ar_query_bind_text(query, 1, "written in C"));
+    CHECK_OK(ar_query_next(query, &record));
+    ar_query_free(query);
+    CHECK(ar_record_id(record) == 1);
+    CHECK_OK(ar_record_get_text(record, "t", &text));
+    CHECK(same_text(text, "written in C"));
+    CHECK_OK(ar_record_get_int64(record, "i", &integer));
+    CHECK(integer == -42);
+    CHECK_OK(ar_record_get_double(record, "r", &real));
+    CHECK(real == 2.5);
+    CHECK_OK(ar_record_get_blob(record, "b", &blob, &length));
+    CHECK(length == sizeof bytes && blob && memcmp(blob, bytes, sizeof bytes) == 0);
+    CHECK_OK(ar_record_get_bool(record, "flag", &flag));
+    CHECK(flag == 1);
+    CHECK_OK(ar_record_get_date(record, "d", &real));
+    CHECK(real == 1234567890.5);
+    CHECK_OK(ar_record_get_text(record, "dec", &text));
+    CHECK(same_text(text, "1123.563"));
+    CHECK_OK(ar_record_is_null(record, "tn", &is_null));
+    CHECK(is_null == 1);
+    CHECK_OK(ar_record_get_double(record, "createdAt", &real));
+    CHECK(real > 1.6e9);
+    /* Nullability comes from the table. */
+    CHECK_RC(ar_record_set_null(record, "t"), AR_TYPE_MISMATCH);
+    CHECK_OK(ar_record_set_null(record, "tn"));
+    CHECK_RC(ar_record_set_text(record, "nope", "x"), AR_UNKNOWN_COLUMN);
+    /* Written through the attached model, read through a defined one. */
+    CHECK_OK(ar_record_set_text(record, "t", "updated through attach"));
+    CHECK_OK(ar_record_save(record));
+    ar_record_free(record);
+    CHECK_OK(ar_record_new(attached, &record));
+    CHECK_OK(ar_record_set_text(record, "t", "inserted through attach"));
+    CHECK_OK(ar_record_set_text(record, "code", "X1"));
+    CHECK_OK(ar_record_save(record));
+    CHECK(ar_record_id(record) == 2);
+    ar_record_free(record);
+    again = define_everything(db, "Shared");
+    CHECK_OK(ar_count(again, &count));
+    CHECK(count == 2);
+    CHECK_OK(ar_find(again, 1, &record));
+    CHECK_OK(ar_record_get_text(record, "t", &text));
+    CHECK(same_text(text, "updated through attach"));
+    ar_record_free(record);
+    CHECK_OK(ar_find(again, 2, &record));
+    CHECK_OK(ar_record_get_text(record, "code", &text));
+    CHECK(same_text(text, "X1"));
+    ar_record_free(record);
+    /* The unique index the defined model declared holds for the attached one. */
+    CHECK_OK(ar_record_new(attached, &record));
+    CHECK_OK(ar_record_set_text(record, "code", "X1"));
+    CHECK_RC(ar_record_save(record), AR_CONSTRAINT);
+    ar_record_free(record);
+    ar_model_free(again);
+
+    /* A table that does not exist. */
+    ar_model_free(attached);
+    attached = (ar_model *)&count;
+    CHECK(ar_model_attach(db, "NoSuchTable", &attached) != AR_OK);
+    CHECK(attached == NULL);
+    CHECK(strstr(ar_last_error(db), "NoSuchTable") != NULL);
+    ar_close(db);
+    current_db = NULL;
+    remove_database(path);
+}
+
+/* ---- bad inputs ------------------------------------------------------------------------ */
+
+/* Every function with a NULL handle, and with each NULL out or name pointer. */
+static void test_null_arguments(void) {
+    ar_database *db = NULL;
+    ar_model *model = NULL, *out_model = NULL;
+    ar_record *record = NULL, *out_record = NULL;
+    ar_query *query = NULL, *out_query = NULL;
+    const char *text = NULL;
+    char *copy = NULL;
+    const void *bytes = NULL;
+    size_t length = 0;
+    int64_t integer = 0;
+    double real = 0;
+    int32_t flag = 0;
+    const char *property = NULL, *key = NULL, *message = NULL;
+
+    /* NULL handles. */
+    CHECK_RC(ar_open(NULL, &db), AR_MISUSE);
+    CHECK(ar_last_error(NULL)[0] != '\0');
+    CHECK_RC(ar_open(":memory:", NULL), AR_MISUSE);
+    CHECK_RC(ar_begin(NULL), AR_MISUSE);
+    CHECK(strstr(ar_last_error(NULL), "ar_begin") != NULL);
+    CHECK_RC(ar_commit(NULL), AR_MISUSE);
+    CHECK_RC(ar_rollback(NULL), AR_MISUSE);
+    CHECK_RC(ar_model_define(NULL, "X", &out_model), AR_MISUSE);
+    CHECK_RC(ar_model_attach(NULL, "X", &out_model), AR_MISUSE);
+    CHECK_RC(ar_model_add_column(NULL, "x", AR_TYPE_TEXT, 0), AR_MISUSE);
+    CHECK_RC(ar_model_belongs_to(NULL, NULL), AR_MISUSE);
+    CHECK_RC(ar_model_validate_presence(NULL, "x"), AR_MISUSE);
+    CHECK_RC(ar_model_validate_uniqueness(NULL, "x"), AR_MISUSE);
+    CHECK_RC(ar_count(NULL, &integer), AR_MISUSE);
+    CHECK_RC(ar_find(NULL, 1, &out_record), AR_MISUSE);
+    CHECK_RC(ar_record_new(NULL, &out_record), AR_MISUSE);
+    CHECK_RC(ar_query_new(NULL, NULL, &out_query), AR_MISUSE);
+    CHECK_RC(ar_query_children(NULL, NULL, &out_query), AR_MISUSE);
+    CHECK_RC(ar_query_bind_text(NULL, 1, "x"), AR_MISUSE);
+    CHECK_RC(ar_query_bind_int64(NULL, 1, 1), AR_MISUSE);
+    CHECK_RC(ar_query_bind_double(NULL, 1, 1.0), AR_MISUSE);
+    CHECK_RC(ar_query_bind_blob(NULL, 1, "x", 1), AR_MISUSE);
+    CHECK_RC(ar_query_bind_null(NULL, 1), AR_MISUSE);
+    CHECK_RC(ar_query_order(NULL, "x", 1), AR_MISUSE);
+    CHECK_RC(ar_query_limit(NULL, 1), AR_MISUSE);
+    CHECK_RC(ar_query_offset(NULL, 1), AR_MISUSE);
+    CHECK_RC(ar_query_count(NULL, &integer), AR_MISUSE);
+    CHECK_RC(ar_query_next(NULL, &out_record), AR_MISUSE);
+    CHECK_RC(ar_record_set_text(NULL, "x", "x"), AR_MISUSE);
+    CHECK_RC(ar_record_set_int64(NULL, "x", 1), AR_MISUSE);
+    CHECK_RC(ar_record_set_double(NULL, "x", 1.0), AR_MISUSE);
+    CHECK_RC(ar_record_set_bool(NULL, "x", 1), AR_MISUSE);
+    CHECK_RC(ar_record_set_date(NULL, "x", 1.0), AR_MISUSE);
+    CHECK_RC(ar_record_set_decimal(NULL, "x", "1"), AR_MISUSE);
+    CHECK_RC(ar_record_set_blob(NULL, "x", "x", 1), AR_MISUSE);
+    CHECK_RC(ar_record_set_null(NULL, "x"), AR_MISUSE);
+    CHECK_RC(ar_record_get_text(NULL, "x", &text), AR_MISUSE);
+    CHECK_RC(ar_record_copy_text(NULL, "x", &copy), AR_MISUSE);
+    CHECK_RC(ar_record_get_int64(NULL, "x", &integer), AR_MISUSE);
+    CHECK_RC(ar_record_get_double(NULL, "x", &real), AR_MISUSE);
+    CHECK_RC(ar_record_get_bool(NULL, "x", &flag), AR_MISUSE);
+    CHECK_RC(ar_record_get_date(NULL, "x", &real), AR_MISUSE);
+    CHECK_RC(ar_record_get_blob(NULL, "x", &bytes, &length), AR_MISUSE);
+    CHECK_RC(ar_record_is_null(NULL, "x", &flag), AR_MISUSE);
+    CHECK_RC(ar_record_save(NULL), AR_MISUSE);
+    CHECK_RC(ar_record_reload(NULL), AR_MISUSE);
+    CHECK_RC(ar_record_drop(NULL), AR_MISUSE);
+    CHECK_RC(ar_record_error(NULL, 0, &property, &key, &message), AR_MISUSE);
+    CHECK(ar_record_error_count(NULL) == 0);
+    CHECK(ar_record_id(NULL) == 0);
+    CHECK(ar_last_error(NULL) != NULL);
+    /* The free functions ignore NULL. */
+    ar_close(NULL);
+    ar_model_free(NULL);
+    ar_query_free(NULL);
+    ar_record_free(NULL);
+    ar_free(NULL);
+    CHECK(out_model == NULL && out_record == NULL && out_query == NULL);
+
+    /* NULL out pointers and names, with valid handles. */
+    CHECK_OK(ar_open(":memory:", &db));
+    current_db = db;
+    CHECK_RC(ar_model_define(db, NULL, &model), AR_MISUSE);
+    CHECK(ar_last_error(db)[0] != '\0');
+    CHECK_RC(ar_model_define(db, "Thing", NULL), AR_MISUSE);
+    CHECK_RC(ar_model_attach(db, NULL, &model), AR_MISUSE);
+    CHECK_RC(ar_model_attach(db, "Thing", NULL), AR_MISUSE);
+    CHECK_OK(ar_model_define(db, "Thing", &model));
+    CHECK_RC(ar_model_add_column(model, NULL, AR_TYPE_TEXT, 0), AR_MISUSE);
+    CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, AR_COLUMN_FLAG_NULLABLE));
+    CHECK_OK(ar_model_add_column(model, "n", AR_TYPE_INTEGER, 0));
+    CHECK_OK(ar_model_add_column(model, "b", AR_TYPE_BLOB, 0));
+    CHECK_RC(ar_model_belongs_to(model, NULL), AR_MISUSE);
+    CHECK_RC(ar_model_validate_presence(model, NULL), AR_MISUSE);
+    CHECK_RC(ar_model_validate_uniqueness(model, NULL), AR_MISUSE);
+    CHECK_RC(ar_count(model, NULL), AR_MISUSE);
+    CHECK_RC(ar_find(model, 1, NULL), AR_MISUSE);
+    CHECK_RC(ar_record_new(model, NULL), AR_MISUSE);
+    CHECK_RC(ar_query_new(model, "name = ?", NULL), AR_MISUSE);
+    CHECK_OK(ar_record_new(model, &record));
+    CHECK_OK(ar_record_save(record));
+    CHECK_RC(ar_query_children(record, NULL, &query), AR_MISUSE);
+    CHECK_RC(ar_query_children(record, model, NULL), AR_MISUSE);
+    CHECK_RC(ar_record_set_text(record, NULL, "x"), AR_MISUSE);
+    CHECK_RC(ar_record_set_int64(record, NULL, 1), AR_MISUSE);
+    CHECK_RC(ar_record_set_double(record, NULL, 1.0), AR_MISUSE);
+    CHECK_RC(ar_record_set_bool(record, NULL, 1), AR_MISUSE);
+    CHECK_RC(ar_record_set_date(record, NULL, 1.0), AR_MISUSE);
+    CHECK_RC(ar_record_set_decimal(record, NULL, "1"), AR_MISUSE);
+    CHECK_RC(ar_record_set_blob(record, NULL, "x", 1), AR_MISUSE);
+    CHECK_RC(ar_record_set_blob(record, "b", NULL, 5), AR_MISUSE); /* NULL bytes, nonzero length */
+    CHECK_RC(ar_record_set_null(record, NULL), AR_MISUSE);
+    CHECK_RC(ar_record_get_text(record, NULL, &text), AR_MISUSE);
+    CHECK_RC(ar_record_get_text(record, "name", NULL), AR_MISUSE);
+    CHECK_RC(ar_record_copy_text(record, NULL, &copy), AR_MISUSE);
+    CHECK_RC(ar_record_copy_text(record, "name", NULL), AR_MISUSE);
+    CHECK_RC(ar_record_get_int64(record, NULL, &integer), AR_MISUSE);
+    CHECK_RC(ar_record_get_int64(record, "n", NULL), AR_MISUSE);
+    CHECK_RC(ar_record_get_double(record, NULL, &real), AR_MISUSE);
+    CHECK_RC(ar_record_get_double(record, "n", NULL), AR_MISUSE);
+    CHECK_RC(ar_record_get_bool(record, NULL, &flag), AR_MISUSE);
+    CHECK_RC(ar_record_get_bool(record, "n", NULL), AR_MISUSE);
+    CHECK_RC(ar_record_get_date(record, NULL, &real), AR_MISUSE);
+    CHECK_RC(ar_record_get_date(record, "n", NULL), AR_MISUSE);
+    CHECK_RC(ar_record_get_blob(record, NULL, &bytes, &length), AR_MISUSE);
+    CHECK_RC(ar_record_get_blob(record, "b", NULL, &length), AR_MISUSE);
+    CHECK_RC(ar_record_get_blob(record, "b", &bytes, NULL), AR_MISUSE);
+    CHECK_RC(ar_record_is_null(record, NULL, &flag), AR_MISUSE);
+    CHECK_RC(ar_record_is_null(record, "name", NULL), AR_MISUSE);
+    CHECK(ar_last_error(db)[0] != '\0');
+    CHECK_OK(ar_query_new(model, "name = ? AND b = ?", &query));
+    CHECK_RC(ar_query_bind_blob(query, 2, NULL, 3), AR_MISUSE);
+    CHECK_OK(ar_query_bind_text(query, 1, NULL)); /* binds NULL: allowed */
+    CHECK_RC(ar_query_order(query, NULL, 1), AR_MISUSE);
+    CHECK_RC(ar_query_count(query, NULL), AR_MISUSE);
+    CHECK_RC(ar_query_next(query, NULL), AR_MISUSE);
+    ar_query_free(query);
+    ar_record_free(record);
+    ar_model_free(model);
+    ar_close(db);
+    current_db = NULL;
+}
+
+/* A handle of one kind where another is expected: AR_MISUSE, and the free functions
+ * leave it alone. */
+static void test_wrong_handles(void) {
+    ar_database *db = NULL;
+    ar_model *model = NULL, *out_model = NULL;
+    ar_record *record = NULL, *out_record = NULL;
+    ar_query *query = NULL, *out_query = NULL;
+    const char *text = NULL;
+    int64_t integer = 0;
+    ar_database *record_as_db, *model_as_db;
+    ar_model *record_as_model, *db_as_model, *query_as_model;
+    ar_record *model_as_record, *query_as_record, *db_as_record;
+    ar_query *record_as_query, *model_as_query;
+
+    CHECK_OK(ar_open(":memory:", &db));
+    current_db = db;
+    CHECK_OK(ar_model_define(db, "Kind", &model));
+    CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_record_new(model, &record));
+    CHECK_OK(ar_record_set_text(record, "name", "still here"));
+    CHECK_OK(ar_record_save(record));
+    CHECK_OK(ar_query_new(model, NULL, &query));
+
+    record_as_db = (ar_database *)(void *)record;
+    model_as_db = (ar_database *)(void *)model;
+    record_as_model = (ar_model *)(void *)record;
+    db_as_model = (ar_model *)(void *)db;
+    query_as_model = (ar_model *)(void *)query;
+    model_as_record = (ar_record *)(void *)model;
+    query_as_record = (ar_record *)(void *)query;
+    db_as_record = (ar_record *)(void *)db;
+    record_as_query = (ar_query *)(void *)record;
+    model_as_query = (ar_query *)(void *)model;
+
+    CHECK_RC(ar_record_new(record_as_model, &out_record), AR_MISUSE);
+    CHECK(strstr(ar_last_error(NULL), "model") != NULL);
+    CHECK_RC(ar_count(db_as_model, &integer), AR_MISUSE);
+    CHECK_RC(ar_find(query_as_model, 1, &out_record), AR_MISUSE);
+    CHECK_RC(ar_query_new(record_as_model, NULL, &out_query), AR_MISUSE);
+    CHECK_RC(ar_model_add_column(record_as_model, "x", AR_TYPE_TEXT, 0), AR_MISUSE);
+    CHECK_RC(ar_model_belongs_to(model, record_as_model), AR_MISUSE);
+    CHECK_RC(ar_model_validate_presence(db_as_model, "name"), AR_MISUSE);
+    CHECK_RC(ar_model_define(record_as_db, "X", &out_model), AR_MISUSE);
+    CHECK_RC(ar_model_attach(model_as_db, "Kind", &out_model), AR_MISUSE);
+    CHECK_RC(ar_begin(model_as_db), AR_MISUSE);
+    CHECK_RC(ar_commit(record_as_db), AR_MISUSE);
+    CHECK_RC(ar_record_save(model_as_record), AR_MISUSE);
+    CHECK_RC(ar_record_get_text(query_as_record, "name", &text), AR_MISUSE);
+    CHECK_RC(ar_record_set_text(db_as_record, "name", "x"), AR_MISUSE);
+    CHECK_RC(ar_query_children(model_as_record, model, &out_query), AR_MISUSE);
+    CHECK_RC(ar_query_children(record, record_as_model, &out_query), AR_MISUSE);
+    CHECK_RC(ar_query_next(record_as_query, &out_record), AR_MISUSE);
+    CHECK_RC(ar_query_count(model_as_query, &integer), AR_MISUSE);
+    CHECK_RC(ar_query_bind_int64(record_as_query, 1, 1), AR_MISUSE);
+    CHECK(ar_record_id(model_as_record) == 0);
+    CHECK(ar_record_error_count(query_as_record) == 0);
+    /* ar_last_error with another kind of handle: the global message, not a crash. */
+    CHECK(ar_last_error(record_as_db) != NULL);
+    CHECK(out_model == NULL && out_record == NULL && out_query == NULL);
+
+    /* Freeing with the wrong function does nothing: every handle still works. */
+    ar_close(record_as_db);
+    ar_close(model_as_db);
+    ar_model_free(record_as_model);
+    ar_model_free(db_as_model);
+    ar_record_free(model_as_record);
+    ar_record_free(query_as_record);
+    ar_query_free(record_as_query);
+    ar_query_free(model_as_query);
+    CHECK_OK(ar_record_get_text(record, "name", &text));
+    CHECK(same_text(text, "still here"));
+    CHECK_OK(ar_query_count(query, &integer));
+    CHECK(integer == 1);
+    CHECK_OK(ar_count(model, &integer));
+    CHECK(integer == 1);
+    CHECK_OK(ar_begin(db));
+    CHECK_OK(ar_commit(db));
+
+    ar_query_free(query);
+    ar_record_free(record);
+    ar_model_free(model);
+    ar_close(db);
+    current_db = NULL;
+}
+
+/* Handles released in any order: records and queries keep their model and database. */
+static void test_release_order(void) {
+    ar_database *db = NULL;
+    ar_model *model = NULL;
+    ar_record *record = NULL;
+    ar_query *query = NULL;
+    const char *text = NULL;
+    int64_t count = -1;
+    CHECK_OK(ar_open(":memory:", &db));
+    CHECK_OK(ar_model_define(db, "Order", &model));
+    CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_record_new(model, &record));
+    CHECK_OK(ar_query_new(model, NULL, &query));
+    ar_model_free(model);
+    ar_close(db);
+    CHECK_OK(ar_record_set_text(record, "name", "after close"));
+    CHECK_OK(ar_record_save(record));
+    CHECK_OK(ar_query_count(query, &count));
+    CHECK(count == 1);
+    CHECK_OK(ar_record_get_text(record, "name", &text));
+    CHECK(same_text(text, "after close"));
+    ar_query_free(query);
+    ar_record_free(record);
+}
+
+int main(int argc, char **argv) {
+    int made = 0;
+    if (argc > 1) {
+        snprintf(scratch, sizeof scratch, "%s", argv[1]);
+        mkdir(scratch, 0700);
+    } else {
+        snprintf(scratch, sizeof scratch, "/tmp/ar-c-test-XXXXXX");
+        if (!mkdtemp(scratch)) {
+            perror("mkdtemp");
+            return 1;
+        }
+        made = 1;
+    }
+
+    test_version();
+    test_open();
+    test_model_definition();
+    test_types();
+    test_copy_text();
+    test_lifecycle();
+    test_queries();
+    test_injection();
+    test_transactions();
+    test_validations();
+    test_children();
+    test_attach();
+    test_null_arguments();
+    test_wrong_handles();
+    test_release_order();
+
+    if (made) rmdir(scratch);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
