@@ -179,6 +179,9 @@ struct TypeRoundTripTests {
         }
         #expect(try Decimal.fromSQL(.text("1123.563")) == Decimal(string: "1123.563"))
         #expect(throws: ActiveRecordError.self) { try Decimal.fromSQL(.text("12abc")) }
+        // More significant digits than Decimal keeps would be rounded silently: refused.
+        #expect(throws: ActiveRecordError.self) { try Decimal.fromSQL(.text(String(repeating: "9", count: 41))) }
+        #expect(try Decimal.fromSQL(.text("1e3")) == 1000)
     }
 
     @Test("dates as REAL seconds", arguments: [0, 1_700_000_000.123456, -86_400.5, 32_503_680_000.000_25])
