@@ -26,11 +26,14 @@ public final class DynamicModel: Sendable {
     /// A new, unsaved record holding the columns' default values.
     public func new() -> DynamicRecord { DynamicRecord(model: self) }
 
+    /// A record to decode a row into (its values are all set by the decoding).
+    package func recordForDecoding() -> DynamicRecord { DynamicRecord(decodingFor: self) }
+
     private func fetch(
         _ sql: @autoclosure () -> String, key: StatementKey.Kind? = nil, _ arguments: [DatabaseValue] = []
     ) throws -> [DynamicRecord] {
         try Database.current.withReader(mapping) { connection in
-            try mapping.fetch(sql(), key: key, arguments, in: connection) { DynamicRecord(model: self) }
+            try mapping.fetch(sql(), key: key, arguments, in: connection) { DynamicRecord(decodingFor: self) }
         }
     }
 
@@ -80,6 +83,13 @@ public final class DynamicRecord: RecordStorage {
         self.model = model
         values = model.schema.columns.map(\.defaultValue)
         originals = values
+    }
+
+    /// A record about to be decoded from a row: no defaults to build and overwrite.
+    init(decodingFor model: DynamicModel) {
+        self.model = model
+        values = Array(repeating: .null, count: model.schema.columns.count)
+        originals = []
     }
 
     /// The row id, assigned on first save; `nil` for a new record.

@@ -46,6 +46,7 @@ public struct TableSchema: Sendable, Hashable {
         }
         self.name = name
         self.columns = columns
+        allColumnNames = ["id", "createdAt", "updatedAt"] + columns.map(\.name)
     }
 
     /// The index of a declared column by name, or `nil`.
@@ -53,8 +54,8 @@ public struct TableSchema: Sendable, Hashable {
         columns.firstIndex { $0.name == name }
     }
 
-    /// Every column name, `id`, `createdAt` and `updatedAt` first: for messages.
-    public var allColumnNames: [String] { ["id", "createdAt", "updatedAt"] + columns.map(\.name) }
+    /// Every column name, `id`, `createdAt` and `updatedAt` first.
+    public let allColumnNames: [String]
 
     /// The error for a column this table does not have, listing those it has.
     package func unknownColumn(_ name: String) -> ActiveRecordError {

@@ -68,7 +68,7 @@ public struct DynamicQuery: Sendable {
         let mapping = model.mapping
         return try Database.current.withReader(mapping) { connection in
             try mapping.fetch("SELECT \(mapping.qualifiedSelectList) \(clauses)", arguments, in: connection) {
-                model.new()
+                model.recordForDecoding()
             }
         }
     }

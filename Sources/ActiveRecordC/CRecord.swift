@@ -30,8 +30,8 @@ private func position(_ column: UnsafePointer<CChar>?, in handle: RecordHandle, 
 
 /// The C types that share a storage class: a bool holds 0 or 1, a decimal holds POSIX decimal text.
 private func checkCType(_ value: DatabaseValue, _ handle: RecordHandle, _ position: Int, _ function: String) throws {
-    let name = handle.record.model.schema.allColumnNames[position]
-    switch (handle.model.types[name], value) {
+    var name: String { handle.record.model.schema.allColumnNames[position] }  // for messages only
+    switch (handle.model.typeByPosition[position], value) {
     case (.bool?, .integer(let int)) where int != 0 && int != 1:
         throw ActiveRecordError(.typeMismatch, "\(handle.model.name).\(name) is a bool: 0 or 1 (or use ar_record_set_bool), not \(int)")
     case (.decimal?, .text(let text)):
@@ -225,7 +225,7 @@ private func get<T>(
     withRecordInMemory(record, "ar_record_get_blob") { handle in
         guard let bytes_out, let length_out else { throw ActiveRecordError(.misuse, "ar_record_get_blob: out pointers must not be NULL") }
         let position = try position(column, in: handle, "ar_record_get_blob")
-        let name = handle.record.model.schema.allColumnNames[position]
+        var name: String { handle.record.model.schema.allColumnNames[position] }  // for messages only
         switch handle.record.value(at: position) {
         case .null:
             bytes_out.pointee = nil

@@ -142,21 +142,34 @@ final class ModelHandle: Handle {
         let names = built.schema.allColumnNames
         positionByName = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
         cNames = names.map { strdup($0) }
+        typeByPosition = names.map { types[$0] }
         return built
     }
 
+    /// The C type of each column by position (id, createdAt, updatedAt first), fixed at freeze.
+    private(set) var typeByPosition: [ar_type?] = []
+
     private var positionByName: [String: Int] = [:]
     private var cNames: [UnsafeMutablePointer<CChar>?] = []
-    /// Column positions by the address of the C string naming them: C programs pass the
-    /// same literals again and again. Checked with strcmp, so a reused buffer is safe.
-    private var positionByAddress: [UnsafePointer<CChar>: Int] = [:]
+    /// Recently used column names by the address of the C string naming them: C programs
+    /// pass the same literals again and again. A short list scanned by address (cheaper
+    /// than hashing), each hit checked with strcmp, so a reused buffer is safe.
+    private var recent: [(address: UnsafePointer<CChar>, position: Int)] = []
+    private var nextSlot = 0
+    private static let recentCapacity = 32
 
     /// The position of a column in the schema's `allColumnNames`, or `nil`.
     func position(of column: UnsafePointer<CChar>) -> Int? {
-        if let position = positionByAddress[column], let name = cNames[position], strcmp(name, column) == 0 { return position }
+        for entry in recent where entry.address == column {
+            if let name = cNames[entry.position], strcmp(name, column) == 0 { return entry.position }
+        }
         guard let position = positionByName[String(cString: column)] else { return nil }
-        if positionByAddress.count > 512 { positionByAddress.removeAll() }
-        positionByAddress[column] = position
+        if recent.count < Self.recentCapacity {
+            recent.append((column, position))
+        } else {
+            recent[nextSlot] = (column, position)
+            nextSlot = (nextSlot + 1) % Self.recentCapacity
+        }
         return position
     }
 
