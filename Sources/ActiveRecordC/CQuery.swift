@@ -118,20 +118,19 @@ private func bind(_ query: OpaquePointer?, _ index: Int32, _ function: String, _
 
 /// Returns at most `count` records (count >= 0).
 @c public func ar_query_limit(_ query: OpaquePointer?, _ count: Int64) -> ar_result {
-    withQuery(query, "ar_query_limit") { handle in
-        guard count >= 0 else { throw ActiveRecordError(.invalidValue, "ar_query_limit: \(count) is negative") }
-        try handle.checkNotRun("ar_query_limit")
-        handle.limit = Int(count)
-        return .ok
-    }
+    setBound(query, count, "ar_query_limit") { $0.limit = $1 }
 }
 
 /// Skips the first `count` records (count >= 0).
 @c public func ar_query_offset(_ query: OpaquePointer?, _ count: Int64) -> ar_result {
-    withQuery(query, "ar_query_offset") { handle in
-        guard count >= 0 else { throw ActiveRecordError(.invalidValue, "ar_query_offset: \(count) is negative") }
-        try handle.checkNotRun("ar_query_offset")
-        handle.offset = Int(count)
+    setBound(query, count, "ar_query_offset") { $0.offset = $1 }
+}
+
+private func setBound(_ query: OpaquePointer?, _ count: Int64, _ function: String, _ set: (QueryHandle, Int) -> Void) -> ar_result {
+    withQuery(query, function) { handle in
+        guard count >= 0 else { throw ActiveRecordError(.invalidValue, "\(function): \(count) is negative") }
+        try handle.checkNotRun(function)
+        set(handle, Int(count))
         return .ok
     }
 }
