@@ -31,7 +31,7 @@ let package = Package(
             dependencies: ["ARCore", "ARQuery", "ARRelations", "ARValidation", "ARMigrations"]
         ),
         // The C ABI shim (issue 7).
-        .target(name: "ActiveRecordC", dependencies: ["ActiveRecord"]),
+        .target(name: "ActiveRecordC", dependencies: ["ActiveRecord", "CSQLite"]),
         .executableTarget(
             name: "Quickstart",
             dependencies: ["ActiveRecord"],

@@ -188,8 +188,11 @@ ar_result ar_query_limit(ar_query *query, int64_t count);
 ar_result ar_query_new(ar_model *model, const char *predicate, ar_query **query_out);
 
 // The next matching record: AR_OK with a new handle in *record_out (release it with
-// ar_record_free), or AR_DONE with NULL when there are no more. The query runs on the
-// first call.
+// ar_record_free), or AR_DONE with NULL when there are no more. The first call runs the
+// query: the records are those matching at that moment, even if rows change later. On a
+// file database outside a transaction the rows are read one per call, through one of the
+// database’s four reader connections until AR_DONE or ar_query_free; otherwise (in memory,
+// in a transaction, all readers busy) all are read at the first call.
 ar_result ar_query_next(ar_query *query, ar_record **record_out);
 
 // Skips the first count records (count >= 0).

@@ -9,8 +9,12 @@ import Foundation
 package final class Connection {
     package let handle: OpaquePointer
     package let path: String
-    private var statements: [String: Statement] = [:]
-    private var keyedStatements: [StatementKey: Statement] = [:]
+    // Unchecked exclusivity on the per-statement state: a connection is confined (see
+    // ``Database``), and none of these accesses overlaps another.
+    @exclusivity(unchecked) private var statements: [String: Statement] = [:]
+    @exclusivity(unchecked) private var keyedStatements: [StatementKey: Statement] = [:]
+    /// The keyed statement used last: a loop of saves finds it without hashing its key.
+    @exclusivity(unchecked) private var lastKeyed: Statement?
     /// Called with the SQL text of every statement run, before it runs.
     package var tracer: (@Sendable (String) -> Void)?
     /// Whether step errors carry the SQL with its bound values written in.
@@ -18,9 +22,9 @@ package final class Connection {
     /// The records a drop cascade is dropping, so that each is dropped once.
     package var droppingRecords: Set<DropKey> = []
     /// How deep the current transaction is: 0 outside, 1 in `BEGIN`, 2+ in savepoints.
-    package var transactionDepth = 0
+    @exclusivity(unchecked) package var transactionDepth = 0
     /// Per transaction level, what to undo in memory if it rolls back (records' ids, saved values).
-    package var rollbackActions: [[UndoEntry]] = []
+    @exclusivity(unchecked) package var rollbackActions: [[UndoEntry]] = []
 
     /// Registers `entry` to undo if the current transaction level rolls back; outside a
     /// transaction there is nothing to undo and the entry is dropped.
@@ -68,6 +72,7 @@ package final class Connection {
     deinit {
         statements.removeAll()
         keyedStatements.removeAll()
+        lastKeyed = nil
         sqlite3_close_v2(handle)
     }
 
@@ -143,6 +148,7 @@ package final class Connection {
     func evict(_ statement: Statement) {
         if let key = statement.cacheKey {
             if keyedStatements[key] === statement { keyedStatements[key] = nil }
+            if lastKeyed === statement { lastKeyed = nil }
         } else if statements[statement.sql] === statement {
             statements[statement.sql] = nil
         }
@@ -162,10 +168,15 @@ package final class Connection {
     package func withStatement<R>(
         _ key: StatementKey, sql: () -> String, _ arguments: [DatabaseValue] = [], _ body: (Statement) throws -> R
     ) throws -> R {
-        if let statement = keyedStatements[key] { return try run(statement, arguments, body) }
+        if let lastKeyed, lastKeyed.cacheKey == key { return try run(lastKeyed, arguments, body) }
+        if let statement = keyedStatements[key] {
+            lastKeyed = statement
+            return try run(statement, arguments, body)
+        }
         let statement = try prepare(sql(), persistent: true)
         statement.cacheKey = key
         keyedStatements[key] = statement
+        lastKeyed = statement
         return try run(statement, arguments, body)
     }
 

@@ -165,6 +165,15 @@ public final class Database: @unchecked Sendable {
         return try body(reader.connection)
     }
 
+    /// A reader connection for a cursor that outlives this call, after preparing the table;
+    /// `nil` when the calling thread holds the writer (a transaction must read its own
+    /// writes), the database has no readers (in memory, read-only) or all are in use.
+    package func leaseReader(for mapping: TableMapping) throws -> ReaderLease? {
+        try prepare(mapping)
+        guard let readers, !callerHoldsWriter, let reader = try readers.checkOut(configuredLike: self) else { return nil }
+        return ReaderLease(pool: readers, reader: reader)
+    }
+
     /// Automatic migration of several tables in one transaction (for `migrate(_:)`):
     /// all of their additions are applied, or none.
     /// - Returns: each table's drift as found before applying.

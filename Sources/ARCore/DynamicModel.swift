@@ -16,11 +16,19 @@ public final class DynamicModel: Sendable {
     /// The table this model reads and writes.
     public let schema: TableSchema
     package let mapping: TableMapping
+    /// Per declared column, what ``DynamicRecord/set(at:_:)`` checks: its type and whether
+    /// it takes `NULL`; and the values a new record starts with.
+    package let columnTypes: [SQLType]
+    package let columnNullability: [Bool]
+    let defaultValues: [DatabaseValue]
 
     /// Makes a model for `schema`.
     public init(_ schema: TableSchema) {
         self.schema = schema
         mapping = TableMapping(schema: schema)
+        columnTypes = schema.columns.map(\.type)
+        columnNullability = schema.columns.map(\.isNullable)
+        defaultValues = schema.columns.map(\.defaultValue)
     }
 
     /// A new, unsaved record holding the columns' default values.
@@ -75,13 +83,15 @@ public final class DynamicModel: Sendable {
 public final class DynamicRecord: RecordStorage {
     /// The model this record belongs to.
     public let model: DynamicModel
-    package var header = RecordHeader()
-    private var values: [DatabaseValue]
-    private var originals: [DatabaseValue]
+    // Unchecked exclusivity: a record is confined to one thread, and no access to these
+    // overlaps another (the dynamic checks cost more than the accesses on the C API's paths).
+    @exclusivity(unchecked) package var header = RecordHeader()
+    @exclusivity(unchecked) private var values: [DatabaseValue]
+    @exclusivity(unchecked) private var originals: [DatabaseValue]
 
     init(model: DynamicModel) {
         self.model = model
-        values = model.schema.columns.map(\.defaultValue)
+        values = model.defaultValues
         originals = values
     }
 
@@ -90,6 +100,14 @@ public final class DynamicRecord: RecordStorage {
         self.model = model
         values = Array(repeating: .null, count: model.schema.columns.count)
         originals = []
+    }
+
+    /// The record of the row `statement` is on, selected with ``TableSchema/selectList``.
+    package init(model: DynamicModel, decodingRowOf statement: Statement) {
+        self.model = model
+        header = RecordHeader(decoding: statement)
+        values = (0..<model.schema.columns.count).map { statement.value(Int32($0 + 3)) }
+        originals = values
     }
 
     /// The row id, assigned on first save; `nil` for a new record.
@@ -141,27 +159,28 @@ public final class DynamicRecord: RecordStorage {
 
     /// ``set(_:_:)`` by declared column index.
     package func set(at index: Int, _ value: DatabaseValue) throws {
-        let schema = model.schema.columns[index]
-        let column = schema.name
-        let accepted: DatabaseValue
-        switch (schema.type, value) {
+        var column: String { model.schema.columns[index].name }  // for messages only
+        let type = model.columnTypes[index]
+        switch (type, value) {
         case (_, .null):
-            guard schema.isNullable else {
+            guard model.columnNullability[index] else {
                 throw ActiveRecordError(
                     .typeMismatch, "\(model.schema.name).\(column) is not nullable; it cannot be set to NULL")
             }
-            accepted = .null
-        case (.integer, .integer), (.real, .real), (.text, .text), (.blob, .blob): accepted = value
-        case (.real, .integer(let int)): accepted = .real(Double(int))
+            values[index] = .null
+        case (.integer, .integer), (.text, .text), (.blob, .blob):
+            values[index] = value
+        case (.real, .real(let double)) where !double.isNaN:
+            values[index] = value
+        case (.real, .integer(let int)):
+            values[index] = .real(Double(int))
+        case (.real, .real):
+            throw ActiveRecordError(.invalidValue, "\(model.schema.name).\(column): NaN cannot be stored")
         default:
             throw ActiveRecordError(
                 .typeMismatch,
-                "\(model.schema.name).\(column) holds \(schema.type.rawValue); a \(value.storageClassName) value cannot be stored in it")
+                "\(model.schema.name).\(column) holds \(type.rawValue); a \(value.storageClassName) value cannot be stored in it")
         }
-        if case .real(let double) = accepted, double.isNaN {
-            throw ActiveRecordError(.invalidValue, "\(model.schema.name).\(column): NaN cannot be stored")
-        }
-        values[index] = accepted
     }
 
     /// Saves the record: `INSERT` when new, else an `UPDATE` of the changed columns.
@@ -192,6 +211,9 @@ public final class DynamicRecord: RecordStorage {
     package func isColumnChanged(_ index: Int) -> Bool { values[index] != originals[index] }
 
     package func markColumnSaved(_ index: Int) { originals[index] = values[index] }
+
+    /// After an insert: the originals share the values' storage (copied on write).
+    package func markAllColumnsSaved(count: Int) { originals = values }
 
     package func originalValue(_ index: Int) -> DatabaseValue { originals[index] }
 

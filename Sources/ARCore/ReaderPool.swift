@@ -69,3 +69,23 @@ final class ReaderPool: Sendable {
         state.withLock { $0.settings.append(apply) }
     }
 }
+
+/// A reader connection held across calls, for a cursor that a caller steps at its own pace
+/// (the C API's `ar_query_next`): the reader goes back to its pool when the lease is released.
+/// Finalize the lease's statements before releasing it.
+package final class ReaderLease {
+    package let connection: Connection
+    private let pool: ReaderPool
+    private let reader: ReaderPool.Reader
+
+    init(pool: ReaderPool, reader: ReaderPool.Reader) {
+        self.pool = pool
+        self.reader = reader
+        connection = reader.connection
+    }
+
+    deinit { pool.checkIn(reader) }
+}
+
+@available(*, unavailable, message: "A leased reader is used by one thread at a time")
+extension ReaderLease: Sendable {}

@@ -13,6 +13,14 @@ package struct RecordHeader {
     package var updatedAt: Date?
     package var isDeleted = false
     package init() {}
+
+    /// The header of a row selected with ``TableSchema/selectList``, whose `id` is result
+    /// column `offset` (`createdAt` and `updatedAt` follow it).
+    package init(decoding statement: Statement, at offset: Int32 = 0) {
+        id = statement.int64(offset)
+        createdAt = statement.isNull(offset + 1) ? nil : Date(timeIntervalSince1970: statement.double(offset + 1))
+        updatedAt = statement.isNull(offset + 2) ? nil : Date(timeIntervalSince1970: statement.double(offset + 2))
+    }
 }
 
 /// What the engine needs from a record: its header and access to its
@@ -31,6 +39,9 @@ package protocol RecordStorage: AnyObject {
     func isColumnChanged(_ index: Int) -> Bool
     /// Makes the current value of column `index` its original one, after a save.
     func markColumnSaved(_ index: Int)
+    /// Makes the current value of each of the first `count` columns (all of them) its
+    /// original one, after an insert.
+    func markAllColumnsSaved(count: Int)
     /// The original (last loaded or saved) value of column `index`.
     func originalValue(_ index: Int) -> DatabaseValue
     /// Sets the original value of column `index` back, after a rollback.
@@ -39,6 +50,10 @@ package protocol RecordStorage: AnyObject {
 
 extension RecordStorage {
     package func didDecode() {}
+
+    package func markAllColumnsSaved(count: Int) {
+        for index in 0..<count { markColumnSaved(index) }
+    }
 }
 
 /// How to put a record back in memory when the transaction that wrote it rolls back.

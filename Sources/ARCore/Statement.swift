@@ -33,9 +33,9 @@ package final class Statement {
     package let sql: String
     unowned let connection: Connection
     /// Set while a caller steps the statement, so that re-entrant use prepares a copy.
-    var isInUse = false
+    @exclusivity(unchecked) var isInUse = false
     /// The key it is cached under, for statements the engine generates.
-    var cacheKey: StatementKey?
+    @exclusivity(unchecked) var cacheKey: StatementKey?
 
     init(handle: OpaquePointer, sql: String, connection: Connection) {
         self.handle = handle

@@ -84,7 +84,7 @@ package final class TableMapping: Sendable {
         record.header.id = connection.lastInsertedRowID
         record.header.createdAt = now
         record.header.updatedAt = now
-        for index in schema.columns.indices { record.markColumnSaved(index) }
+        record.markAllColumnsSaved(count: schema.columns.count)
         connection.onRollback(.header(record, previous))
     }
 
@@ -145,11 +145,7 @@ package final class TableMapping: Sendable {
     package func decode(
         _ record: some RecordStorage, from statement: Statement, at offset: Int32 = 0, columns: [Int]? = nil
     ) throws {
-        var header = RecordHeader()
-        header.id = statement.int64(offset)
-        header.createdAt = statement.isNull(offset + 1) ? nil : Date(timeIntervalSince1970: statement.double(offset + 1))
-        header.updatedAt = statement.isNull(offset + 2) ? nil : Date(timeIntervalSince1970: statement.double(offset + 2))
-        record.header = header
+        record.header = RecordHeader(decoding: statement, at: offset)
         if let columns {
             for (position, index) in columns.enumerated() {
                 try decodeColumn(index, of: record, from: statement, at: offset + 3 + Int32(position))

@@ -84,7 +84,7 @@ public struct DynamicQuery: Sendable {
     }
 
     /// `FROM … WHERE … ORDER BY … LIMIT ? OFFSET ?` and its bound values.
-    private func compile(ordered: Bool) throws -> (String, [DatabaseValue]) {
+    func compile(ordered: Bool) throws -> (String, [DatabaseValue]) {
         let schema = model.schema
         let qualified = model.mapping.qualifiedColumns
         let resolve: (String?, String, Int) throws -> String = { qualifier, name, position in

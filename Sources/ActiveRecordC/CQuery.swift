@@ -28,7 +28,7 @@ private func withQuery(_ query: OpaquePointer?, _ function: String, _ body: (Que
         let placeholders = try text.map { try DynamicQuery.placeholderCount(in: $0) } ?? 0
         // Unknown columns are reported now, not at the first ar_query_next.
         try DynamicQuery(
-            handle.frozen(), where: text, arguments: Array(repeating: .value(.integer(0)), count: placeholders)
+            handle.frozen().model, where: text, arguments: Array(repeating: .value(.integer(0)), count: placeholders)
         ).check()
         query_out.pointee = QueryHandle(model: handle, predicate: text, placeholders: placeholders).retainedPointer()
         return .ok
@@ -47,7 +47,7 @@ private func withQuery(_ query: OpaquePointer?, _ function: String, _ body: (Que
         return record.model.database.fail(.misuse, "ar_query_children: child_model and query_out must be given")
     }
     query_out.pointee = nil
-    guard let id = record.record.id else {
+    guard let id = record.id else {
         return record.model.database.fail(.misuse, "ar_query_children: the parent is not saved")
     }
     let key = foreignKey(of: record.model.name)
@@ -109,7 +109,7 @@ private func bind(_ query: OpaquePointer?, _ index: Int32, _ function: String, _
         guard let column else { throw ActiveRecordError(.misuse, "ar_query_order: column must not be NULL") }
         try handle.checkNotRun("ar_query_order")
         let name = String(cString: column)
-        let schema = try handle.model.frozen().schema
+        let schema = try handle.model.frozen().model.schema
         guard schema.allColumnNames.contains(name) else { throw schema.unknownColumn(name) }
         handle.orderings.append((name, ascending != 0))
         return .ok
@@ -145,26 +145,53 @@ private func setBound(_ query: OpaquePointer?, _ count: Int64, _ function: Strin
 }
 
 /// The next matching record: AR_OK with a new handle in `*record_out` (release it with
-/// ar_record_free), or AR_DONE with NULL when there are no more. The query runs on the
-/// first call.
+/// ar_record_free), or AR_DONE with NULL when there are no more. The first call runs the
+/// query: the records are those matching at that moment, even if rows change later. On a
+/// file database outside a transaction the rows are read one per call, through one of the
+/// database's four reader connections until AR_DONE or ar_query_free; otherwise (in memory,
+/// in a transaction, all readers busy) all are read at the first call.
 @c public func ar_query_next(_ query: OpaquePointer?, _ record_out: UnsafeMutablePointer<OpaquePointer?>?) -> ar_result {
     guard let handle = Handle.from(query, as: QueryHandle.self) else {
         return failWithoutDatabase(.misuse, "ar_query_next: not a query handle")
     }
     guard let record_out else { return handle.model.database.fail(.misuse, "ar_query_next: record_out must not be NULL") }
     record_out.pointee = nil
-    if handle.results == nil {
-        // Only the first call reads the database (and makes it current); the others answer from memory.
+    if handle.rows == nil {
+        // Only the first call makes the database current: it compiles the query and opens
+        // the cursor (or reads every record); later calls step without it.
         let status = handle.model.database.run {
-            handle.results = try handle.query().fetch()
+            let query = try handle.query()
+            handle.rows = if let cursor = try query.rowCursor() { .cursor(cursor) } else { .fetched(try query.fetch(), next: 0) }
             return .ok
         }
         guard status == .ok else { return status }
     }
     return handle.model.database.catching {
-        guard let results = handle.results, handle.position < results.count else { return .done }
-        record_out.pointee = RecordHandle(model: handle.model, record: results[handle.position]).retainedPointer()
-        handle.position += 1
+        let reusable = handle.releasedCurrent()
+        let record: RecordHandle
+        switch handle.rows {
+        case .cursor(let cursor)?:
+            guard try cursor.step(), let row = cursor.statement else { return .done }
+            if let reusable {
+                reusable.reset(row: row, record: nil)
+                record = reusable
+            } else {
+                record = RecordHandle(model: handle.model, frozen: try handle.model.frozen(), row: row)
+            }
+        case .fetched(let records, let next)?:
+            guard next < records.count else { return .done }
+            handle.rows = .fetched(records, next: next + 1)
+            if let reusable {
+                reusable.reset(row: nil, record: records[next])
+                record = reusable
+            } else {
+                record = RecordHandle(model: handle.model, frozen: try handle.model.frozen(), record: records[next])
+            }
+        case nil:
+            return .done
+        }
+        handle.current = record
+        record_out.pointee = record.retainedPointer()
         return .ok
     }
 }

@@ -12,26 +12,30 @@ private func withRecord(_ record: OpaquePointer?, _ function: String, _ body: (R
 
 /// Runs `body` for a record handle without making its database current (getters, setters).
 private func withRecordInMemory(_ record: OpaquePointer?, _ function: String, _ body: (RecordHandle) throws -> ar_result) -> ar_result {
-    guard let handle = Handle.from(record, as: RecordHandle.self) else {
-        return failWithoutDatabase(.misuse, "\(function): not a record handle")
+    let status = Handle.borrow(record, as: RecordHandle.self) { handle in
+        do {
+            return try body(handle)
+        } catch {
+            return handle.model.database.fail(error)
+        }
     }
-    return handle.model.database.catching { try body(handle) }
+    return status ?? failWithoutDatabase(.misuse, "\(function): not a record handle")
 }
 
 /// The position of a column (in id, createdAt, updatedAt, then the declared columns).
 /// - Throws: `.misuse` for NULL, `.unknownColumn` naming the model's columns.
 private func position(_ column: UnsafePointer<CChar>?, in handle: RecordHandle, _ function: String) throws -> Int {
     guard let column else { throw ActiveRecordError(.misuse, "\(function): column must not be NULL") }
-    guard let position = handle.model.position(of: column) else {
-        throw handle.record.model.schema.unknownColumn(String(cString: column))
+    guard let position = handle.frozen.position(of: column) else {
+        throw handle.frozen.model.schema.unknownColumn(String(cString: column))
     }
     return position
 }
 
 /// The C types that share a storage class: a bool holds 0 or 1, a decimal holds POSIX decimal text.
 private func checkCType(_ value: DatabaseValue, _ handle: RecordHandle, _ position: Int, _ function: String) throws {
-    var name: String { handle.record.model.schema.allColumnNames[position] }  // for messages only
-    switch (handle.model.typeByPosition[position], value) {
+    var name: String { handle.frozen.model.schema.allColumnNames[position] }  // for messages only
+    switch (handle.frozen.typeByPosition[position], value) {
     case (.bool?, .integer(let int)) where int != 0 && int != 1:
         throw ActiveRecordError(.typeMismatch, "\(handle.model.name).\(name) is a bool: 0 or 1 (or use ar_record_set_bool), not \(int)")
     case (.decimal?, .text(let text)):
@@ -45,26 +49,29 @@ private func checkCType(_ value: DatabaseValue, _ handle: RecordHandle, _ positi
 
 /// Makes a new, unsaved record of `model` (columns at their defaults). Release with ar_record_free.
 @c public func ar_record_new(_ model: OpaquePointer?, _ record_out: UnsafeMutablePointer<OpaquePointer?>?) -> ar_result {
-    guard let handle = Handle.from(model, as: ModelHandle.self) else {
-        return failWithoutDatabase(.misuse, "ar_record_new: not a model handle")
+    let status = Handle.borrow(model, as: ModelHandle.self) { handle -> ar_result in
+        guard let record_out else { return handle.database.fail(.misuse, "ar_record_new: record_out must not be NULL") }
+        record_out.pointee = nil
+        do {  // no database access: a new record lives in memory
+            let frozen = try handle.frozen()
+            record_out.pointee = RecordHandle(model: handle, frozen: frozen, record: frozen.model.new()).retainedPointer()
+            return .ok
+        } catch {
+            return handle.database.fail(error)
+        }
     }
-    guard let record_out else { return handle.database.fail(.misuse, "ar_record_new: record_out must not be NULL") }
-    record_out.pointee = nil
-    return handle.database.catching {  // no database access: a new record lives in memory
-        record_out.pointee = RecordHandle(model: handle, record: try handle.frozen().new()).retainedPointer()
-        return .ok
-    }
+    return status ?? failWithoutDatabase(.misuse, "ar_record_new: not a model handle")
 }
 
 /// Releases a record handle (and the strings and bytes it returned). NULL is ignored.
 @c public func ar_record_free(_ record: OpaquePointer?) {
-    guard Handle.from(record, as: RecordHandle.self) != nil else { return }
+    guard Handle.borrow(record, as: RecordHandle.self, { _ in true }) == true else { return }
     Handle.release(record)
 }
 
 /// The record's id, or 0 while it is unsaved (or for a NULL handle).
 @c public func ar_record_id(_ record: OpaquePointer?) -> Int64 {
-    Handle.from(record, as: RecordHandle.self)?.record.id ?? 0
+    Handle.borrow(record, as: RecordHandle.self) { $0.id ?? 0 } ?? 0
 }
 
 private func set(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ function: String, _ value: () throws -> DatabaseValue) -> ar_result {
@@ -137,19 +144,20 @@ private func set(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ fu
 
 private func get<T>(
     _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<T>?, _ function: String,
-    _ read: (RecordHandle, DatabaseValue) throws -> T?
+    _ read: (RecordHandle, Cell) throws -> T?
 ) -> ar_result {
     withRecordInMemory(record, function) { handle in
         guard let out else { throw ActiveRecordError(.misuse, "\(function): the out pointer must not be NULL") }
         let position = try position(column, in: handle, function)
-        let value = handle.record.value(at: position)
-        guard let converted = try read(handle, value) else {
-            let name = handle.record.model.schema.allColumnNames[position]
-            throw ActiveRecordError(
-                .typeMismatch, "\(handle.model.name).\(name) holds \(value.storageClassName); \(function) cannot read it")
+        return try handle.withCell(at: position) { cell in
+            guard let converted = try read(handle, cell) else {
+                let name = handle.frozen.model.schema.allColumnNames[position]
+                throw ActiveRecordError(
+                    .typeMismatch, "\(handle.model.name).\(name) holds \(cell.storageClassName); \(function) cannot read it")
+            }
+            out.pointee = converted
+            return .ok
         }
-        out.pointee = converted
-        return .ok
     }
 }
 
@@ -158,10 +166,10 @@ private func get<T>(
 @c public func ar_record_get_text(
     _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<UnsafePointer<CChar>?>?
 ) -> ar_result {
-    get(record, column, value_out, "ar_record_get_text") { handle, value in
-        switch value {
+    get(record, column, value_out, "ar_record_get_text") { handle, cell in
+        switch cell {
         case .null: return .some(nil)
-        case .text(let text): return handle.text.set(text)
+        case .text(let bytes): return handle.kept.set(bytes)
         default: return nil
         }
     }
@@ -171,10 +179,16 @@ private func get<T>(
 @c public func ar_record_copy_text(
     _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> ar_result {
-    get(record, column, value_out, "ar_record_copy_text") { _, value in
-        switch value {
+    get(record, column, value_out, "ar_record_copy_text") { _, cell -> UnsafeMutablePointer<CChar>?? in
+        switch cell {
         case .null: return .some(nil)
-        case .text(let text): return strdup(text)
+        case .text(let bytes):
+            guard let copy = malloc(bytes.count + 1)?.assumingMemoryBound(to: CChar.self) else {
+                throw ActiveRecordError(.init(rawValue: "outOfMemory"), "ar_record_copy_text: out of memory for \(bytes.count) bytes")
+            }
+            if let base = bytes.baseAddress { memcpy(copy, base, bytes.count) }
+            copy[bytes.count] = 0
+            return .some(copy)
         default: return nil
         }
     }
@@ -182,37 +196,34 @@ private func get<T>(
 
 /// Reads an integer or bool column (SQL NULL: AR_TYPE_MISMATCH; check ar_record_is_null first).
 @c public func ar_record_get_int64(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<Int64>?) -> ar_result {
-    get(record, column, value_out, "ar_record_get_int64") { _, value in
-        if case .integer(let int) = value { int } else { nil }
+    get(record, column, value_out, "ar_record_get_int64") { _, cell in
+        if case .integer(let int) = cell { int } else { nil }
     }
 }
 
 /// Reads a real or date column (an integer is converted).
 @c public func ar_record_get_double(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<Double>?) -> ar_result {
-    get(record, column, value_out, "ar_record_get_double") { _, value in
-        switch value {
-        case .real(let real): real
-        case .integer(let int): Double(int)
-        default: nil
-        }
-    }
+    get(record, column, value_out, "ar_record_get_double", readReal)
 }
 
 /// Reads a bool column as 0 or 1.
 @c public func ar_record_get_bool(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<Int32>?) -> ar_result {
-    get(record, column, value_out, "ar_record_get_bool") { _, value in
-        if case .integer(let int) = value { int == 0 ? 0 : 1 } else { nil }
+    get(record, column, value_out, "ar_record_get_bool") { _, cell in
+        if case .integer(let int) = cell { int == 0 ? 0 : 1 } else { nil }
     }
 }
 
 /// Reads a date column in seconds since 1970-01-01 UTC.
 @c public func ar_record_get_date(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ seconds_out: UnsafeMutablePointer<Double>?) -> ar_result {
-    get(record, column, seconds_out, "ar_record_get_date") { _, value in
-        switch value {
-        case .real(let real): real
-        case .integer(let int): Double(int)
-        default: nil
-        }
+    get(record, column, seconds_out, "ar_record_get_date", readReal)
+}
+
+/// A real, or an integer converted.
+private func readReal(_ handle: RecordHandle, _ cell: Cell) -> Double? {
+    switch cell {
+    case .real(let real): real
+    case .integer(let int): Double(int)
+    default: nil
     }
 }
 
@@ -222,44 +233,53 @@ private func get<T>(
     _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ bytes_out: UnsafeMutablePointer<UnsafeRawPointer?>?,
     _ length_out: UnsafeMutablePointer<UInt>?
 ) -> ar_result {
-    withRecordInMemory(record, "ar_record_get_blob") { handle in
-        guard let bytes_out, let length_out else { throw ActiveRecordError(.misuse, "ar_record_get_blob: out pointers must not be NULL") }
-        let position = try position(column, in: handle, "ar_record_get_blob")
-        var name: String { handle.record.model.schema.allColumnNames[position] }  // for messages only
-        switch handle.record.value(at: position) {
-        case .null:
-            bytes_out.pointee = nil
-            length_out.pointee = 0
-        case .blob(let data):
-            bytes_out.pointee = handle.keepBlob(data)
-            length_out.pointee = UInt(data.count)
-        case let other:
-            throw ActiveRecordError(.typeMismatch, "\(handle.model.name).\(name) holds \(other.storageClassName), not a blob")
+    guard let length_out else {
+        return withRecordInMemory(record, "ar_record_get_blob") { _ in
+            throw ActiveRecordError(.misuse, "ar_record_get_blob: out pointers must not be NULL")
         }
-        return .ok
     }
+    var length: UInt = 0
+    let status = get(record, column, bytes_out, "ar_record_get_blob") { handle, cell -> UnsafeRawPointer?? in
+        switch cell {
+        case .null:
+            length = 0
+            return .some(nil)
+        case .blob(let bytes):
+            length = UInt(bytes.count)
+            return .some(UnsafeRawPointer(handle.kept.set(bytes)))
+        default:
+            return nil
+        }
+    }
+    if status == .ok { length_out.pointee = length }
+    return status
 }
 
 /// Sets `*is_null_out` to 1 when the column is SQL NULL, else 0.
 @c public func ar_record_is_null(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ is_null_out: UnsafeMutablePointer<Int32>?) -> ar_result {
-    get(record, column, is_null_out, "ar_record_is_null") { _, value in value.isNull ? 1 : 0 }
+    get(record, column, is_null_out, "ar_record_is_null") { _, cell in
+        if case .null = cell { 1 } else { 0 }
+    }
 }
 
 /// Saves the record: INSERT when new, else an UPDATE of the changed columns. Validations
 /// run first: on failure nothing is written and AR_VALIDATION_FAILED is returned (see
 /// ar_record_error_count and ar_record_error).
 @c public func ar_record_save(_ record: OpaquePointer?) -> ar_result {
-    guard let handle = Handle.from(record, as: RecordHandle.self) else {
-        return failWithoutDatabase(.misuse, "ar_record_save: not a record handle")
+    let status = Handle.borrow(record, as: RecordHandle.self) { handle -> ar_result in
+        // Without validations, save straight through the handle's database: making it
+        // current (a task-local scope) costs about as much as a small INSERT.
+        guard handle.model.presence.isEmpty && handle.model.uniqueness.isEmpty else { return validateAndSave(record) }
+        let database = handle.model.database
+        do {
+            try handle.record.save(in: database.database)
+            handle.errors = []
+            return .ok
+        } catch {
+            return database.fail(error)
+        }
     }
-    // Without validations, save straight through the handle's database: making it
-    // current (a task-local scope) costs about as much as a small INSERT.
-    guard handle.model.presence.isEmpty && handle.model.uniqueness.isEmpty else { return validateAndSave(record) }
-    return handle.model.database.catching {
-        try handle.record.save(in: handle.model.database.database)
-        handle.errors = []
-        return .ok
-    }
+    return status ?? failWithoutDatabase(.misuse, "ar_record_save: not a record handle")
 }
 
 private func validateAndSave(_ record: OpaquePointer?) -> ar_result {
@@ -278,7 +298,7 @@ private func validateAndSave(_ record: OpaquePointer?) -> ar_result {
 private func validate(_ handle: RecordHandle) throws -> Bool {
     handle.errors = []
     func fail(_ column: String, _ key: String, _ message: String) {
-        let property = Handle.CString(), keyText = Handle.CString(), messageText = Handle.CString()
+        let property = Handle.KeptBytes(), keyText = Handle.KeptBytes(), messageText = Handle.KeptBytes()
         _ = property.set(column)
         _ = keyText.set(key)
         _ = messageText.set(message)
@@ -358,10 +378,11 @@ private func validate(_ handle: RecordHandle) throws -> Bool {
     guard let record_out else { return handle.database.fail(.misuse, "ar_find: record_out must not be NULL") }
     record_out.pointee = nil
     return handle.database.run {
-        guard let found = try handle.frozen().find(id) else {
+        let frozen = try handle.frozen()
+        guard let found = try frozen.model.find(id) else {
             throw ActiveRecordError(.notFound, "\(handle.name) has no record with id \(id)")
         }
-        record_out.pointee = RecordHandle(model: handle, record: found).retainedPointer()
+        record_out.pointee = RecordHandle(model: handle, frozen: frozen, record: found).retainedPointer()
         return .ok
     }
 }
@@ -373,7 +394,7 @@ private func validate(_ handle: RecordHandle) throws -> Bool {
     }
     guard let count_out else { return handle.database.fail(.misuse, "ar_count: count_out must not be NULL") }
     return handle.database.run {
-        count_out.pointee = Int64(try handle.frozen().count())
+        count_out.pointee = Int64(try handle.frozen().model.count())
         return .ok
     }
 }

@@ -1,6 +1,7 @@
 // The C ABI's handles: Swift objects passed to C as opaque pointers (retained
 // while C holds them, released by the matching ar_*_free / ar_close).
 import ActiveRecord
+import CSQLite
 import Foundation
 
 /// Base of every handle, so that a handle of the wrong kind is caught (AR_MISUSE).
@@ -10,12 +11,13 @@ class Handle {
     let kind: Kind
     init(kind: Kind) { self.kind = kind }
 
-    /// A C string that stays valid until the next call that replaces it.
+    /// Bytes kept for C (a string or a blob, always followed by a NUL byte) that stay valid
+    /// until the next call that replaces them. The buffer is reused when large enough.
     /// `@unchecked Sendable`: each is used by one C thread at a time (a handle's), or
     /// under `globalLastErrorLock` (the global one).
-    final class CString: @unchecked Sendable {
-        private var storage: UnsafeMutablePointer<CChar>?
-        private var capacity = 0
+    final class KeptBytes: @unchecked Sendable {
+        @exclusivity(unchecked) private var storage: UnsafeMutablePointer<CChar>?
+        @exclusivity(unchecked) private var capacity = 0
         /// The text kept, or "".
         var text: String { storage.map { String(cString: $0) } ?? "" }
         /// The kept C string, or a static "".
@@ -23,18 +25,22 @@ class Handle {
             if let storage { return UnsafePointer(storage) }
             return UnsafeRawPointer(emptyString.utf8Start).assumingMemoryBound(to: CChar.self)
         }
-        /// Keeps a copy of `text` (reusing the buffer when it is large enough) and returns it.
+        /// Keeps a copy of `text` and returns it.
         func set(_ text: String) -> UnsafePointer<CChar> {
             var text = text
-            return text.withUTF8 { bytes in
-                if bytes.count + 1 > capacity {
-                    capacity = max(bytes.count + 1, 32)
-                    storage = realloc(storage, capacity)?.assumingMemoryBound(to: CChar.self)
-                }
-                if let base = bytes.baseAddress { memcpy(storage!, base, bytes.count) }
-                storage![bytes.count] = 0
-                return UnsafePointer(storage!)
+            return text.withUTF8 { set(UnsafeRawBufferPointer($0)) }
+        }
+        /// Keeps a copy of `bytes`, NUL-terminated, and returns it.
+        func set(_ bytes: UnsafeRawBufferPointer) -> UnsafePointer<CChar> {
+            if bytes.count + 1 > capacity {
+                capacity = max(bytes.count + 1, 32)
+                free(storage)
+                storage = malloc(capacity)?.assumingMemoryBound(to: CChar.self)
             }
+            guard let storage else { fatalError("out of memory keeping \(bytes.count) bytes") }
+            if let base = bytes.baseAddress { memcpy(storage, base, bytes.count) }
+            storage[bytes.count] = 0
+            return UnsafePointer(storage)
         }
         deinit { free(storage) }
     }
@@ -46,9 +52,21 @@ class Handle {
     static func from<T: Handle>(_ pointer: OpaquePointer?, as type: T.Type) -> T? {
         guard let pointer else { return nil }
         let handle = Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
-        let expected: Kind = T.self == RecordHandle.self ? .record : T.self == ModelHandle.self ? .model
-            : T.self == QueryHandle.self ? .query : .database
-        return handle.kind == expected ? unsafeDowncast(handle, to: T.self) : nil
+        return handle.kind == kind(of: T.self) ? unsafeDowncast(handle, to: T.self) : nil
+    }
+
+    /// Calls `body` with the handle behind `pointer` if it is of kind `T` (else returns `nil`),
+    /// borrowed: C's reference keeps it alive for the whole call, so the per-call paths
+    /// (getters, setters, ar_query_next) retain and release nothing for it.
+    static func borrow<T: Handle, R>(_ pointer: OpaquePointer?, as type: T.Type, _ body: (T) throws -> R) rethrows -> R? {
+        guard let pointer else { return nil }
+        let raw = UnsafeRawPointer(pointer)
+        guard Unmanaged<Handle>.fromOpaque(raw)._withUnsafeGuaranteedRef({ $0.kind == kind(of: T.self) }) else { return nil }
+        return try Unmanaged<T>.fromOpaque(raw)._withUnsafeGuaranteedRef(body)
+    }
+
+    private static func kind<T: Handle>(of type: T.Type) -> Kind {
+        T.self == RecordHandle.self ? .record : T.self == ModelHandle.self ? .model : T.self == QueryHandle.self ? .query : .database
     }
 
     /// Releases a handle C gives back.
@@ -61,7 +79,7 @@ class Handle {
 /// `ar_database`: a database and its last error message.
 final class DatabaseHandle: Handle {
     let database: Database
-    let lastError = CString()
+    let lastError = KeptBytes()
     var lastErrorText: String { lastError.text }
     init(_ database: Database) {
         self.database = database
@@ -102,7 +120,7 @@ final class DatabaseHandle: Handle {
 private let emptyString: StaticString = ""
 
 /// The last error of calls that have no database (ar_open, NULL handles).
-let globalLastError = Handle.CString()
+let globalLastError = Handle.KeptBytes()
 let globalLastErrorLock = NSLock()
 
 func failWithoutDatabase(_ code: ar_result, _ message: String) -> ar_result {
@@ -126,7 +144,8 @@ final class ModelHandle: Handle {
     var uniqueness: [String] = []
     /// The C type of each column (bool, date and decimal share SQLite storage classes).
     var types: [String: ar_type] = [:]
-    private(set) var model: DynamicModel?
+    private let freezing = NSLock()
+    private var frozenState: Frozen?
 
     init(database: DatabaseHandle, name: String) {
         self.database = database
@@ -134,72 +153,164 @@ final class ModelHandle: Handle {
         super.init(kind: .model)
     }
 
+    /// What a model is once its schema is fixed. Immutable, so records and queries of the
+    /// model read it from any thread without a lock.
+    final class Frozen {
+        let model: DynamicModel
+        /// The C type of each column by position (id, createdAt, updatedAt first).
+        let typeByPosition: [ar_type?]
+        /// The column names as C strings, by position, and their first bytes.
+        private let cNames: [UnsafeMutablePointer<CChar>]
+        private let firstBytes: [CChar]
+        private let positionByName: [String: Int]
+        private static let scanLimit = 32
+
+        init(_ model: DynamicModel, types: [String: ar_type]) {
+            self.model = model
+            let names = model.schema.allColumnNames
+            typeByPosition = names.map { types[$0] }
+            cNames = names.map { strdup($0)! }
+            firstBytes = cNames.map { $0.pointee }
+            positionByName = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
+        }
+
+        /// The position of a column in the schema's `allColumnNames`, or `nil`. A model of a
+        /// few columns is scanned (a byte compared, then strcmp): cheaper than hashing.
+        func position(of column: UnsafePointer<CChar>) -> Int? {
+            guard cNames.count <= Self.scanLimit else { return positionByName[String(cString: column)] }
+            let first = column.pointee
+            for position in firstBytes.indices where firstBytes[position] == first && strcmp(cNames[position], column) == 0 {
+                return position
+            }
+            return nil
+        }
+
+        deinit { for name in cNames { free(name) } }
+    }
+
     /// The model, built from the columns declared so far (then frozen).
-    func frozen() throws -> DynamicModel {
-        if let model { return model }
-        let built = DynamicModel(try TableSchema(name: name, columns: columns))
-        model = built
-        let names = built.schema.allColumnNames
-        positionByName = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
-        cNames = names.map { strdup($0) }
-        typeByPosition = names.map { types[$0] }
-        return built
-    }
+    var model: DynamicModel? { freezing.withLock { frozenState?.model } }
 
-    /// The C type of each column by position (id, createdAt, updatedAt first), fixed at freeze.
-    private(set) var typeByPosition: [ar_type?] = []
-
-    private var positionByName: [String: Int] = [:]
-    private var cNames: [UnsafeMutablePointer<CChar>?] = []
-    /// Recently used column names by the address of the C string naming them: C programs
-    /// pass the same literals again and again. A short list scanned by address (cheaper
-    /// than hashing), each hit checked with strcmp, so a reused buffer is safe.
-    private var recent: [(address: UnsafePointer<CChar>, position: Int)] = []
-    private var nextSlot = 0
-    private static let recentCapacity = 32
-
-    /// The position of a column in the schema's `allColumnNames`, or `nil`.
-    func position(of column: UnsafePointer<CChar>) -> Int? {
-        for entry in recent where entry.address == column {
-            if let name = cNames[entry.position], strcmp(name, column) == 0 { return entry.position }
+    /// The frozen model, built from the columns declared so far on first use.
+    func frozen() throws -> Frozen {
+        try freezing.withLock {
+            if let frozenState { return frozenState }
+            let built = Frozen(DynamicModel(try TableSchema(name: name, columns: columns)), types: types)
+            frozenState = built
+            return built
         }
-        guard let position = positionByName[String(cString: column)] else { return nil }
-        if recent.count < Self.recentCapacity {
-            recent.append((column, position))
-        } else {
-            recent[nextSlot] = (column, position)
-            nextSlot = (nextSlot + 1) % Self.recentCapacity
-        }
-        return position
     }
-
-    deinit { for name in cNames { free(name) } }
 }
 
 /// `ar_record`: a record, with scratch storage for what getters return.
+///
+/// A record from ar_query_next on a cursor is a *row record*: its getters read the
+/// cursor's current row, with nothing decoded or allocated. It gets a `DynamicRecord` of its
+/// own when it is changed, saved, reloaded or dropped, or when C still holds it as the
+/// cursor moves on (``detach()``).
 final class RecordHandle: Handle {
     let model: ModelHandle
-    let record: DynamicRecord
-    let text = CString()
-    /// The bytes last returned by ar_record_get_blob (malloc'd: small `Data` is stored
-    /// inline, so its own address would not outlive the call).
-    private var blob: UnsafeMutableRawPointer?
+    let frozen: ModelHandle.Frozen
+    @exclusivity(unchecked) private var stored: DynamicRecord?
+    /// The cursor statement whose current row this record reads, while it has no `stored`.
+    @exclusivity(unchecked) private var row: Statement?
+    /// The text or bytes a getter returned last (a copy: a row's change at the next step, and
+    /// small `Data` is stored inline, so its own address would not outlive the call). Made
+    /// on first use: most records never return any.
+    @exclusivity(unchecked) private var keptStorage: KeptBytes?
+    var kept: KeptBytes {
+        if let keptStorage { return keptStorage }
+        let made = KeptBytes()
+        keptStorage = made
+        return made
+    }
+    /// The errors of the last save.
+    @exclusivity(unchecked) var errors: [(property: KeptBytes, key: KeptBytes, message: KeptBytes)] = []
 
-    /// Keeps a copy of `data` and returns it.
-    func keepBlob(_ data: Data) -> UnsafeRawPointer {
-        free(blob)
-        blob = malloc(max(data.count, 1))
-        data.withUnsafeBytes { bytes in if let base = bytes.baseAddress { memcpy(blob!, base, bytes.count) } }
-        return UnsafeRawPointer(blob!)
+    init(model: ModelHandle, frozen: ModelHandle.Frozen, record: DynamicRecord) {
+        self.model = model
+        self.frozen = frozen
+        stored = record
+        super.init(kind: .record)
     }
 
-    deinit { free(blob) }
-    var errors: [(property: CString, key: CString, message: CString)] = []
-
-    init(model: ModelHandle, record: DynamicRecord) {
+    init(model: ModelHandle, frozen: ModelHandle.Frozen, row: Statement) {
         self.model = model
-        self.record = record
+        self.frozen = frozen
+        self.row = row
         super.init(kind: .record)
+    }
+
+    /// The record; a row record decodes its row into one first.
+    var record: DynamicRecord {
+        if let stored { return stored }
+        guard let row else { preconditionFailure("a record handle with neither a record nor a row") }
+        let decoded = DynamicRecord(model: frozen.model, decodingRowOf: row)
+        stored = decoded
+        self.row = nil
+        return decoded
+    }
+
+    /// Gives a row record a record of its own, before the cursor leaves its row.
+    func detach() { _ = record }
+
+    /// Reuses this handle (which C released) for another row or record.
+    func reset(row: Statement?, record: DynamicRecord?) {
+        self.row = row
+        stored = record
+        errors = []
+    }
+
+    /// The row id (`nil`: unsaved).
+    var id: Int64? {
+        if let row { return row.int64(0) }
+        return record.id
+    }
+
+    /// Calls `body` with the value at `position` in the schema's `allColumnNames`; text and
+    /// bytes point into the row or the record and are valid only during the call.
+    func withCell<R>(at position: Int, _ body: (Cell) throws -> R) throws -> R {
+        if let row {
+            let statement = row.handle, column = Int32(position)
+            switch sqlite3_column_type(statement, column) {
+            case SQLITE_NULL: return try body(.null)
+            case SQLITE_INTEGER: return try body(.integer(sqlite3_column_int64(statement, column)))
+            case SQLITE_FLOAT: return try body(.real(sqlite3_column_double(statement, column)))
+            case SQLITE_TEXT:
+                let text = sqlite3_column_text(statement, column)
+                return try body(.text(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, column)))))
+            default:
+                let bytes = sqlite3_column_blob(statement, column)
+                return try body(.blob(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column)))))
+            }
+        }
+        switch record.value(at: position) {
+        case .null: return try body(.null)
+        case .integer(let int): return try body(.integer(int))
+        case .real(let real): return try body(.real(real))
+        case .text(var text): return try text.withUTF8 { try body(.text(UnsafeRawBufferPointer($0))) }
+        case .blob(let data): return try data.withUnsafeBytes { try body(.blob($0)) }
+        }
+    }
+}
+
+/// A column's value as a getter sees it, without copying: text and bytes are borrowed.
+enum Cell {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(UnsafeRawBufferPointer)
+    case blob(UnsafeRawBufferPointer)
+
+    /// The storage class, for messages.
+    var storageClassName: String {
+        switch self {
+        case .null: "NULL"
+        case .integer: "INTEGER"
+        case .real: "REAL"
+        case .text: "TEXT"
+        case .blob: "BLOB"
+        }
     }
 }
 
@@ -211,8 +322,16 @@ final class QueryHandle: Handle {
     var orderings: [(String, Bool)] = []
     var limit: Int?
     var offset: Int?
-    var results: [DynamicRecord]?
-    var position = 0
+    /// Set when ar_query_next first runs the query: the rows of a cursor on a reader, or
+    /// all records read at once (in a transaction, in memory, all readers busy).
+    var rows: Rows?
+    /// The record last returned, kept to be reused once C releases it.
+    @exclusivity(unchecked) var current: RecordHandle?
+
+    enum Rows {
+        case cursor(DynamicRowCursor)
+        case fetched([DynamicRecord], next: Int)
+    }
 
     init(model: ModelHandle, predicate: String?, placeholders: Int) {
         self.model = model
@@ -221,9 +340,21 @@ final class QueryHandle: Handle {
         super.init(kind: .query)
     }
 
+    deinit { _ = releasedCurrent() }
+
+    /// The record last returned if C released it (to reuse), else `nil`, the record then
+    /// keeping its values: call before the cursor leaves the row.
+    func releasedCurrent() -> RecordHandle? {
+        guard current != nil else { return nil }
+        if isKnownUniquelyReferenced(&current) { return current }
+        current?.detach()
+        current = nil
+        return nil
+    }
+
     /// Throws AR_MISUSE once ar_query_next has run the query: it can no longer change.
     func checkNotRun(_ function: String) throws {
-        guard results == nil else { throw ActiveRecordError(.misuse, "\(function): the query already ran; make a new one") }
+        guard rows == nil else { throw ActiveRecordError(.misuse, "\(function): the query already ran; make a new one") }
     }
 
     func query() throws -> DynamicQuery {
@@ -231,7 +362,7 @@ final class QueryHandle: Handle {
             let missing = arguments.indices.filter { arguments[$0] == nil }.map { String($0 + 1) }
             throw ActiveRecordError(.invalidPredicate, "placeholders \(missing.joined(separator: ", ")) have no value; bind them first")
         }
-        var query = DynamicQuery(try model.frozen(), where: predicate, arguments: arguments.compactMap { $0 })
+        var query = DynamicQuery(try model.frozen().model, where: predicate, arguments: arguments.compactMap { $0 })
         for (column, ascending) in orderings { query = query.order(by: column, ascending: ascending) }
         if let limit { query = query.limit(limit) }
         if let offset { query = query.offset(offset) }

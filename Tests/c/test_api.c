@@ -69,6 +69,25 @@ static void remove_database(const char *path) {
     }
 }
 
+/* Where the tests that run twice put their database: 0, ":memory:" (a query reads all its
+ * records at the first ar_query_next); 1, a new file in the scratch directory (a query
+ * steps a cursor on a reader connection, its records reading the cursor's row). */
+static int on_file;
+static char test_db_path[600];
+
+static ar_result open_test_db(ar_database **db) {
+    static int opened;
+    if (!on_file) return ar_open(":memory:", db);
+    snprintf(test_db_path, sizeof test_db_path, "%s/run-%d.sqlite", scratch, ++opened);
+    remove_database(test_db_path);
+    return ar_open(test_db_path, db);
+}
+
+static void close_test_db(ar_database *db) {
+    ar_close(db);
+    if (on_file) remove_database(test_db_path);
+}
+
 /* The number of rows query matches (and releases it). */
 static int64_t count_and_free(ar_query *query) {
     int64_t count = -1;
@@ -241,7 +260,7 @@ static void test_types(void) {
     size_t i;
 
     for (i = 0; i < sizeof big; i++) big[i] = (unsigned char)(i * 7 + 3);
-    CHECK_OK(ar_open(":memory:", &db));
+    CHECK_OK(open_test_db(&db));
     current_db = db;
     model = define_everything(db, "Everything");
 
@@ -426,7 +445,7 @@ static void test_types(void) {
 
     ar_record_free(record);
     ar_model_free(model);
-    ar_close(db);
+    close_test_db(db);
     current_db = NULL;
 }
 
@@ -438,7 +457,7 @@ static void test_copy_text(void) {
     ar_record *record = NULL;
     char *copy = NULL;
     const char *text = NULL;
-    CHECK_OK(ar_open(":memory:", &db));
+    CHECK_OK(open_test_db(&db));
     current_db = db;
     model = define_everything(db, "Copied");
     CHECK_OK(ar_record_new(model, &record));
@@ -466,7 +485,7 @@ static void test_copy_text(void) {
     ar_free(NULL);
     ar_record_free(record);
     ar_model_free(model);
-    ar_close(db);
+    close_test_db(db);
     current_db = NULL;
 }
 
@@ -478,7 +497,7 @@ static void test_lifecycle(void) {
     ar_record *record = NULL, *other = NULL, *found = NULL;
     const char *text = NULL;
     int64_t count = -1, id;
-    CHECK_OK(ar_open(":memory:", &db));
+    CHECK_OK(open_test_db(&db));
     current_db = db;
     CHECK_OK(ar_model_define(db, "Person", &model));
     CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, 0));
@@ -540,7 +559,7 @@ static void test_lifecycle(void) {
     CHECK(count == 0);
 
     ar_model_free(model);
-    ar_close(db);
+    close_test_db(db);
     current_db = NULL;
 }
 
@@ -605,7 +624,7 @@ static void test_queries(void) {
     unsigned char byte[2];
     int got;
 
-    CHECK_OK(ar_open(":memory:", &db));
+    CHECK_OK(open_test_db(&db));
     current_db = db;
     model = make_items(db);
 
@@ -760,7 +779,7 @@ static void test_queries(void) {
     ar_query_free(query);
 
     ar_model_free(model);
-    ar_close(db);
+    close_test_db(db);
     current_db = NULL;
 }
 
@@ -784,7 +803,7 @@ static void test_injection(void) {
     int64_t count = -1;
     size_t i;
 
-    CHECK_OK(ar_open(":memory:", &db));
+    CHECK_OK(open_test_db(&db));
     current_db = db;
     model = make_items(db);
     for (i = 0; i < n_evil; i++) {
@@ -834,7 +853,7 @@ static void test_injection(void) {
     ar_model_free(weird);
 
     ar_model_free(model);
-    ar_close(db);
+    close_test_db(db);
     current_db = NULL;
 }
 
@@ -859,6 +878,184 @@ static int64_t count_named(ar_model *model, const char *name) {
     CHECK_OK(ar_query_new(model, "name = ?", &query));
     CHECK_OK(ar_query_bind_text(query, 1, name));
     return count_and_free(query);
+}
+
+/* ---- query cursors on a file --------------------------------------------------------- */
+
+/* Checks that record holds item i of make_items: id i + 1, name "item<i>", n = i, data {i, 0xAB},
+ * note "even" or NULL. */
+static void check_item(ar_record *record, int i) {
+    const char *text = NULL;
+    const void *bytes = NULL;
+    size_t length = 0;
+    int64_t n = -1;
+    int32_t is_null = -1;
+    char name[16];
+    snprintf(name, sizeof name, "item%d", i);
+    CHECK(ar_record_id(record) == i + 1);
+    CHECK_OK(ar_record_get_text(record, "name", &text));
+    CHECK(same_text(text, name));
+    CHECK_OK(ar_record_get_int64(record, "n", &n));
+    CHECK(n == i);
+    CHECK_OK(ar_record_get_blob(record, "data", &bytes, &length));
+    CHECK(length == 2 && bytes && ((const unsigned char *)bytes)[0] == i && ((const unsigned char *)bytes)[1] == 0xAB);
+    CHECK_OK(ar_record_is_null(record, "note", &is_null));
+    CHECK(is_null == (i % 2 != 0));
+}
+
+/* On a file database outside a transaction, ar_query_next steps a cursor on a reader
+ * connection and each record reads the cursor's row: until it is changed, or C still holds
+ * it when the cursor moves on or the query is released. */
+static void test_cursor(void) {
+    ar_database *db = NULL;
+    ar_model *model = NULL;
+    ar_query *query = NULL, *queries[6];
+    ar_record *held[12], *record = NULL, *extra = NULL;
+    const char *text = NULL, *first = NULL;
+    int64_t n = -1, count = -1;
+    int i, j, got;
+    char path[600];
+    scratch_path(path, sizeof path, "cursor.sqlite");
+    remove_database(path);
+    CHECK_OK(ar_open(path, &db));
+    current_db = db;
+    model = make_items(db);
+
+    /* Every record held to the end keeps its values; a text returned before the cursor
+     * moved stays valid (owned by the record); the query is released before the records. */
+    CHECK_OK(ar_query_new(model, NULL, &query));
+    CHECK_OK(ar_query_next(query, &held[0]));
+    CHECK_OK(ar_record_get_text(held[0], "name", &first));
+    for (i = 1; i < 10; i++) CHECK_OK(ar_query_next(query, &held[i]));
+    CHECK(same_text(first, "item0"));
+    CHECK_RC(ar_query_next(query, &record), AR_DONE);
+    for (i = 0; i < 10; i++) check_item(held[i], i);
+    ar_query_free(query);
+    for (i = 0; i < 10; i++) {
+        check_item(held[i], i);
+        ar_record_free(held[i]);
+    }
+
+    /* Every other record released at once (its handle is reused), the others kept. */
+    CHECK_OK(ar_query_new(model, NULL, &query));
+    for (i = 0; i < 10; i++) {
+        CHECK_OK(ar_query_next(query, &record));
+        check_item(record, i);
+        if (i % 2 == 0) {
+            ar_record_free(record);
+        } else {
+            held[i / 2] = record;
+        }
+    }
+    CHECK_RC(ar_query_next(query, &record), AR_DONE);
+    for (i = 0; i < 5; i++) {
+        check_item(held[i], 2 * i + 1);
+        ar_record_free(held[i]);
+    }
+    ar_query_free(query);
+
+    /* A query released with its record still held, before the rows ran out. */
+    CHECK_OK(ar_query_new(model, "n >= ?", &query));
+    CHECK_OK(ar_query_bind_int64(query, 1, 4));
+    CHECK_OK(ar_query_next(query, &record));
+    ar_query_free(query);
+    check_item(record, 4);
+    ar_record_free(record);
+
+    /* A getter of the wrong type on a row. */
+    CHECK_OK(ar_query_new(model, NULL, &query));
+    CHECK_OK(ar_query_next(query, &record));
+    CHECK_RC(ar_record_get_int64(record, "name", &n), AR_TYPE_MISMATCH);
+    CHECK(strstr(ar_last_error(db), "TEXT") != NULL);
+    CHECK_RC(ar_record_get_text(record, "nope", &text), AR_UNKNOWN_COLUMN);
+    check_item(record, 0);
+    ar_record_free(record);
+    ar_query_free(query);
+
+    /* Writes while a cursor is open are committed at once (a new query and ar_count see
+     * them); the open cursor reads the rows as they were when it started. */
+    CHECK_OK(ar_query_new(model, NULL, &query));
+    CHECK_OK(ar_query_next(query, &record));
+    check_item(record, 0);
+    ar_record_free(record);
+    CHECK_OK(ar_record_new(model, &extra));
+    CHECK_OK(ar_record_set_text(extra, "name", "extra"));
+    CHECK_OK(ar_record_set_int64(extra, "n", 100));
+    CHECK_OK(ar_record_save(extra));
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 11);
+    got = 1;
+    while (ar_query_next(query, &record) == AR_OK) {
+        check_item(record, got++);
+        ar_record_free(record);
+    }
+    CHECK(got == 10);
+    ar_query_free(query);
+
+    /* A row record changed and saved, reloaded, or dropped in the middle of a loop. */
+    CHECK_OK(ar_query_new(model, "n < ?", &query));
+    CHECK_OK(ar_query_bind_int64(query, 1, 100));
+    for (i = 0; ar_query_next(query, &record) == AR_OK; i++) {
+        if (i == 2) {
+            CHECK_OK(ar_record_set_text(record, "name", "renamed"));
+            CHECK_OK(ar_record_get_text(record, "name", &text));
+            CHECK(same_text(text, "renamed"));
+            CHECK_OK(ar_record_reload(record));
+            check_item(record, 2);
+            CHECK_OK(ar_record_set_int64(record, "n", 102));
+            CHECK_OK(ar_record_save(record));
+        } else if (i == 3) {
+            CHECK_OK(ar_record_drop(record));
+        } else {
+            check_item(record, i);
+        }
+        ar_record_free(record);
+    }
+    CHECK(i == 10);
+    ar_query_free(query);
+    CHECK(count_named(model, "item3") == 0);
+    CHECK_OK(ar_find(model, 3, &record));
+    CHECK_OK(ar_record_get_int64(record, "n", &n));
+    CHECK(n == 102);
+    ar_record_free(record);
+
+    /* More queries open at once than there are reader connections: each gives its records
+     * (the later ones read all at once), interleaved. */
+    for (j = 0; j < 6; j++) {
+        CHECK_OK(ar_query_new(model, "n < ?", &queries[j]));
+        CHECK_OK(ar_query_bind_int64(queries[j], 1, 2));
+        CHECK_OK(ar_query_next(queries[j], &held[j]));
+    }
+    for (j = 0; j < 6; j++) {
+        check_item(held[j], 0);
+        ar_record_free(held[j]);
+        CHECK_OK(ar_query_next(queries[j], &record));
+        check_item(record, 1);
+        ar_record_free(record);
+        CHECK_RC(ar_query_next(queries[j], &record), AR_DONE);
+        ar_query_free(queries[j]);
+    }
+
+    /* In a transaction a query reads the transaction's own writes. */
+    CHECK_OK(ar_begin(db));
+    CHECK_OK(ar_record_set_text(extra, "name", "inside"));
+    CHECK_OK(ar_record_save(extra));
+    CHECK(count_named(model, "inside") == 1);
+    CHECK_OK(ar_query_new(model, "name = ?", &query));
+    CHECK_OK(ar_query_bind_text(query, 1, "inside"));
+    CHECK_OK(ar_query_next(query, &record));
+    CHECK(ar_record_id(record) == ar_record_id(extra));
+    ar_record_free(record);
+    ar_query_free(query);
+    CHECK_OK(ar_rollback(db));
+    CHECK(count_named(model, "inside") == 0);
+    CHECK(count_named(model, "extra") == 1);
+    ar_record_free(extra);
+
+    ar_model_free(model);
+    ar_close(db);
+    current_db = NULL;
+    remove_database(path);
 }
 
 static void test_transactions(void) {
@@ -941,7 +1138,7 @@ static void test_validations(void) {
     const char *property = NULL, *key = NULL, *message = NULL;
     int64_t count = -1;
 
-    CHECK_OK(ar_open(":memory:", &db));
+    CHECK_OK(open_test_db(&db));
     current_db = db;
     CHECK_OK(ar_model_define(db, "Account", &model));
     CHECK_OK(ar_model_add_column(model, "login", AR_TYPE_TEXT, 0));
@@ -1020,7 +1217,7 @@ static void test_validations(void) {
     ar_record_free(other);
     ar_record_free(record);
     ar_model_free(model);
-    ar_close(db);
+    close_test_db(db);
     current_db = NULL;
 }
 
@@ -1034,7 +1231,7 @@ static void test_children(void) {
     int i;
     int64_t group_id = -1;
 
-    CHECK_OK(ar_open(":memory:", &db));
+    CHECK_OK(open_test_db(&db));
     current_db = db;
     CHECK_OK(ar_model_define(db, "Group", &groups));
     CHECK_OK(ar_model_add_column(groups, "title", AR_TYPE_TEXT, 0));
@@ -1080,7 +1277,7 @@ static void test_children(void) {
     ar_record_free(group);
     ar_model_free(members);
     ar_model_free(groups);
-    ar_close(db);
+    close_test_db(db);
     current_db = NULL;
 }
 
@@ -1274,7 +1471,7 @@ static void test_null_arguments(void) {
     CHECK(out_model == NULL && out_record == NULL && out_query == NULL);
 
     /* NULL out pointers and names, with valid handles. */
-    CHECK_OK(ar_open(":memory:", &db));
+    CHECK_OK(open_test_db(&db));
     current_db = db;
     CHECK_RC(ar_model_define(db, NULL, &model), AR_MISUSE);
     CHECK(ar_last_error(db)[0] != '\0');
@@ -1333,7 +1530,7 @@ static void test_null_arguments(void) {
     ar_query_free(query);
     ar_record_free(record);
     ar_model_free(model);
-    ar_close(db);
+    close_test_db(db);
     current_db = NULL;
 }
 
@@ -1430,13 +1627,13 @@ static void test_release_order(void) {
     ar_query *query = NULL;
     const char *text = NULL;
     int64_t count = -1;
-    CHECK_OK(ar_open(":memory:", &db));
+    CHECK_OK(open_test_db(&db));
     CHECK_OK(ar_model_define(db, "Order", &model));
     CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, 0));
     CHECK_OK(ar_record_new(model, &record));
     CHECK_OK(ar_query_new(model, NULL, &query));
     ar_model_free(model);
-    ar_close(db);
+    ar_close(db); /* the file is removed at the end: the records and query still use it */
     CHECK_OK(ar_record_set_text(record, "name", "after close"));
     CHECK_OK(ar_record_save(record));
     CHECK_OK(ar_query_count(query, &count));
@@ -1445,6 +1642,7 @@ static void test_release_order(void) {
     CHECK(same_text(text, "after close"));
     ar_query_free(query);
     ar_record_free(record);
+    if (on_file) remove_database(test_db_path);
 }
 
 int main(int argc, char **argv) {
@@ -1464,18 +1662,21 @@ int main(int argc, char **argv) {
     test_version();
     test_open();
     test_model_definition();
-    test_types();
-    test_copy_text();
-    test_lifecycle();
-    test_queries();
-    test_injection();
+    for (on_file = 0; on_file <= 1; on_file++) {
+        test_types();
+        test_copy_text();
+        test_lifecycle();
+        test_queries();
+        test_injection();
+        test_validations();
+        test_children();
+        test_null_arguments();
+        test_release_order();
+    }
+    test_cursor();
     test_transactions();
-    test_validations();
-    test_children();
     test_attach();
-    test_null_arguments();
     test_wrong_handles();
-    test_release_order();
 
     if (made) rmdir(scratch);
     printf("%d passed, %d failed\n", passed, failed);

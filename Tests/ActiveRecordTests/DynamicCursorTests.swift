@@ -1,0 +1,75 @@
+import ActiveRecord
+import Foundation
+import Testing
+
+/// `DynamicQuery.rowCursor()`, what the C API's ar_query_next steps: a cursor on a leased
+/// reader connection, or `nil` when the query must read everything at once.
+@Suite struct DynamicCursorTests {
+    private static func numbers(_ database: Database, count: Int) throws -> DynamicModel {
+        let model = DynamicModel(try TableSchema(name: "Number", columns: [ColumnSchema(name: "n", type: .integer)]))
+        try database.use {
+            try database.transaction {
+                for n in 0..<count {
+                    let record = model.new()
+                    try record.set("n", .integer(Int64(n)))
+                    try record.save()
+                }
+            }
+        }
+        return model
+    }
+
+    private static func values(_ cursor: DynamicRowCursor) throws -> [Int64] {
+        var values: [Int64] = []
+        while try cursor.step() { values.append(try #require(cursor.statement).int64(3)) }
+        return values
+    }
+
+    @Test func aCursorStepsTheRowsOfItsSnapshotAndGivesItsReaderBack() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try Database(.file(directory.appendingPathComponent("cursor.sqlite").path))
+        let model = try Self.numbers(database, count: 5)
+        try database.use {
+            let query = DynamicQuery(model, where: "n >= ?", arguments: [.value(.integer(1))]).order(by: "n", ascending: false)
+            let cursor = try #require(try query.rowCursor())
+            #expect(try cursor.step())
+            #expect(cursor.statement?.int64(3) == 4)
+            // A write committed while the cursor is open: the cursor does not see it.
+            let late = model.new()
+            try late.set("n", .integer(99))
+            try late.save()
+            #expect(try model.count() == 6)
+            #expect(try Self.values(cursor) == [3, 2, 1])
+            #expect(cursor.statement == nil)
+            #expect(try !cursor.step())
+        }
+    }
+
+    @Test func readersRunningOutInATransactionOrInMemoryMeanReadingAllAtOnce() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try Database(.file(directory.appendingPathComponent("pool.sqlite").path))
+        let model = try Self.numbers(database, count: 3)
+        try database.use {
+            let query = DynamicQuery(model)
+            // Each open cursor holds a reader: the pool has four.
+            var open = try (0..<4).map { _ in try #require(try query.rowCursor()) }
+            for cursor in open { #expect(try cursor.step()) }
+            #expect(try query.rowCursor() == nil)
+            // A cursor that ran out, or was closed, gave its reader back; so does a released one.
+            #expect(try Self.values(open[0]) == [1, 2])
+            open[1].close()
+            var more = try (0..<2).map { _ in try #require(try query.rowCursor()) }
+            #expect(try query.rowCursor() == nil)
+            #expect(try Self.values(more[0]) == [0, 1, 2])
+            open.removeAll()
+            more.removeAll()
+            let again = try (0..<4).map { _ in try #require(try query.rowCursor()) }
+            #expect(try again.map { try Self.values($0).count } == [3, 3, 3, 3])
+            // In a transaction the query must read the transaction's writes: no cursor.
+            try database.transaction { () throws in #expect(try query.rowCursor() == nil) }
+        }
+        try withMemoryDatabase { _ throws in #expect(try DynamicQuery(DynamicModel(model.schema)).rowCursor() == nil) }
+    }
+}
