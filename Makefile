@@ -119,8 +119,8 @@ c-examples: lib
 
 c-test: lib
 	@mkdir -p $(C_DIR)/test
-	$(CC) $(CFLAGS_C) Tests/c/test_api.c -o $(C_DIR)/test/test_api $(LDFLAGS_C)
-	$(CLANG) $(CFLAGS_CLANG) Tests/c/test_api.c -o $(C_DIR)/test/test_api-clang $(LDFLAGS_C)
+	$(CC) $(CFLAGS_C) -pthread Tests/c/test_api.c -o $(C_DIR)/test/test_api $(LDFLAGS_C)
+	$(CLANG) $(CFLAGS_CLANG) -pthread Tests/c/test_api.c -o $(C_DIR)/test/test_api-clang $(LDFLAGS_C)
 	rm -rf $(C_DIR)/test/scratch
 	$(VALGRIND_C) $(C_DIR)/test/test_api $(C_DIR)/test/scratch
 

@@ -4,9 +4,13 @@
  * do not edit: `make test` fails when this file differs from a fresh generation.
  *
  * Every call that can fail returns an ar_result (AR_OK is 0) and, on failure, sets the
- * database's last error message (ar_last_error). Handles are released with their
- * ar_*_free / ar_close; strings returned are owned by the handle that returned them
- * unless a function says the caller frees them with ar_free.
+ * calling thread's last error message for the database (ar_last_error). Handles are
+ * released with their ar_*_free / ar_close; strings returned are owned by the handle
+ * that returned them unless a function says the caller frees them with ar_free.
+ *
+ * Threads: a database and its models (with all their columns and validations added)
+ * may be used from several threads at once; a record, or a query together with the
+ * records it returned, from one thread at a time.
  */
 #ifndef ACTIVERECORD_H
 #define ACTIVERECORD_H
@@ -111,9 +115,10 @@ ar_result ar_find(ar_model *model, int64_t id, ar_record **record_out);
 // NULL is ignored.
 void ar_free(void *pointer);
 
-// The message of the last failed call on database (NULL: the last failed call
-// without a database, such as ar_open). Owned by the library: valid until the next
-// failing call on the same database. Never NULL (”” when there was none).
+// The message of the calling thread’s last failed call on database (NULL: of its last
+// failed call without a database, such as ar_open). Each thread has its own, like errno.
+// Owned by the library: valid until the thread’s next failing call on the same database.
+// Never NULL (”” when there was none).
 const char *ar_last_error(ar_database *database);
 
 // Adds a column: type is an ar_type, flags AR_COLUMN_FLAG_NULLABLE / _INDEXED / _UNIQUE

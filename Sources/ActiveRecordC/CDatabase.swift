@@ -29,18 +29,17 @@ private let version: StaticString = "0.1.0"
 /// Closes a database handle from ar_open. Models, records and queries made from it
 /// stay valid to release, but should be released first. NULL is ignored.
 @c public func ar_close(_ database: OpaquePointer?) {
-    guard Handle.from(database, as: DatabaseHandle.self) != nil else { return }
+    guard let serial = Handle.borrow(database, as: DatabaseHandle.self, { $0.serial }) else { return }
+    LastErrors.forget(serial)
     Handle.release(database)
 }
 
-/// The message of the last failed call on `database` (NULL: the last failed call
-/// without a database, such as ar_open). Owned by the library: valid until the next
-/// failing call on the same database. Never NULL ("" when there was none).
+/// The message of the calling thread's last failed call on `database` (NULL: of its last
+/// failed call without a database, such as ar_open). Each thread has its own, like errno.
+/// Owned by the library: valid until the thread's next failing call on the same database.
+/// Never NULL ("" when there was none).
 @c public func ar_last_error(_ database: OpaquePointer?) -> UnsafePointer<CChar> {
-    if let handle = Handle.from(database, as: DatabaseHandle.self) { return handle.lastError.pointer }
-    globalLastErrorLock.lock()
-    defer { globalLastErrorLock.unlock() }
-    return globalLastError.pointer
+    LastErrors.message(for: Handle.borrow(database, as: DatabaseHandle.self) { $0.serial } ?? 0)
 }
 
 /// Frees memory the library gave to the caller (the strings of ar_record_copy_text).

@@ -79,8 +79,8 @@ class Handle {
 /// `ar_database`: a database and its last error message.
 final class DatabaseHandle: Handle {
     let database: Database
-    let lastError = KeptBytes()
-    var lastErrorText: String { lastError.text }
+    /// Identifies the database's messages in ``LastErrors``.
+    let serial = LastErrors.newSerial()
     init(_ database: Database) {
         self.database = database
         super.init(kind: .database)
@@ -107,26 +107,21 @@ final class DatabaseHandle: Handle {
 
     /// Records `error` as the last error and returns its code.
     func fail(_ error: any Error) -> ar_result {
-        _ = lastError.set(describe(error))
+        LastErrors.set(describe(error), for: serial)
         return ar_result(error)
     }
 
     func fail(_ code: ar_result, _ message: String) -> ar_result {
-        _ = lastError.set(message)
+        LastErrors.set(message, for: serial)
         return code
     }
 }
 
 private let emptyString: StaticString = ""
 
-/// The last error of calls that have no database (ar_open, NULL handles).
-let globalLastError = Handle.KeptBytes()
-let globalLastErrorLock = NSLock()
-
+/// Records the last error of a call that has no database (ar_open, NULL handles).
 func failWithoutDatabase(_ code: ar_result, _ message: String) -> ar_result {
-    globalLastErrorLock.lock()
-    defer { globalLastErrorLock.unlock() }
-    _ = globalLastError.set(message)
+    LastErrors.set(message, for: 0)
     return code
 }
 

@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1645,6 +1646,92 @@ static void test_release_order(void) {
     if (on_file) remove_database(test_db_path);
 }
 
+/* ---- threads -------------------------------------------------------------------------- */
+
+#define THREADS 4
+#define SAVES_PER_THREAD 150
+
+typedef struct {
+    ar_database *db;
+    ar_model *model;
+    int number;
+    int failures; /* checks failed on this thread (CHECK's counters are not thread-safe) */
+} ThreadWork;
+
+/* Each thread saves its records, finds each again with a query (a cursor on a reader), and
+ * fails a call with its own unknown column after each save, while the other threads fail
+ * theirs: ar_last_error(db) must show the thread's own message (it is per thread). */
+static void *thread_work(void *argument) {
+    ThreadWork *work = argument;
+    char name[32], column[32];
+    int i;
+    snprintf(column, sizeof column, "missing_%d", work->number);
+    for (i = 0; i < SAVES_PER_THREAD; i++) {
+        ar_record *record = NULL, *found = NULL, *none = NULL;
+        ar_query *query = NULL;
+        int64_t id;
+        snprintf(name, sizeof name, "thread%d-%d", work->number, i);
+        if (ar_record_new(work->model, &record) != AR_OK || ar_record_set_text(record, "name", name) != AR_OK
+            || ar_record_save(record) != AR_OK) {
+            work->failures++;
+            ar_record_free(record);
+            continue;
+        }
+        id = ar_record_id(record);
+        if (ar_record_set_text(record, column, "x") != AR_UNKNOWN_COLUMN) work->failures++;
+        sched_yield();
+        if (strstr(ar_last_error(work->db), column) == NULL) work->failures++;
+        if (ar_query_new(work->model, "name = ?", &query) != AR_OK || ar_query_bind_text(query, 1, name) != AR_OK
+            || ar_query_next(query, &found) != AR_OK || ar_record_id(found) != id
+            || ar_query_next(query, &none) != AR_DONE || none != NULL)
+            work->failures++;
+        ar_record_free(found);
+        ar_query_free(query);
+        ar_record_free(record);
+    }
+    return NULL;
+}
+
+static void test_threads(void) {
+    ar_database *db = NULL;
+    ar_model *model = NULL;
+    ar_record *record = NULL;
+    ThreadWork work[THREADS];
+    pthread_t threads[THREADS];
+    int64_t count = -1;
+    int i;
+    char path[600];
+    scratch_path(path, sizeof path, "threads.sqlite");
+    remove_database(path);
+    CHECK_OK(ar_open(path, &db));
+    current_db = db;
+    CHECK_OK(ar_model_define(db, "Worker", &model));
+    CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, AR_COLUMN_FLAG_INDEXED));
+    CHECK_OK(ar_count(model, &count)); /* the model is complete before threads share it */
+    for (i = 0; i < THREADS; i++) {
+        work[i].db = db;
+        work[i].model = model;
+        work[i].number = i;
+        work[i].failures = 0;
+        CHECK(pthread_create(&threads[i], NULL, thread_work, &work[i]) == 0);
+    }
+    for (i = 0; i < THREADS; i++) {
+        CHECK(pthread_join(threads[i], NULL) == 0);
+        CHECK(work[i].failures == 0);
+    }
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == THREADS * SAVES_PER_THREAD);
+    /* The main thread's own last error is untouched by the threads' failures. */
+    CHECK_RC(ar_record_new(model, NULL), AR_MISUSE);
+    CHECK(strstr(ar_last_error(db), "record_out") != NULL);
+    CHECK_OK(ar_record_new(model, &record));
+    ar_record_free(record);
+    ar_model_free(model);
+    ar_close(db);
+    current_db = NULL;
+    remove_database(path);
+}
+
 int main(int argc, char **argv) {
     int made = 0;
     if (argc > 1) {
@@ -1674,6 +1761,7 @@ int main(int argc, char **argv) {
         test_release_order();
     }
     test_cursor();
+    test_threads();
     test_transactions();
     test_attach();
     test_wrong_handles();

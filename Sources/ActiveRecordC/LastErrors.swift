@@ -1,0 +1,56 @@
+// The last error messages: per thread, like errno.
+import Foundation
+import Synchronization
+
+/// The last error message of each database, kept per thread: a message one thread reads is
+/// never overwritten or freed by a failure on another thread. Key 0 holds the message of
+/// calls without a database (ar_open, NULL handles). A thread's messages are freed when it
+/// exits; ar_close drops the closing thread's message for that database.
+enum LastErrors {
+    /// One thread's messages, by database serial.
+    private final class Table {
+        var messages: [UInt64: Handle.KeptBytes] = [:]
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key) { table in
+            if let table { Unmanaged<Table>.fromOpaque(table).release() }
+        }
+        precondition(status == 0, "pthread_key_create failed (\(status)): no thread-local storage for error messages")
+        return key
+    }()
+
+    private static let serials = Atomic<UInt64>(0)
+
+    /// A number for a new database's messages, never reused (0 is for calls without one).
+    static func newSerial() -> UInt64 { serials.add(1, ordering: .relaxed).newValue }
+
+    /// The calling thread's table, made on first use.
+    private static var table: Table {
+        if let table = pthread_getspecific(key) { return Unmanaged<Table>.fromOpaque(table).takeUnretainedValue() }
+        let table = Table()
+        pthread_setspecific(key, Unmanaged.passRetained(table).toOpaque())
+        return table
+    }
+
+    /// Keeps `message` as the calling thread's last error for `database`.
+    static func set(_ message: String, for database: UInt64) {
+        let table = table
+        let kept = table.messages[database] ?? Handle.KeptBytes()
+        _ = kept.set(message)
+        table.messages[database] = kept
+    }
+
+    /// The calling thread's last error for `database`, or "".
+    static func message(for database: UInt64) -> UnsafePointer<CChar> {
+        (table.messages[database] ?? empty).pointer
+    }
+
+    /// Drops the calling thread's message for a database being closed.
+    static func forget(_ database: UInt64) {
+        table.messages[database] = nil
+    }
+
+    private static let empty = Handle.KeptBytes()
+}
