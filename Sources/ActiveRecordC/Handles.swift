@@ -170,14 +170,27 @@ final class ModelHandle: Handle {
         }
 
         /// The position of a column in the schema's `allColumnNames`, or `nil`. A model of a
-        /// few columns is scanned (a byte compared, then strcmp): cheaper than hashing.
+        /// few columns is scanned (first bytes, then the names compared in place): cheaper
+        /// than making a string to hash.
         func position(of column: UnsafePointer<CChar>) -> Int? {
             guard cNames.count <= Self.scanLimit else { return positionByName[String(cString: column)] }
             let first = column.pointee
-            for position in firstBytes.indices where firstBytes[position] == first && strcmp(cNames[position], column) == 0 {
+            for position in firstBytes.indices where firstBytes[position] == first && Self.same(cNames[position], column) {
                 return position
             }
             return nil
+        }
+
+        /// Whether two C strings are equal; reads `column` no further than its NUL or the first difference.
+        @inline(__always)
+        private static func same(_ name: UnsafePointer<CChar>, _ column: UnsafePointer<CChar>) -> Bool {
+            var offset = 0
+            while true {
+                let byte = name[offset]
+                guard byte == column[offset] else { return false }
+                if byte == 0 { return true }
+                offset += 1
+            }
         }
 
         deinit { for name in cNames { free(name) } }
@@ -207,8 +220,12 @@ final class RecordHandle: Handle {
     let model: ModelHandle
     let frozen: ModelHandle.Frozen
     @exclusivity(unchecked) private var stored: DynamicRecord?
-    /// The cursor statement whose current row this record reads, while it has no `stored`.
-    @exclusivity(unchecked) private var row: Statement?
+    /// The cursor statement whose current row this record reads, while it has no `stored`,
+    /// and its sqlite3_stmt (read by the getters without retaining the statement).
+    @exclusivity(unchecked) private var row: Statement? {
+        didSet { rowHandle = row?.handle }
+    }
+    @exclusivity(unchecked) private var rowHandle: OpaquePointer?
     /// The text or bytes a getter returned last (a copy: a row's change at the next step, and
     /// small `Data` is stored inline, so its own address would not outlive the call). Made
     /// on first use: most records never return any.
@@ -233,6 +250,7 @@ final class RecordHandle: Handle {
         self.model = model
         self.frozen = frozen
         self.row = row
+        rowHandle = row.handle
         super.init(kind: .record)
     }
 
@@ -258,15 +276,15 @@ final class RecordHandle: Handle {
 
     /// The row id (`nil`: unsaved).
     var id: Int64? {
-        if let row { return row.int64(0) }
+        if let rowHandle { return sqlite3_column_int64(rowHandle, 0) }
         return record.id
     }
 
     /// Calls `body` with the value at `position` in the schema's `allColumnNames`; text and
     /// bytes point into the row or the record and are valid only during the call.
     func withCell<R>(at position: Int, _ body: (Cell) throws -> R) throws -> R {
-        if let row {
-            let statement = row.handle, column = Int32(position)
+        if let statement = rowHandle {
+            let column = Int32(position)
             switch sqlite3_column_type(statement, column) {
             case SQLITE_NULL: return try body(.null)
             case SQLITE_INTEGER: return try body(.integer(sqlite3_column_int64(statement, column)))
