@@ -151,9 +151,10 @@ private func get<T>(
         let position = try position(column, in: handle, function)
         return try handle.withCell(at: position) { cell in
             guard let converted = try read(handle, cell) else {
+                // The error path alone decodes a row record (it keeps the same values).
                 let name = handle.frozen.model.schema.allColumnNames[position]
-                throw ActiveRecordError(
-                    .typeMismatch, "\(handle.model.name).\(name) holds \(cell.storageClassName); \(function) cannot read it")
+                let storageClass = handle.record.value(at: position).storageClassName
+                throw ActiveRecordError(.typeMismatch, "\(handle.model.name).\(name) holds \(storageClass); \(function) cannot read it")
             }
             out.pointee = converted
             return .ok

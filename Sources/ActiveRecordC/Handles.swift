@@ -314,17 +314,6 @@ enum Cell {
     case real(Double)
     case text(UnsafeRawBufferPointer)
     case blob(UnsafeRawBufferPointer)
-
-    /// The storage class, for messages.
-    var storageClassName: String {
-        switch self {
-        case .null: "NULL"
-        case .integer: "INTEGER"
-        case .real: "REAL"
-        case .text: "TEXT"
-        case .blob: "BLOB"
-        }
-    }
 }
 
 /// `ar_query`: a query being built, then iterated.

@@ -19,6 +19,15 @@ import Testing
         return model
     }
 
+    /// Runs `body` with a new file database holding `count` numbers, current.
+    private static func withNumbers(_ count: Int, _ body: (Database, DynamicModel) throws -> Void) throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try Database(.file(directory.appendingPathComponent("numbers.sqlite").path))
+        let model = try numbers(database, count: count)
+        try database.use { try body(database, model) }
+    }
+
     private static func values(_ cursor: DynamicRowCursor) throws -> [Int64] {
         var values: [Int64] = []
         while try cursor.step() { values.append(try #require(cursor.statement).int64(3)) }
@@ -26,11 +35,7 @@ import Testing
     }
 
     @Test func aCursorStepsTheRowsOfItsSnapshotAndGivesItsReaderBack() throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try Database(.file(directory.appendingPathComponent("cursor.sqlite").path))
-        let model = try Self.numbers(database, count: 5)
-        try database.use {
+        try Self.withNumbers(5) { _, model in
             let query = DynamicQuery(model, where: "n >= ?", arguments: [.value(.integer(1))]).order(by: "n", ascending: false)
             let cursor = try #require(try query.rowCursor())
             #expect(try cursor.step())
@@ -47,11 +52,7 @@ import Testing
     }
 
     @Test func readersRunningOutInATransactionOrInMemoryMeanReadingAllAtOnce() throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try Database(.file(directory.appendingPathComponent("pool.sqlite").path))
-        let model = try Self.numbers(database, count: 3)
-        try database.use {
+        try Self.withNumbers(3) { database, model in
             let query = DynamicQuery(model)
             // Each open cursor holds a reader: the pool has four.
             var open = try (0..<4).map { _ in try #require(try query.rowCursor()) }
@@ -69,7 +70,8 @@ import Testing
             #expect(try again.map { try Self.values($0).count } == [3, 3, 3, 3])
             // In a transaction the query must read the transaction's writes: no cursor.
             try database.transaction { () throws in #expect(try query.rowCursor() == nil) }
+            // In memory there are no readers.
+            try withMemoryDatabase { _ throws in #expect(try DynamicQuery(DynamicModel(model.schema)).rowCursor() == nil) }
         }
-        try withMemoryDatabase { _ throws in #expect(try DynamicQuery(DynamicModel(model.schema)).rowCursor() == nil) }
     }
 }

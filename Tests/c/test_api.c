@@ -70,6 +70,14 @@ static void remove_database(const char *path) {
     }
 }
 
+/* Opens a new database file `name` in the scratch directory (its path into path), current. */
+static void open_scratch_db(char *path, size_t size, const char *name, ar_database **db) {
+    scratch_path(path, size, name);
+    remove_database(path);
+    CHECK_OK(ar_open(path, db));
+    current_db = *db;
+}
+
 /* Where the tests that run twice put their database: 0, ":memory:" (a query reads all its
  * records at the first ar_query_next); 1, a new file in the scratch directory (a query
  * steps a cursor on a reader connection, its records reading the cursor's row). */
@@ -916,10 +924,7 @@ static void test_cursor(void) {
     int64_t n = -1, count = -1;
     int i, j, got;
     char path[600];
-    scratch_path(path, sizeof path, "cursor.sqlite");
-    remove_database(path);
-    CHECK_OK(ar_open(path, &db));
-    current_db = db;
+    open_scratch_db(path, sizeof path, "cursor.sqlite", &db);
     model = make_items(db);
 
     /* Every record held to the end keeps its values; a text returned before the cursor
@@ -1063,10 +1068,7 @@ static void test_transactions(void) {
     ar_database *db = NULL;
     ar_model *model = NULL;
     char path[600];
-    scratch_path(path, sizeof path, "transactions.sqlite");
-    remove_database(path);
-    CHECK_OK(ar_open(path, &db));
-    current_db = db;
+    open_scratch_db(path, sizeof path, "transactions.sqlite", &db);
     CHECK_OK(ar_model_define(db, "Entry", &model));
     CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, 0));
 
@@ -1701,10 +1703,7 @@ static void test_threads(void) {
     int64_t count = -1;
     int i;
     char path[600];
-    scratch_path(path, sizeof path, "threads.sqlite");
-    remove_database(path);
-    CHECK_OK(ar_open(path, &db));
-    current_db = db;
+    open_scratch_db(path, sizeof path, "threads.sqlite", &db);
     CHECK_OK(ar_model_define(db, "Worker", &model));
     CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, AR_COLUMN_FLAG_INDEXED));
     CHECK_OK(ar_count(model, &count)); /* the model is complete before threads share it */
