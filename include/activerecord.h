@@ -8,9 +8,8 @@
  * released with their ar_*_free / ar_close; strings returned are owned by the handle
  * that returned them unless a function says the caller frees them with ar_free.
  *
- * Threads: a database and its models (with all their columns and validations added)
- * may be used from several threads at once; a record, or a query together with the
- * records it returned, from one thread at a time.
+ * Threads: a database and its models may be used from several threads at once; a
+ * record, or a query together with the records it returned, from one thread at a time.
  */
 #ifndef ACTIVERECORD_H
 #define ACTIVERECORD_H

@@ -33,13 +33,6 @@ import Foundation
         return handle.database.fail(.misuse, "ar_model_add_column: \(type) is not an ar_type")
     }
     let column = String(cString: name)
-    guard handle.model == nil else {
-        return handle.database.fail(.misuse, "\(handle.name): add columns before the first record, query or find")
-    }
-    guard !column.isEmpty, !TableSchema.reservedColumnNames.contains(column),
-          !handle.columns.contains(where: { $0.name.lowercased() == column.lowercased() }) else {
-        return handle.database.fail(.misuse, "\(handle.name): the column name '\(column)' is empty, reserved or declared twice")
-    }
     let sqlType: SQLType = switch type {
     case .text, .decimal: .text
     case .integer, .bool: .integer
@@ -48,9 +41,18 @@ import Foundation
     }
     let index: IndexKind? = flags & ar_column_flag.unique.rawValue != 0 ? .unique
         : flags & ar_column_flag.indexed.rawValue != 0 ? .index : nil
-    handle.columns.append(ColumnSchema(
-        name: column, type: sqlType, isNullable: flags & ar_column_flag.nullable.rawValue != 0, index: index))
-    handle.types[column] = type
+    let problem: String? = handle.withDefinition { definition, isFrozen in
+        guard !isFrozen else { return "\(handle.name): add columns before the first record, query or find" }
+        guard !column.isEmpty, !TableSchema.reservedColumnNames.contains(column),
+              !definition.columns.contains(where: { $0.name.lowercased() == column.lowercased() }) else {
+            return "\(handle.name): the column name '\(column)' is empty, reserved or declared twice"
+        }
+        definition.columns.append(ColumnSchema(
+            name: column, type: sqlType, isNullable: flags & ar_column_flag.nullable.rawValue != 0, index: index))
+        definition.types[column] = type
+        return nil
+    }
+    if let problem { return handle.database.fail(.misuse, problem) }
     return .ok
 }
 
@@ -67,18 +69,21 @@ import Foundation
 }
 
 private func addValidation(
-    _ model: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ function: String, _ add: (ModelHandle, String) -> Void
+    _ model: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ function: String, _ add: (inout ModelHandle.Definition, String) -> Void
 ) -> ar_result {
     guard let handle = Handle.from(model, as: ModelHandle.self) else {
         return failWithoutDatabase(.misuse, "\(function): not a model handle")
     }
     guard let column else { return handle.database.fail(.misuse, "\(function): column must not be NULL") }
     let name = String(cString: column)
-    guard handle.columns.contains(where: { $0.name == name }) else {
-        return handle.database.fail(
-            .unknownColumn, "\(handle.name) has no column '\(name)'; its columns are: \(handle.columns.map(\.name).joined(separator: ", "))")
+    let problem: String? = handle.withDefinition { definition, _ in
+        guard definition.columns.contains(where: { $0.name == name }) else {
+            return "\(handle.name) has no column '\(name)'; its columns are: \(definition.columns.map(\.name).joined(separator: ", "))"
+        }
+        add(&definition, name)
+        return nil
     }
-    add(handle, name)
+    if let problem { return handle.database.fail(.unknownColumn, problem) }
     return .ok
 }
 
@@ -124,8 +129,10 @@ func foreignKey(of name: String) -> String {
             let type: ar_type = declared.contains("INT") ? .integer : declared.contains("REAL") || declared.contains("FLOA")
                 || declared.contains("DOUB") ? .real : declared.contains("BLOB") ? .blob : .text
             let sqlType: SQLType = type == .integer ? .integer : type == .real ? .real : type == .blob ? .blob : .text
-            model.columns.append(ColumnSchema(name: column, type: sqlType, isNullable: row[2] != .integer(1)))
-            model.types[column] = type
+            model.withDefinition { definition, _ in
+                definition.columns.append(ColumnSchema(name: column, type: sqlType, isNullable: row[2] != .integer(1)))
+                definition.types[column] = type
+            }
         }
         model_out.pointee = model.retainedPointer()
         return .ok

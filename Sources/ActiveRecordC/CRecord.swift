@@ -270,7 +270,7 @@ private func readReal(_ handle: RecordHandle, _ cell: Cell) -> Double? {
     let status = Handle.borrow(record, as: RecordHandle.self) { handle -> ar_result in
         // Without validations, save straight through the handle's database: making it
         // current (a task-local scope) costs about as much as a small INSERT.
-        guard handle.model.presence.isEmpty && handle.model.uniqueness.isEmpty else { return validateAndSave(record) }
+        if let validations = handle.model.validations { return validateAndSave(record, validations) }
         let database = handle.model.database
         do {
             try handle.record.save(in: database.database)
@@ -283,9 +283,9 @@ private func readReal(_ handle: RecordHandle, _ cell: Cell) -> Double? {
     return status ?? failWithoutDatabase(.misuse, "ar_record_save: not a record handle")
 }
 
-private func validateAndSave(_ record: OpaquePointer?) -> ar_result {
+private func validateAndSave(_ record: OpaquePointer?, _ validations: (presence: [String], uniqueness: [String])) -> ar_result {
     withRecord(record, "ar_record_save") { handle in
-        guard try validate(handle) else {
+        guard try validate(handle, validations) else {
             throw ActiveRecordError(
                 .validationFailed,
                 "\(handle.model.name) is invalid: " + handle.errors.map { "\($0.property.text) \($0.message.text)" }.joined(separator: "; "))
@@ -296,7 +296,7 @@ private func validateAndSave(_ record: OpaquePointer?) -> ar_result {
 }
 
 /// Presence and uniqueness, as declared on the model; sets the record's errors.
-private func validate(_ handle: RecordHandle) throws -> Bool {
+private func validate(_ handle: RecordHandle, _ validations: (presence: [String], uniqueness: [String])) throws -> Bool {
     handle.errors = []
     func fail(_ column: String, _ key: String, _ message: String) {
         let property = Handle.KeptBytes(), keyText = Handle.KeptBytes(), messageText = Handle.KeptBytes()
@@ -305,7 +305,7 @@ private func validate(_ handle: RecordHandle) throws -> Bool {
         _ = messageText.set(message)
         handle.errors.append((property, keyText, messageText))
     }
-    for column in handle.model.presence {
+    for column in validations.presence {
         switch try handle.record.value(column) {
         case .null: fail(column, "cant_be_blank", "can't be blank")
         case .text(let text) where text.allSatisfy(\.isWhitespace): fail(column, "cant_be_blank", "can't be blank")
@@ -313,7 +313,7 @@ private func validate(_ handle: RecordHandle) throws -> Bool {
         default: break
         }
     }
-    for column in handle.model.uniqueness {
+    for column in validations.uniqueness {
         let value = try handle.record.value(column)
         guard !value.isNull else { continue }
         let quoted = "\"" + column.replacingOccurrences(of: "\"", with: "\"\"") + "\""

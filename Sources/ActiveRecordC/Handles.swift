@@ -3,6 +3,7 @@
 import ActiveRecord
 import CSQLite
 import Foundation
+import Synchronization
 
 /// Base of every handle, so that a handle of the wrong kind is caught (AR_MISUSE).
 class Handle {
@@ -134,13 +135,22 @@ func describe(_ error: any Error) -> String {
 final class ModelHandle: Handle {
     let database: DatabaseHandle
     let name: String
-    var columns: [ColumnSchema] = []
-    var presence: [String] = []
-    var uniqueness: [String] = []
-    /// The C type of each column (bool, date and decimal share SQLite storage classes).
-    var types: [String: ar_type] = [:]
-    private let freezing = NSLock()
+
+    /// What C declared: columns until the schema is frozen, validations at any time.
+    struct Definition {
+        var columns: [ColumnSchema] = []
+        /// The C type of each column (bool, date and decimal share SQLite storage classes).
+        var types: [String: ar_type] = [:]
+        var presence: [String] = []
+        var uniqueness: [String] = []
+    }
+
+    /// Guards `definition` and `frozenState`: a model may be used from several threads.
+    private let lock = NSLock()
+    private var definition = Definition()
     private var frozenState: Frozen?
+    /// Whether any validation was declared, read without the lock on every save.
+    private let validated = Atomic<Bool>(false)
 
     init(database: DatabaseHandle, name: String) {
         self.database = database
@@ -196,14 +206,26 @@ final class ModelHandle: Handle {
         deinit { for name in cNames { free(name) } }
     }
 
-    /// The model, built from the columns declared so far (then frozen).
-    var model: DynamicModel? { freezing.withLock { frozenState?.model } }
+    /// Reads or changes the definition under the lock; `isFrozen` tells whether the schema
+    /// is fixed (no more columns).
+    func withDefinition<R>(_ body: (_ definition: inout Definition, _ isFrozen: Bool) throws -> R) rethrows -> R {
+        try lock.withLock {
+            defer { validated.store(!definition.presence.isEmpty || !definition.uniqueness.isEmpty, ordering: .releasing) }
+            return try body(&definition, frozenState != nil)
+        }
+    }
+
+    /// The declared validations, or `nil` when there are none (checked without the lock).
+    var validations: (presence: [String], uniqueness: [String])? {
+        guard validated.load(ordering: .acquiring) else { return nil }
+        return lock.withLock { (definition.presence, definition.uniqueness) }
+    }
 
     /// The frozen model, built from the columns declared so far on first use.
     func frozen() throws -> Frozen {
-        try freezing.withLock {
+        try lock.withLock {
             if let frozenState { return frozenState }
-            let built = Frozen(DynamicModel(try TableSchema(name: name, columns: columns)), types: types)
+            let built = Frozen(DynamicModel(try TableSchema(name: name, columns: definition.columns)), types: definition.types)
             frozenState = built
             return built
         }

@@ -1714,6 +1714,8 @@ static void test_threads(void) {
         work[i].failures = 0;
         CHECK(pthread_create(&threads[i], NULL, thread_work, &work[i]) == 0);
     }
+    /* A validation added while the threads save (each sets a name, so all still pass). */
+    CHECK_OK(ar_model_validate_presence(model, "name"));
     for (i = 0; i < THREADS; i++) {
         CHECK(pthread_join(threads[i], NULL) == 0);
         CHECK(work[i].failures == 0);
@@ -1723,7 +1725,10 @@ static void test_threads(void) {
     /* The main thread's own last error is untouched by the threads' failures. */
     CHECK_RC(ar_record_new(model, NULL), AR_MISUSE);
     CHECK(strstr(ar_last_error(db), "record_out") != NULL);
+    /* The validation holds from now on. */
     CHECK_OK(ar_record_new(model, &record));
+    CHECK_RC(ar_record_save(record), AR_VALIDATION_FAILED);
+    CHECK(ar_record_error_count(record) == 1);
     ar_record_free(record);
     ar_model_free(model);
     ar_close(db);
