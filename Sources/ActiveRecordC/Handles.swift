@@ -248,9 +248,9 @@ final class RecordHandle: Handle {
         didSet { rowHandle = row?.handle }
     }
     @exclusivity(unchecked) private var rowHandle: OpaquePointer?
-    /// The text or bytes a getter returned last (a copy: a row's change at the next step, and
-    /// small `Data` is stored inline, so its own address would not outlive the call). Made
-    /// on first use: most records never return any.
+    /// The text or bytes a getter returned last: a copy, because a row's bytes change at the
+    /// cursor's next step and a small `Data` is stored inline (its address would not outlive
+    /// the call). Made on first use: most records never return any.
     @exclusivity(unchecked) private var keptStorage: KeptBytes?
     var kept: KeptBytes {
         if let keptStorage { return keptStorage }
