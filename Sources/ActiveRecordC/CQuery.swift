@@ -27,10 +27,11 @@ private func withQuery(_ query: OpaquePointer?, _ function: String, _ body: (Que
         let text = predicate.map { String(cString: $0) }
         let placeholders = try text.map { try DynamicQuery.placeholderCount(in: $0) } ?? 0
         // Unknown columns are reported now, not at the first ar_query_next.
+        let frozen = try handle.frozen()
         try DynamicQuery(
-            handle.frozen().model, where: text, arguments: Array(repeating: .value(.integer(0)), count: placeholders)
+            frozen.model, where: text, arguments: Array(repeating: .value(.integer(0)), count: placeholders)
         ).check()
-        query_out.pointee = QueryHandle(model: handle, predicate: text, placeholders: placeholders).retainedPointer()
+        query_out.pointee = QueryHandle(model: handle, frozen: frozen, predicate: text, placeholders: placeholders).retainedPointer()
         return .ok
     }
 }
@@ -109,7 +110,7 @@ private func bind(_ query: OpaquePointer?, _ index: Int32, _ function: String, _
         guard let column else { throw ActiveRecordError(.misuse, "ar_query_order: column must not be NULL") }
         try handle.checkNotRun("ar_query_order")
         let name = String(cString: column)
-        let schema = try handle.model.frozen().model.schema
+        let schema = handle.frozen.model.schema
         guard schema.allColumnNames.contains(name) else { throw schema.unknownColumn(name) }
         handle.orderings.append((name, ascending != 0))
         return .ok
@@ -176,7 +177,7 @@ private func setBound(_ query: OpaquePointer?, _ count: Int64, _ function: Strin
                 reusable.reset(row: row, record: nil)
                 record = reusable
             } else {
-                record = RecordHandle(model: handle.model, frozen: try handle.model.frozen(), row: row)
+                record = RecordHandle(model: handle.model, frozen: handle.frozen, row: row)
             }
         case .fetched(let records, let next)?:
             guard next < records.count else { return .done }
@@ -185,7 +186,7 @@ private func setBound(_ query: OpaquePointer?, _ count: Int64, _ function: Strin
                 reusable.reset(row: nil, record: records[next])
                 record = reusable
             } else {
-                record = RecordHandle(model: handle.model, frozen: try handle.model.frozen(), record: records[next])
+                record = RecordHandle(model: handle.model, frozen: handle.frozen, record: records[next])
             }
         case nil:
             return .done

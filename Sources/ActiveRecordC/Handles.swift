@@ -341,6 +341,8 @@ enum Cell {
 /// `ar_query`: a query being built, then iterated.
 final class QueryHandle: Handle {
     let model: ModelHandle
+    /// The model as frozen when the query was made (ar_query_new freezes it).
+    let frozen: ModelHandle.Frozen
     let predicate: String?
     var arguments: [QueryArgument?]
     var orderings: [(String, Bool)] = []
@@ -357,8 +359,9 @@ final class QueryHandle: Handle {
         case fetched([DynamicRecord], next: Int)
     }
 
-    init(model: ModelHandle, predicate: String?, placeholders: Int) {
+    init(model: ModelHandle, frozen: ModelHandle.Frozen, predicate: String?, placeholders: Int) {
         self.model = model
+        self.frozen = frozen
         self.predicate = predicate
         arguments = Array(repeating: nil, count: placeholders)
         super.init(kind: .query)
@@ -386,7 +389,7 @@ final class QueryHandle: Handle {
             let missing = arguments.indices.filter { arguments[$0] == nil }.map { String($0 + 1) }
             throw ActiveRecordError(.invalidPredicate, "placeholders \(missing.joined(separator: ", ")) have no value; bind them first")
         }
-        var query = DynamicQuery(try model.frozen().model, where: predicate, arguments: arguments.compactMap { $0 })
+        var query = DynamicQuery(frozen.model, where: predicate, arguments: arguments.compactMap { $0 })
         for (column, ascending) in orderings { query = query.order(by: column, ascending: ascending) }
         if let limit { query = query.limit(limit) }
         if let offset { query = query.offset(offset) }
