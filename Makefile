@@ -34,8 +34,8 @@ build: deps
 	$(SWIFT) build $(SWIFTFLAGS)
 
 run: deps
-	$(SWIFT) build $(SWIFTFLAGS) --product Quickstart
-	$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/Quickstart
+	$(SWIFT) build $(SWIFTFLAGS) --product ActiveRecordQuickstart
+	$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/ActiveRecordQuickstart
 
 examples: run
 

@@ -1,51 +1,59 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.3
+// Swift 6.3 is the minimum: the C shim's `@c` functions (SE-0495) need it, and the
+// library uses `SendableMetatype` (6.2). Built and tested with 6.3.1.
 import PackageDescription
 
+// Every target name starts with AR or ActiveRecord: SwiftPM requires target names to be
+// unique across all the packages of a program, so generic names (Quickstart, CSQLite)
+// would clash with a user's own.
 let package = Package(
     name: "swift-activerecord",
     products: [
         .library(name: "ActiveRecord", targets: ["ActiveRecord"]),
-        .executable(name: "Quickstart", targets: ["Quickstart"]),
+        .executable(name: "ActiveRecordQuickstart", targets: ["ActiveRecordQuickstart"]),
         // The C ABI: libactiverecord.so, with the header include/activerecord.h.
         .library(name: "activerecord", type: .dynamic, targets: ["ActiveRecordC"]),
     ],
     targets: [
+        // The system sqlite3 (pkg-config `sqlite3`).
         .systemLibrary(
-            name: "CSQLite",
+            name: "ActiveRecordSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev", "pkg-config"])]
         ),
-        // SQLite connection, values, run-time schema, reflection, records.
-        .target(name: "ARCore", dependencies: ["CSQLite"]),
-        // Lazy fetcher and predicate language (issue 3).
+        // The engine: connections, statements, values, schema, reflection and key-path
+        // resolution, records and their CRUD, transactions, automatic migration, and the
+        // hooks the feature targets plug into (callbacks, validation, relation fields).
+        .target(name: "ARCore", dependencies: ["ActiveRecordSQLite"]),
+        // The lazy query, its compiler and the predicate language; cursors.
         .target(name: "ARQuery", dependencies: ["ARCore"]),
-        // belongs-to, has-many, has-many-through (issue 4).
+        // @BelongsTo, @HasMany, @HasManyThrough, dependencies, eager loading.
         .target(name: "ARRelations", dependencies: ["ARCore", "ARQuery"]),
-        // Validators, errors, callbacks (issue 5).
-        .target(name: "ARValidation", dependencies: ["ARCore", "ARQuery"]),
-        // Automatic and versioned migrations (issue 6).
+        // The validation engine: `Validating` models and the rules of run-time (C) models.
+        .target(name: "ARValidation", dependencies: ["ARCore"]),
+        // The drift report and versioned migrations.
         .target(name: "ARMigrations", dependencies: ["ARCore"]),
         // The umbrella: re-exports only.
         .target(
             name: "ActiveRecord",
             dependencies: ["ARCore", "ARQuery", "ARRelations", "ARValidation", "ARMigrations"]
         ),
-        // The C ABI shim (issue 7).
-        .target(name: "ActiveRecordC", dependencies: ["ActiveRecord", "CSQLite"]),
+        // The C ABI shim.
+        .target(name: "ActiveRecordC", dependencies: ["ActiveRecord", "ActiveRecordSQLite"]),
         .executableTarget(
-            name: "Quickstart",
+            name: "ActiveRecordQuickstart",
             dependencies: ["ActiveRecord"],
             path: "Examples/Quickstart"
         ),
         // A child process the crash tests kill in the middle of a transaction.
         .executableTarget(
-            name: "ARStressChild",
+            name: "ActiveRecordStressChild",
             dependencies: ["ActiveRecord"],
             path: "Tests/StressChild"
         ),
         .testTarget(
             name: "ActiveRecordTests",
-            dependencies: ["ActiveRecord", "Quickstart", "ARStressChild"]
+            dependencies: ["ActiveRecord", "ActiveRecordQuickstart", "ActiveRecordStressChild"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -208,8 +208,8 @@ ar_result ar_query_order(ar_query *query, const char *column, int32_t ascending)
 // Reads a text or decimal column as a copy the caller frees with ar_free (NULL for SQL NULL).
 ar_result ar_record_copy_text(ar_record *record, const char *column, char **value_out);
 
-// Deletes the record’s row (the handle stays valid to release).
-ar_result ar_record_drop(ar_record *record);
+// Destroys the record: deletes its row (the handle stays valid to release).
+ar_result ar_record_destroy(ar_record *record);
 
 // The validation error at index (from 0): its property, key (“cant_be_blank”,
 // “already_exists”) and message. The strings are owned by the record: valid until its
@@ -255,8 +255,8 @@ ar_result ar_record_new(ar_model *model, ar_record **record_out);
 ar_result ar_record_reload(ar_record *record);
 
 // Saves the record: INSERT when new, else an UPDATE of the changed columns. Validations
-// run first: on failure nothing is written and AR_VALIDATION_FAILED is returned (see
-// ar_record_error_count and ar_record_error).
+// run first (for a new record, or one with changes): on failure nothing is written and
+// AR_VALIDATION_FAILED is returned (see ar_record_error_count and ar_record_error).
 ar_result ar_record_save(ar_record *record);
 
 // Sets a blob column from length bytes (copied). NULL bytes with length 0: an empty blob.

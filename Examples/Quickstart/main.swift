@@ -1,4 +1,4 @@
-// The iActiveRecord README scenario in Swift: create, save, list, update, drop.
+// The iActiveRecord README scenario in Swift: create, save, list, update, destroy.
 // `make run` runs it on the default database (a file in the cache directory);
 // set ACTIVERECORD_DATABASE to a path to use another file.
 import ActiveRecord
@@ -19,7 +19,7 @@ do {
         database = try Database.current  // nothing configured: the default file
     }
     print("database: \(database.path)")
-    try User.dropAll()  // start each run from an empty table
+    try User.destroyAll()  // start each run from an empty table
 
     let user = User()
     user.name = "Alex"
@@ -36,8 +36,8 @@ do {
     try users[0].save()
     print("updated: User #\(users[0].id!) is now \(try User.find(users[0].id!)!.name)")
 
-    try users[0].drop()
-    print("dropped: User #\(users[0].id!); \(try User.count()) left: \(try User.all().map(\.name).joined(separator: ", "))")
+    try users[0].destroy()
+    print("destroyed: User #\(users[0].id!); \(try User.count()) left: \(try User.all().map(\.name).joined(separator: ", "))")
 } catch {
     print("error: \(error)")
     exit(1)

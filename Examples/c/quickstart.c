@@ -1,5 +1,5 @@
 /* The iActiveRecord README scenario through the C API (the Swift one is
- * Examples/Quickstart/main.swift): create, save, list, update, drop.
+ * Examples/Quickstart/main.swift): create, save, list, update, destroy.
  *
  *   make c-examples                     builds and runs it (and diffs its output)
  *   quickstart [path]                   the database file; "quickstart-c.sqlite" by default
@@ -73,10 +73,10 @@ int main(int argc, char **argv) {
     check(ar_model_add_column(users, "age", AR_TYPE_INTEGER, AR_COLUMN_FLAG_REQUIRED), "ar_model_add_column(age)");
     check(ar_model_add_column(users, "avatar", AR_TYPE_BLOB, AR_COLUMN_FLAG_NULLABLE), "ar_model_add_column(avatar)");
 
-    /* Start each run from an empty table (User.dropAll() in Swift). */
+    /* Start each run from an empty table (User.destroyAll() in Swift). */
     check(ar_query_new(users, NULL, &query), "ar_query_new");
     while ((rc = ar_query_next(query, &user)) == AR_OK) {
-        check(ar_record_drop(user), "ar_record_drop");
+        check(ar_record_destroy(user), "ar_record_destroy");
         ar_record_free(user);
     }
     if (rc != AR_DONE) check(rc, "ar_query_next");
@@ -114,10 +114,10 @@ int main(int argc, char **argv) {
     printf("updated: User #%" PRId64 " is now %s\n", id, name_of(found, name, sizeof name));
     ar_record_free(found);
 
-    check(ar_record_drop(first), "ar_record_drop");
+    check(ar_record_destroy(first), "ar_record_destroy");
     check(ar_count(users, &count), "ar_count");
     list_names(users, names, sizeof names);
-    printf("dropped: User #%" PRId64 "; %" PRId64 " left: %s\n", id, count, names);
+    printf("destroyed: User #%" PRId64 "; %" PRId64 " left: %s\n", id, count, names);
     ar_record_free(first);
 
     ar_model_free(users);

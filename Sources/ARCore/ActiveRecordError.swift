@@ -1,3 +1,5 @@
+import ActiveRecordSQLite
+
 /// The one error type thrown by swift-activerecord.
 ///
 /// Every error has an extensible ``Code``, a readable message and, for SQLite
@@ -45,7 +47,7 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
         public static let validationFailed = Code(rawValue: "validationFailed")
         /// A predicate that cannot be parsed, or whose arguments do not fit it.
         public static let invalidPredicate = Code(rawValue: "invalidPredicate")
-        /// The record does not exist (never saved, dropped, or deleted elsewhere).
+        /// The record does not exist (never saved, destroyed, or deleted elsewhere).
         public static let notFound = Code(rawValue: "notFound")
         /// A model class cannot be turned into a table schema.
         public static let invalidModel = Code(rawValue: "invalidModel")
@@ -70,7 +72,7 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
     public var expandedSQL: String?
 
     /// For `.validationFailed`: every failure, in declaration order.
-    public var validationErrors: [ValidationError] = []
+    public var validationFailures: [ValidationFailure] = []
 
     /// Makes an error.
     public init(_ code: Code, _ message: String, resultCode: Int32? = nil, sql: String? = nil) {
@@ -80,13 +82,34 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
         self.sql = sql
     }
 
-    /// A `.validationFailed` error for `errors` of a `model` record.
-    package static func validationFailed(_ model: String, _ errors: [ValidationError]) -> ActiveRecordError {
+    /// A `.validationFailed` error for `failures` of a `model` record.
+    package static func validationFailed(_ model: String, _ failures: [ValidationFailure]) -> ActiveRecordError {
         var error = ActiveRecordError(
-            .validationFailed, "\(model) is invalid: " + errors.map(\.description).joined(separator: "; "))
-        error.validationErrors = errors
+            .validationFailed, "\(model) is invalid: " + failures.map(\.description).joined(separator: "; "))
+        error.validationFailures = failures
         return error
     }
+
+    // MARK: Which constraint failed, by SQLite's extended result code (never by message text)
+
+    /// Whether a UNIQUE constraint or a PRIMARY KEY failed (`SQLITE_CONSTRAINT_UNIQUE`,
+    /// 2067, or `SQLITE_CONSTRAINT_PRIMARYKEY`, 1555).
+    ///
+    /// ```swift
+    /// catch let error as ActiveRecordError where error.isUniqueViolation { … }
+    /// ```
+    public var isUniqueViolation: Bool {
+        resultCode == AR_SQLITE_CONSTRAINT_UNIQUE || resultCode == AR_SQLITE_CONSTRAINT_PRIMARYKEY
+    }
+
+    /// Whether a FOREIGN KEY constraint failed (`SQLITE_CONSTRAINT_FOREIGNKEY`, 787).
+    public var isForeignKeyViolation: Bool { resultCode == AR_SQLITE_CONSTRAINT_FOREIGNKEY }
+
+    /// Whether a NOT NULL constraint failed (`SQLITE_CONSTRAINT_NOTNULL`, 1299).
+    public var isNotNullViolation: Bool { resultCode == AR_SQLITE_CONSTRAINT_NOTNULL }
+
+    /// Whether a CHECK constraint failed (`SQLITE_CONSTRAINT_CHECK`, 275).
+    public var isCheckViolation: Bool { resultCode == AR_SQLITE_CONSTRAINT_CHECK }
 
     /// `"<code>: <message> (SQLite result code N) [SQL: …]"`.
     public var description: String {

@@ -46,6 +46,13 @@ public struct Column<Value: ColumnValue> {
     }
 }
 
+/// What a `@Column` declaration says besides its type: its name, index and default value.
+package struct ColumnDeclaration {
+    package var name: String?
+    package var index: IndexKind?
+    package var value: DatabaseValue?
+}
+
 /// Where one column's current and original values sit inside a model object.
 package struct FieldAddress {
     package var value: UnsafeMutableRawPointer
@@ -64,7 +71,7 @@ package protocol ColumnField: SendableMetatype {
     static var isNullable: Bool { get }
     /// Byte offsets of the value and the original value inside the wrapper (computed once per type).
     static var layout: (value: Int, original: Int) { get }
-    static func declaration(_ field: UnsafeRawPointer) -> (name: String?, index: IndexKind?, value: DatabaseValue?)
+    static func declaration(_ field: UnsafeRawPointer) -> ColumnDeclaration
     static func bind(_ field: FieldAddress, to statement: Statement, at parameter: Int32) throws
     static func decode(_ field: FieldAddress, from statement: Statement, at column: Int32) throws
     static func isChanged(_ field: FieldAddress) -> Bool
@@ -85,9 +92,9 @@ extension Column: ColumnField {
         (MemoryLayout<Column>.offset(of: \Column.value)!, MemoryLayout<Column>.offset(of: \Column.original)!)
     }
 
-    package static func declaration(_ field: UnsafeRawPointer) -> (name: String?, index: IndexKind?, value: DatabaseValue?) {
+    package static func declaration(_ field: UnsafeRawPointer) -> ColumnDeclaration {
         let column = field.assumingMemoryBound(to: Column.self).pointee
-        return (column.name, column.index, try? column.value.toSQL())
+        return ColumnDeclaration(name: column.name, index: column.index, value: try? column.value.toSQL())
     }
 
     @inline(__always)

@@ -1,4 +1,4 @@
-import CSQLite
+import ActiveRecordSQLite
 import Foundation
 
 /// One SQLite connection: opened with WAL, `synchronous=NORMAL`, foreign keys
@@ -19,8 +19,8 @@ package final class Connection {
     package var tracer: (@Sendable (String) -> Void)?
     /// Whether step errors carry the SQL with its bound values written in.
     package var includesBoundValuesInErrors = false
-    /// The records a drop cascade is dropping, so that each is dropped once.
-    package var droppingRecords: Set<DropKey> = []
+    /// The records a destroy cascade is destroying, so that each is destroyed once.
+    package var destroyingRecords: Set<DestroyKey> = []
     /// How deep the current transaction is: 0 outside, 1 in `BEGIN`, 2+ in savepoints.
     @exclusivity(unchecked) package var transactionDepth = 0
     /// Per transaction level, what to undo in memory if it rolls back (records' ids, saved values).

@@ -7,7 +7,7 @@ import Foundation
 /// let notes = DynamicModel(try TableSchema(name: "Note", columns: [
 ///     ColumnSchema(name: "title", type: .text),
 /// ]))
-/// let note = notes.new()
+/// let note = notes.makeRecord()
 /// try note.set("title", .text("Buy milk"))
 /// try note.save()
 /// let again = try notes.find(note.id!)
@@ -15,7 +15,7 @@ import Foundation
 public final class DynamicModel: Sendable {
     /// The table this model reads and writes.
     public let schema: TableSchema
-    package let mapping: TableMapping
+    package let table: TableEngine
     /// Per declared column, what ``DynamicRecord/set(at:_:)`` checks: its type and whether
     /// it takes `NULL`; and the values a new record starts with.
     package let columnTypes: [SQLType]
@@ -25,14 +25,14 @@ public final class DynamicModel: Sendable {
     /// Makes a model for `schema`.
     public init(_ schema: TableSchema) {
         self.schema = schema
-        mapping = TableMapping(schema: schema)
+        table = TableEngine(schema: schema)
         columnTypes = schema.columns.map(\.type)
         columnNullability = schema.columns.map(\.isNullable)
         defaultValues = schema.columns.map(\.defaultValue)
     }
 
-    /// A new, unsaved record holding the columns' default values.
-    public func new() -> DynamicRecord { DynamicRecord(model: self) }
+    /// Makes a new, unsaved record holding the columns' default values.
+    public func makeRecord() -> DynamicRecord { DynamicRecord(model: self) }
 
     /// A record to decode a row into (its values are all set by the decoding).
     package func recordForDecoding() -> DynamicRecord { DynamicRecord(decodingFor: self) }
@@ -40,39 +40,41 @@ public final class DynamicModel: Sendable {
     private func fetch(
         _ sql: @autoclosure () -> String, key: StatementKey.Kind? = nil, _ arguments: [DatabaseValue] = []
     ) throws -> [DynamicRecord] {
-        try Database.current.withReader(mapping) { connection in
-            try mapping.fetch(sql(), key: key, arguments, in: connection) { DynamicRecord(decodingFor: self) }
+        try Database.current.withReader(table) { connection in
+            try table.fetch(sql(), key: key, arguments, in: connection) { DynamicRecord(decodingFor: self) }
         }
     }
 
     /// Every record, in id order.
-    public func all() throws -> [DynamicRecord] { try fetch(mapping.allSQL, key: .all) }
+    public func all() throws -> [DynamicRecord] { try fetch(table.allSQL, key: .all) }
 
     /// The record with this id, or `nil`.
     public func find(_ id: Int64) throws -> DynamicRecord? {
-        try fetch(mapping.findSQL, key: .find, [.integer(id)]).first
+        try fetch(table.findSQL, key: .find, [.integer(id)]).first
     }
 
     /// Every record whose `column` equals `value` (`IS NULL` for `.null`), in id order.
     /// - Throws: `.unknownColumn`.
     public func all(where column: String, equals value: DatabaseValue) throws -> [DynamicRecord] {
-        let (condition, arguments) = try mapping.condition(column, value)
-        return try fetch(mapping.selectAllSQL + " WHERE \(condition) ORDER BY \"id\"", key: nil, arguments)
+        let (condition, arguments) = try table.condition(column, value)
+        return try fetch(table.selectAllSQL + " WHERE \(condition) ORDER BY \"id\"", key: nil, arguments)
     }
 
     /// The number of records.
     public func count() throws -> Int {
-        try Database.current.withReader(mapping) { connection in
+        try Database.current.withReader(table) { connection in
             try connection.withStatement("SELECT count(*) FROM \(schema.name.quotedIdentifier)") { statement in
                 try statement.step() ? Int(statement.int64(0)) : 0
             }
         }
     }
 
-    /// Deletes every record. - Returns: how many rows were deleted.
+    /// Destroys every record (`DELETE FROM "T"`: a run-time model has no callbacks or
+    /// dependencies). Records in memory are not marked destroyed.
+    /// - Returns: how many rows were deleted.
     @discardableResult
-    public func dropAll() throws -> Int {
-        try Database.current.withTable(mapping) { connection in
+    public func destroyAll() throws -> Int {
+        try Database.current.withTable(table) { connection in
             try connection.execute("DELETE FROM \(schema.name.quotedIdentifier)")
             return connection.changedRowCount
         }
@@ -118,8 +120,8 @@ public final class DynamicRecord: RecordStorage {
     public var updatedAt: Date? { header.updatedAt }
     /// Whether the record was never saved.
     public var isNewRecord: Bool { header.id == nil }
-    /// Whether the record was dropped.
-    public var isDeleted: Bool { header.isDeleted }
+    /// Whether the record was destroyed.
+    public var isDestroyed: Bool { header.isDestroyed }
     /// Whether any column differs from its value as last loaded or saved.
     public var hasChanges: Bool { values != originals }
 
@@ -184,16 +186,18 @@ public final class DynamicRecord: RecordStorage {
     }
 
     /// Saves the record: `INSERT` when new, else an `UPDATE` of the changed columns.
-    public func save() throws { try model.mapping.save(self) }
+    public func save() throws { try model.table.save(self) }
 
     /// ``save()`` on `database` rather than the current one.
-    package func save(in database: Database) throws { try model.mapping.save(self, in: database) }
+    package func save(in database: Database) throws { try model.table.save(self, in: database) }
 
-    /// Deletes the record's row.
-    public func drop() throws { try model.mapping.drop(self) }
+    /// Destroys the record: deletes its row (`DELETE FROM "T" WHERE "id" = ?`).
+    /// - Throws: `.misuse` for a new or already destroyed record; `.notFound` when the row
+    ///   was deleted elsewhere (the record counts as destroyed).
+    public func destroy() throws { try model.table.destroy(self) }
 
     /// Reads the record's row again, discarding unsaved changes.
-    public func reload() throws { try model.mapping.reload(self) }
+    public func reload() throws { try model.table.reload(self) }
 
     // MARK: RecordStorage
 

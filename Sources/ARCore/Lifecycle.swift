@@ -1,6 +1,7 @@
 /// One failed validation: which model and property, a stable key for
-/// localisation, and a readable English message.
-public struct ValidationError: Sendable, Equatable, CustomStringConvertible {
+/// localisation, and a readable English message. ``Model/errors`` lists them; a save
+/// that fails validation throws an ``ActiveRecordError`` carrying them.
+public struct ValidationFailure: Sendable, Equatable, CustomStringConvertible {
     /// The model (class) name, e.g. `User`.
     public var model: String
     /// The property (column) that failed, e.g. `name`.
@@ -10,7 +11,7 @@ public struct ValidationError: Sendable, Equatable, CustomStringConvertible {
     /// A readable message, e.g. `can't be blank`.
     public var message: String
 
-    /// Makes a validation error.
+    /// Makes a validation failure.
     public init(model: String, property: String, key: String, message: String) {
         self.model = model
         self.property = property
@@ -24,7 +25,7 @@ public struct ValidationError: Sendable, Equatable, CustomStringConvertible {
 
 /// Lifecycle callbacks: adopt the protocol and implement the callbacks you need
 /// (the others do nothing). They run in Rails' order, inside the transaction
-/// of the save or drop:
+/// of the save or destroy:
 ///
 /// `beforeValidation` → validations → `afterValidation` → `beforeSave` →
 /// `beforeCreate`/`beforeUpdate` → SQL → `afterCreate`/`afterUpdate` → `afterSave`;
@@ -40,7 +41,7 @@ public struct ValidationError: Sendable, Equatable, CustomStringConvertible {
 /// ```
 ///
 /// A before-callback that throws aborts: nothing is written and `save()` or
-/// `drop()` throws that error. An after-callback that throws rolls the write back.
+/// `destroy()` throws that error. An after-callback that throws rolls the write back.
 public protocol Callbacks: Model {
     /// Before validations run (only for models with validations).
     func beforeValidation() throws
@@ -77,7 +78,7 @@ extension Callbacks {
     public func afterDestroy() throws {}
 }
 
-/// Thrown by a before-callback to stop a save or drop with a reason.
+/// Thrown by a before-callback to stop a save or destroy with a reason.
 public struct Abort: Error, Sendable, CustomStringConvertible {
     /// Why the operation was stopped.
     public var reason: String
@@ -94,8 +95,10 @@ public protocol ValidationHook: Model {
     /// - Parameter changedColumns: the changed columns of a saved record; `nil` for a new one.
     /// - Returns: whether the record is valid.
     func runValidations(changedColumns: Set<String>?) throws -> Bool
-    /// Columns whose uniqueness validation also asks for a UNIQUE index.
-    static var uniquelyIndexedColumns: [String] { get }
-    /// Columns with a uniqueness validation: a UNIQUE constraint failure on one is `already_exists`.
-    static var uniquelyValidatedColumns: [String] { get }
+    /// After a UNIQUE constraint failed on save (a concurrent saver won the race): the
+    /// record's uniqueness validations that fail now, as `already_exists` failures; empty
+    /// when none does (the constraint was another one).
+    func uniquenessFailures() throws -> [ValidationFailure]
+    /// The columns whose uniqueness validation also asks for a UNIQUE index.
+    static func uniquelyIndexedColumns() throws -> [String]
 }

@@ -8,8 +8,8 @@ public enum RecordState: Sendable, Equatable {
     case persisted
     /// Saved, with unsaved changes.
     case changed
-    /// Dropped: its row was deleted.
-    case deleted
+    /// Destroyed: its row was deleted.
+    case destroyed
 }
 
 /// One changed column: its name and its original and current values.
@@ -36,12 +36,13 @@ extension Model {
     /// Whether the record was never saved.
     public var isNewRecord: Bool { header.id == nil }
 
-    /// Whether the record was dropped.
-    public var isDeleted: Bool { header.isDeleted }
+    /// Whether the record was destroyed.
+    public var isDestroyed: Bool { header.isDestroyed }
 
-    /// The record's state: new, persisted, changed or deleted.
-    public var state: RecordState {
-        if header.isDeleted { return .deleted }
+    /// The record's state: new, persisted, changed or destroyed. (Named so that a model
+    /// may have a column called `state`.)
+    public var recordState: RecordState {
+        if header.isDestroyed { return .destroyed }
         if header.id == nil { return .new }
         return hasChanges ? .changed : .persisted
     }

@@ -1,12 +1,13 @@
 import Foundation
 
-/// The class-level API of every ``Model``: finders that return the model's
-/// own type (`User.all()` is `[User]`). ``Model`` adopts it; nothing else should.
-public protocol Persistable: AnyObject {}
+/// The class methods of every ``Model`` — finders, `create`, `destroyAll`, `query()` —
+/// typed by the model (`User.all()` is `[User]`). A protocol because a class method
+/// cannot return `[Self]`; ``Model`` adopts it, nothing else should.
+public protocol ModelClassMethods: AnyObject {}
 
-extension Model: Persistable {}
+extension Model: ModelClassMethods {}
 
-extension Persistable where Self: Model {
+extension ModelClassMethods where Self: Model {
     /// Makes a record from column values and saves it.
     ///
     /// ```swift
@@ -28,7 +29,7 @@ extension Persistable where Self: Model {
     /// Runs a record query whose SQL `sql` makes from the table; the engine's
     /// own queries are cached by `key`, so their text is made only once.
     package static func fetch(
-        key: StatementKey.Kind?, _ arguments: [DatabaseValue], sql: (TableMapping) -> String
+        key: StatementKey.Kind?, _ arguments: [DatabaseValue], sql: (TableEngine) -> String
     ) throws -> [Self] {
         let mapping = try mapping()
         let table = mapping.table
@@ -127,14 +128,34 @@ extension Persistable where Self: Model {
         try scalar("SELECT EXISTS (SELECT 1 FROM \(try quotedTable) WHERE \"id\" = ?)", [.integer(id)]) != 0
     }
 
-    /// Deletes every record of the model: `DELETE FROM "T"`. Records in
-    /// memory are not changed. - Returns: how many rows were deleted.
+    /// Destroys every record of the model, each as ``Model/destroy()`` does (callbacks and
+    /// dependencies), all in one transaction: if one fails, none is destroyed. A model
+    /// without callbacks or relations needs no records in memory: it runs `DELETE FROM "T"`.
+    /// Records already in memory are not marked destroyed.
+    /// - Returns: how many rows of the model's table were deleted.
     @discardableResult
-    public static func dropAll() throws -> Int {
-        let table = try mapping().table
-        return try Database.current.withTable(table) { connection in
-            try connection.execute("DELETE FROM \(table.schema.name.quotedIdentifier)")
-            return connection.changedRowCount
+    public static func destroyAll() throws -> Int {
+        let mapping = try mapping()
+        let table = mapping.table
+        let database = try Database.current
+        guard !mapping.hooks.isEmpty || mapping.hasCallbacks else {
+            return try database.withTable(table) { connection in
+                try connection.execute("DELETE FROM \(table.schema.name.quotedIdentifier)")
+                return connection.changedRowCount
+            }
         }
+        var deleted = 0
+        try database.transaction {
+            let before = try count()
+            for record in try all() {
+                do {
+                    try record.destroy()
+                } catch let error as ActiveRecordError where error.code == .notFound {
+                    continue  // an earlier record's dependencies destroyed it
+                }
+            }
+            deleted = before - (try count())
+        }
+        return deleted
     }
 }

@@ -53,12 +53,12 @@ extension Model {
     /// The table is created on first use when automatic migrations are on.
     /// - Throws: `.constraint` (unique index), `.invalidValue` (a value that
     ///   cannot be stored), `.notFound` (the row was deleted elsewhere),
-    ///   `.misuse` (the record was dropped). The record is unchanged on error.
+    ///   `.misuse` (the record was destroyed). The record is unchanged on error.
     public func save() throws {
         let mapping = try mapping()
-        let pending = mapping.hooks.contains { $0.kind.hasPendingWork(hookField($0)) }
-        guard mapping.hasLifecycle || pending, !header.isDeleted else {
-            return try mapping.table.save(self)  // also throws the error for a dropped record
+        let pending = mapping.hooks.contains { $0.kind.hasPendingWork(in: self, at: $0.offset) }
+        guard mapping.hasLifecycle || pending, !header.isDestroyed else {
+            return try mapping.table.save(self)  // also throws the error for a destroyed record
         }
         let isNew = header.id == nil
         let changed = mapping.table.changedColumns(of: self)
@@ -70,7 +70,8 @@ extension Model {
     /// inside the transaction that ``save()`` opened.
     private func saveWithLifecycle(_ mapping: ModelMapping, isNew: Bool, changed: [Int]) throws {
         let callbacks = mapping.hasCallbacks ? self as? any Callbacks : nil
-        if mapping.validates, let validating = self as? any ValidationHook {
+        let validating = mapping.validates ? self as? any ValidationHook : nil
+        if let validating {
             try callbacks?.beforeValidation()
             let names = isNew ? nil : Set(changed.map { mapping.table.schema.columns[$0].name })
             guard try validating.runValidations(changedColumns: names) else {
@@ -80,65 +81,50 @@ extension Model {
         }
         try callbacks?.beforeSave()
         try isNew ? callbacks?.beforeCreate() : callbacks?.beforeUpdate()
-        for hook in mapping.hooks { try hook.kind.willSave(hookField(hook), of: self) }
+        for hook in mapping.hooks { try hook.kind.willSave(in: self, at: hook.offset) }
         do {
             try mapping.table.save(self)
-        } catch let error as ActiveRecordError where error.code == .constraint {
-            throw uniquenessFailure(error, mapping) ?? error
+        } catch let error as ActiveRecordError where error.isUniqueViolation {
+            // A concurrent saver won the race at a unique index (or a callback changed the
+            // value after validation): the uniqueness validations that now fail say which.
+            guard let failures = try validating?.uniquenessFailures(), !failures.isEmpty else { throw error }
+            errors = failures
+            throw ActiveRecordError.validationFailed(ModelMapping.modelName(type(of: self)), failures)
         }
-        for hook in mapping.hooks { try hook.kind.didSave(hookField(hook), of: self) }
+        for hook in mapping.hooks { try hook.kind.didSave(in: self, at: hook.offset) }
         try isNew ? callbacks?.afterCreate() : callbacks?.afterUpdate()
         try callbacks?.afterSave()
     }
 
-    /// A UNIQUE constraint failure on columns with a uniqueness validation, as
-    /// the validation's `already_exists` errors (a concurrent saver won the race).
-    private func uniquenessFailure(_ error: ActiveRecordError, _ mapping: ModelMapping) -> ActiveRecordError? {
-        guard let validating = type(of: self) as? any ValidationHook.Type,
-              error.message.hasPrefix("UNIQUE constraint failed: ") else { return nil }
-        let validated = Set(validating.uniquelyValidatedColumns)
-        let columns = error.message.dropFirst("UNIQUE constraint failed: ".count)
-            .split(separator: ",").map { $0.split(separator: ".").last.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? "" }
-        guard !columns.isEmpty, columns.allSatisfy(validated.contains) else { return nil }
-        let model = ModelMapping.modelName(type(of: self))
-        errors = columns.map { column in
-            let property = mapping.table.schema.columnIndex(named: column).map { mapping.propertyNames[$0] } ?? column
-            return ValidationError(model: model, property: property, key: "already_exists", message: "already exists")
-        }
-        return ActiveRecordError.validationFailed(model, errors)
-    }
-
-    /// The address of a hook field inside this record.
-    private func hookField(_ hook: ModelMapping.Hook) -> UnsafeMutableRawPointer {
-        Unmanaged.passUnretained(self).toOpaque() + hook.offset
-    }
-
-    /// Deletes the record's row: `DELETE FROM "T" WHERE "id" = ?`.
-    /// - Throws: `.misuse` for a new or already dropped record; `.notFound`
-    ///   when the row was deleted elsewhere (the record counts as dropped).
+    /// Destroys the record: runs its `beforeDestroy` callback and its relations'
+    /// dependencies, deletes its row (`DELETE FROM "T" WHERE "id" = ?`), then runs
+    /// `afterDestroy`, all in one savepoint: if any step fails, nothing is deleted.
     ///
-    /// With relations, their dependencies run first (destroy drops related
-    /// records, nullify clears their keys), all in one savepoint: if any step
-    /// fails, nothing is dropped. A record reached twice by a cascade is dropped once.
-    public func drop() throws {
+    /// Dependencies: a has-many or has-many-through with `.destroy` destroys the related
+    /// records (each with its own dependencies), with `.nullify` clears their keys (or
+    /// deletes the join rows); a belongs-to with `.destroy` destroys the parent. A record
+    /// reached twice by a cascade is destroyed once. (The seeds' `dropRecord`.)
+    /// - Throws: `.misuse` for a new or already destroyed record; `.notFound`
+    ///   when the row was deleted elsewhere (the record counts as destroyed).
+    public func destroy() throws {
         let mapping = try mapping()
-        guard !mapping.hooks.isEmpty || mapping.hasCallbacks, let id = header.id, !header.isDeleted else {
-            return try mapping.table.drop(self)
+        guard !mapping.hooks.isEmpty || mapping.hasCallbacks, let id = header.id, !header.isDestroyed else {
+            return try mapping.table.destroy(self)
         }
         let database = try Database.current
-        let key = DropKey(table: mapping.table.schema.name, id: id)
+        let key = DestroyKey(table: mapping.table.schema.name, id: id)
         let callbacks = mapping.hasCallbacks ? self as? any Callbacks : nil
         try database.transaction {
             // Inside the transaction this thread holds the connection, so the set is ours.
             let (first, cascading) = try database.withConnection { connection in
-                (connection.droppingRecords.insert(key).inserted, connection.droppingRecords.count > 1)
+                (connection.destroyingRecords.insert(key).inserted, connection.destroyingRecords.count > 1)
             }
             guard first else { return }
-            defer { try? database.withConnection { _ = $0.droppingRecords.remove(key) } }
+            defer { try? database.withConnection { _ = $0.destroyingRecords.remove(key) } }
             try callbacks?.beforeDestroy()
-            for hook in mapping.hooks { try hook.kind.willDrop(hookField(hook), of: self) }
+            for hook in mapping.hooks { try hook.kind.willDestroy(in: self, at: hook.offset) }
             do {
-                try mapping.table.drop(self)
+                try mapping.table.destroy(self)
             } catch let error as ActiveRecordError where error.code == .notFound && cascading {
                 return  // deleted earlier in the same cascade
             }
@@ -147,6 +133,6 @@ extension Model {
     }
 
     /// Reads the record's row again, discarding unsaved changes.
-    /// - Throws: `.notFound` when the record is new, dropped or deleted elsewhere.
+    /// - Throws: `.notFound` when the record is new, destroyed or deleted elsewhere.
     public func reload() throws { try mapping().table.reload(self) }
 }

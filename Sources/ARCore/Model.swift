@@ -53,10 +53,10 @@ open class Model: RecordStorage {
     public var updatedAt: Date? { header.updatedAt }
 
     /// The failures of the last validation, in declaration order (empty when valid).
-    public package(set) var errors: [ValidationError] = []
+    public package(set) var errors: [ValidationFailure] = []
 
     /// The failures for one property.
-    public func errors(for property: String) -> [ValidationError] { errors.filter { $0.property == property } }
+    public func errors(for property: String) -> [ValidationFailure] { errors.filter { $0.property == property } }
 
     /// The schema reflected from this class (cached after the first call).
     /// - Throws: `.invalidModel` when a column name is reserved or declared twice.
@@ -72,6 +72,27 @@ open class Model: RecordStorage {
     }
 
     package final func adopt(_ mapping: ModelMapping) { cachedMapping = mapping }
+
+    /// The declaration (name, index, default) of the column stored at `offset` of this
+    /// object, as its initializer set it: what reflection reads from a prototype.
+    final func columnDeclaration(at offset: Int, kind: any ColumnField.Type) -> ColumnDeclaration {
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        return withExtendedLifetime(self) { kind.declaration(base + offset) }
+    }
+
+    /// Calls `body` with the hook field (a relation) stored at `offset` of this object.
+    /// `Field` must be the field's type, as reflection found it.
+    final func withHookField<Field, R>(at offset: Int, as type: Field.Type, _ body: (inout Field) throws -> R) rethrows -> R {
+        let address = (Unmanaged.passUnretained(self).toOpaque() + offset).assumingMemoryBound(to: Field.self)
+        return try withExtendedLifetime(self) { try body(&address.pointee) }
+    }
+
+    /// The site of one of this record's hook fields, for the feature that owns it
+    /// (eager loading writes a relation's loaded records there).
+    package final func hookSite<Field: RecordHookField>(_ hook: ModelMapping.Hook, as type: Field.Type) -> HookFieldSite<Field> {
+        precondition(hook.kind == Field.self, "the hook \(hook.propertyName) is a \(hook.kind), not a \(Field.self)")
+        return HookFieldSite(record: self, offset: hook.offset)
+    }
 
     /// The field at `index`, as a raw pointer into this object.
     @inline(__always)

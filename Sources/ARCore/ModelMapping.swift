@@ -1,8 +1,12 @@
 import Foundation
-import Synchronization
 
 /// A model class reflected into its table: the schema, the SQL, and where
 /// each column's storage sits inside an instance. Built once per class.
+///
+/// Two steps, each cached: ``reflected(_:)`` is what the class declares (its columns,
+/// their offsets, its relation fields); ``of(_:)`` adds what its validations ask of the
+/// table (UNIQUE indexes). Validations name their columns by key path, and key paths are
+/// resolved on the reflected step, so building the final mapping never needs itself.
 package final class ModelMapping: Sendable {
     package struct Field: Sendable {
         /// Byte offsets from the object's start of the column's value and original value.
@@ -11,14 +15,16 @@ package final class ModelMapping: Sendable {
         package let kind: any ColumnField.Type
     }
 
-    /// A field with save and drop hooks (a relation).
+    /// A field with save and destroy hooks (a relation).
     package struct Hook: Sendable {
         package let offset: Int
         package let kind: any RecordHookField.Type
         package let propertyName: String
+        /// The column the field holds (a belongs-to's key), as an index of the schema's columns.
+        package let columnIndex: Int?
     }
 
-    package let table: TableMapping
+    package let table: TableEngine
     package let fields: [Field]
     package let hooks: [Hook]
     /// The Swift property name of each column, for messages.
@@ -28,12 +34,9 @@ package final class ModelMapping: Sendable {
     package let validates: Bool
     /// Whether saving needs a transaction of its own (callbacks, validations).
     package var hasLifecycle: Bool { hasCallbacks || validates }
-    /// Property name → column index, for look-ups by name (not on per-row paths).
-    package let indexByName: [String: Int]
 
     private init(
-        hasCallbacks: Bool, validates: Bool, table: TableMapping, fields: [Field], hooks: [Hook],
-        propertyNames: [String], indexByName: [String: Int]
+        hasCallbacks: Bool, validates: Bool, table: TableEngine, fields: [Field], hooks: [Hook], propertyNames: [String]
     ) {
         self.hasCallbacks = hasCallbacks
         self.validates = validates
@@ -41,12 +44,11 @@ package final class ModelMapping: Sendable {
         self.fields = fields
         self.hooks = hooks
         self.propertyNames = propertyNames
-        self.indexByName = indexByName
     }
 
-    private static let cache = Mutex<[ObjectIdentifier: ModelMapping]>([:])
-    private static let building = Mutex<[ObjectIdentifier: (thread: UInt, mapping: ModelMapping)]>([:])
-    private static let names = Mutex<[ObjectIdentifier: String]>([:])
+    private static let mappings = Lock<[ObjectIdentifier: ModelMapping]>([:])
+    private static let reflections = Lock<[ObjectIdentifier: ModelMapping]>([:])
+    private static let names = Lock<[ObjectIdentifier: String]>([:])
 
     /// The class name as written (`String(describing:)` costs thousands of
     /// instructions, so it is asked once per class).
@@ -58,73 +60,76 @@ package final class ModelMapping: Sendable {
         return name
     }
 
-    /// The mapping of `type`, reflected on first use and cached.
+    /// The mapping of `type`, with the unique indexes its validations ask for; built on
+    /// first use and cached.
     /// - Throws: `.invalidModel` when the class cannot be a table.
     package static func of(_ type: Model.Type) throws -> ModelMapping {
         let key = ObjectIdentifier(type)
-        let thread = UInt(pthread_self())
-        let known = cache.withLock { cache -> ModelMapping? in cache[key] }
-        if let known { return known }
-        // Re-entered on the thread that is building this mapping (a key-path probe
-        // of its validations): the provisional mapping serves it; no other thread sees it.
-        if let provisional = building.withLock({ $0[key] }), provisional.thread == thread {
-            return provisional.mapping
+        if let known = mappings.withLock({ $0[key] }) { return known }
+        var mapping = try reflected(type)
+        if let validating = type as? any ValidationHook.Type {
+            // The validations' key paths resolve on the reflected mapping (see KeyPathColumns).
+            let unique = Set(try validating.uniquelyIndexedColumns())
+            if !unique.isEmpty { mapping = try mapping.addingUniqueIndexes(unique) }
         }
-        // Reflect outside the lock: the prototype's initializer is user code.
-        let reflected = try reflect(type)
-        var final = reflected
-        if let hook = type as? any ValidationHook.Type {
-            building.withLock { $0[key] = (thread, reflected) }
-            defer { building.withLock { _ = $0.removeValue(forKey: key) } }
-            // Validations name their columns by key path, which needs a mapping; the
-            // unique indexes they ask for make the final one.
-            let unique = Set(hook.uniquelyIndexedColumns)
-            if !unique.isEmpty { final = try reflected.addingUniqueIndexes(unique) }
-        }
-        return cache.withLock { cache in
-            if let existing = cache[key] { return existing }
-            cache[key] = final
-            return final
+        return mappings.withLock { mappings in
+            if let existing = mappings[key] { return existing }
+            mappings[key] = mapping
+            return mapping
         }
     }
 
-    /// The same mapping with a UNIQUE index on these columns (by column or property name).
+    /// What `type` declares, reflected on first use and cached: the columns and where they
+    /// sit, without what validations add. Key-path resolution works on this.
+    package static func reflected(_ type: Model.Type) throws -> ModelMapping {
+        let key = ObjectIdentifier(type)
+        if let known = reflections.withLock({ $0[key] }) { return known }
+        // Reflect outside the lock: the prototype's initializer is user code.
+        let reflected = try reflect(type)
+        return reflections.withLock { reflections in
+            if let existing = reflections[key] { return existing }
+            reflections[key] = reflected
+            return reflected
+        }
+    }
+
+    /// The same mapping with a UNIQUE index on these columns (by column name).
     private func addingUniqueIndexes(_ names: Set<String>) throws -> ModelMapping {
         let schema = table.schema
-        let columns = schema.columns.enumerated().map { index, column in
+        let columns = schema.columns.map { column in
             var column = column
-            if names.contains(column.name) || names.contains(propertyNames[index]) { column.index = .unique }
+            if names.contains(column.name) { column.index = .unique }
             return column
         }
         return ModelMapping(
             hasCallbacks: hasCallbacks, validates: validates,
-            table: TableMapping(schema: try TableSchema(name: schema.name, columns: columns)),
-            fields: fields, hooks: hooks, propertyNames: propertyNames, indexByName: indexByName)
+            table: TableEngine(schema: try TableSchema(name: schema.name, columns: columns), propertyNames: propertyNames),
+            fields: fields, hooks: hooks, propertyNames: propertyNames)
     }
 
     private static func reflect(_ type: Model.Type) throws -> ModelMapping {
         let prototype = type.init()
         let reflected = try reflectColumnFields(of: type, prototype: prototype)
-        let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
         var columns: [ColumnSchema] = []
         var fields: [Field] = []
         var propertyNames: [String] = []
-        var indexByName: [String: Int] = [:]
+        var hooks: [Hook] = []
         for field in reflected {
-            guard let (offset, kind) = field.column else { continue }
-            let declaration = kind.declaration(base + offset)
-            let name = declaration.name ?? field.defaultColumnName ?? field.propertyName
-            columns.append(ColumnSchema(
-                name: name, type: kind.sqlType, isNullable: kind.isNullable,
-                index: declaration.index, defaultValue: declaration.value))
-            propertyNames.append(field.propertyName)
-            let layout = kind.layout
-            fields.append(Field(valueOffset: offset + layout.value, originalOffset: offset + layout.original, kind: kind))
-            indexByName[name] = fields.count - 1
-            if indexByName[field.propertyName] == nil { indexByName[field.propertyName] = fields.count - 1 }
-        }
-        let hooks = reflected.compactMap { field in
-            field.hook.map { Hook(offset: field.offset, kind: $0, propertyName: field.propertyName) }
+            var columnIndex: Int?
+            if let (offset, kind) = field.column {
+                let declaration = prototype.columnDeclaration(at: offset, kind: kind)
+                let name = declaration.name ?? field.defaultColumnName ?? field.propertyName
+                columns.append(ColumnSchema(
+                    name: name, type: kind.sqlType, isNullable: kind.isNullable,
+                    index: declaration.index, defaultValue: declaration.value))
+                propertyNames.append(field.propertyName)
+                let layout = kind.layout
+                fields.append(Field(valueOffset: offset + layout.value, originalOffset: offset + layout.original, kind: kind))
+                columnIndex = fields.count - 1
+            }
+            if let hook = field.hook {
+                hooks.append(Hook(offset: field.offset, kind: hook, propertyName: field.propertyName, columnIndex: columnIndex))
+            }
         }
         withExtendedLifetime(prototype) {}
         let schema: TableSchema
@@ -135,19 +140,8 @@ package final class ModelMapping: Sendable {
         }
         return ModelMapping(
             hasCallbacks: type is any Callbacks.Type, validates: type is any ValidationHook.Type,
-            table: TableMapping(schema: schema), fields: fields, hooks: hooks,
-            propertyNames: propertyNames, indexByName: indexByName)
-    }
-
-    /// The position of a column or property name in ``TableMapping/qualifiedColumns``
-    /// (0–2 for `id`, `createdAt`, `updatedAt`), or `nil`.
-    package func qualifiedColumnPosition(_ name: String) -> Int? {
-        switch name {
-        case "id": return 0
-        case "createdAt": return 1
-        case "updatedAt": return 2
-        default: return indexByName[name].map { $0 + 3 }
-        }
+            table: TableEngine(schema: schema, propertyNames: propertyNames), fields: fields, hooks: hooks,
+            propertyNames: propertyNames)
     }
 
     /// The column name for a column or property name (`id`, `createdAt`, `updatedAt` included).
@@ -160,7 +154,12 @@ package final class ModelMapping: Sendable {
     /// The column index for a column or property name.
     /// - Throws: `.unknownColumn`, listing the model's columns.
     package func columnIndex(_ name: String) throws -> Int {
-        guard let index = indexByName[name] else { throw table.schema.unknownColumn(name) }
-        return index
+        guard let position = table.position(of: name), position >= 3 else { throw table.schema.unknownColumn(name) }
+        return position - 3
+    }
+
+    /// The property name of a column (the column name when it is not a declared column).
+    package func propertyName(ofColumn column: String) -> String {
+        table.schema.columnIndex(named: column).map { propertyNames[$0] } ?? column
     }
 }

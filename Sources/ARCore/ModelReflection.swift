@@ -42,7 +42,7 @@ package func reflectColumnFields(of modelClass: AnyClass, prototype: AnyObject) 
         if let kind = fieldType as? any ColumnField.Type {
             field.column = (offset, kind)
         } else if let embedding = fieldType as? any EmbeddedColumnField.Type {
-            let embedded = embedding.embeddedColumn
+            let embedded = embedding.embeddedLayout
             field.column = (offset + embedded.offset, embedded.kind)
             field.defaultColumnName = embedding.defaultColumnName
         }

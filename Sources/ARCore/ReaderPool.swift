@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Reader connections of a file database: opened on demand (up to a few),
 /// each used by one thread at a time, `PRAGMA query_only` so they cannot write.
@@ -25,7 +24,7 @@ final class ReaderPool: Sendable {
 
     static let maximumReaders = 4
     let path: String
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     init(path: String) { self.path = path }
 
@@ -70,9 +69,9 @@ final class ReaderPool: Sendable {
     }
 }
 
-/// A reader connection held across calls, for a cursor that a caller steps at its own pace
-/// (the C API's `ar_query_next`): the reader goes back to its pool when the lease is released.
-/// Finalize the lease's statements before releasing it.
+/// A reader connection held across calls, for a ``RowCursor`` that a caller steps at its own
+/// pace: the reader goes back to its pool when the lease is released. Finalize the lease's
+/// statements before releasing it.
 package final class ReaderLease {
     package let connection: Connection
     private let pool: ReaderPool

@@ -6,12 +6,12 @@ extension Date {
     package static var nowAsStored: Date { Date(timeIntervalSince1970: Date().timeIntervalSince1970) }
 }
 
-/// The bookkeeping every record carries: its row id, timestamps and whether it was dropped.
+/// The bookkeeping every record carries: its row id, timestamps and whether it was destroyed.
 package struct RecordHeader {
     package var id: Int64?
     package var createdAt: Date?
     package var updatedAt: Date?
-    package var isDeleted = false
+    package var isDestroyed = false
     package init() {}
 
     /// The header of a row selected with ``TableSchema/selectList``, whose `id` is result
@@ -59,7 +59,7 @@ extension RecordStorage {
 /// How to put a record back in memory when the transaction that wrote it rolls back.
 /// Values rather than closures: a transaction of many writes holds one per write.
 package enum UndoEntry {
-    /// Restore the header (an insert: new again; a drop: not dropped).
+    /// Restore the header (an insert: new again; a destroy: not destroyed).
     case header(any RecordStorage, RecordHeader)
     /// Restore the header and the original values of the updated columns.
     case update(any RecordStorage, RecordHeader, columns: [Int], originals: [DatabaseValue])

@@ -1,4 +1,4 @@
-import CSQLite
+import ActiveRecordSQLite
 import Foundation
 
 /// `SQLITE_TRANSIENT`: SQLite copies the bytes before the bind call returns.

@@ -1,6 +1,4 @@
 import ARCore
-import Foundation
-import Synchronization
 
 /// A condition written with key paths: `\.age > 30`, `\.name == "Alex" || \.note == nil`.
 ///
@@ -90,11 +88,11 @@ extension Query {
         with { copy in
             do {
                 let (node, arguments) = try condition.predicate()
-                copy.conditions.append(.predicate(format: nil, node: node, placeholders: arguments.count, arguments: arguments))
+                copy.clauses.conditions.append(.predicate(format: nil, node: node, placeholders: arguments.count, arguments: arguments))
             } catch let error as ActiveRecordError {
-                copy.conditions.append(.failed(error))
+                copy.clauses.conditions.append(.failed(error))
             } catch {
-                copy.conditions.append(.failed(ActiveRecordError(.invalidPredicate, "\(error)")))
+                copy.clauses.conditions.append(.failed(ActiveRecordError(.invalidPredicate, "\(error)")))
             }
         }
     }
@@ -109,7 +107,7 @@ extension Query {
         do {
             return order(by: try KeyPathColumns.columnName(keyPath), ascending: ascending)
         } catch {
-            return with { $0.conditions.append(.failed(error as? ActiveRecordError ?? ActiveRecordError(.invalidPredicate, "\(error)"))) }
+            return with { $0.clauses.conditions.append(.failed(error as? ActiveRecordError ?? ActiveRecordError(.invalidPredicate, "\(error)"))) }
         }
     }
 }
@@ -136,77 +134,4 @@ extension PredicateNode {
             return .inList(shift(value), .operands(operands.map(shift)), negated: negated)
         }
     }
-}
-
-/// Maps key paths to column names, once per key path.
-package enum KeyPathColumns {
-    /// A key path as a dictionary key. `@unchecked Sendable`: key paths are
-    /// immutable objects, safe to share between threads (the standard library
-    /// does not mark `AnyKeyPath` Sendable).
-    private struct Key: Hashable, @unchecked Sendable {
-        let keyPath: AnyKeyPath
-    }
-
-    private static let cache = Mutex<[Key: String]>([:])
-
-    /// Values tried, in order, until one reads back different from the probe's current value.
-    private static let probes: [DatabaseValue] = [
-        .integer(1), .integer(2), .real(1.5), .real(2.5), .text("a"), .text("b"),
-        .text("00000000-0000-0000-0000-000000000001"), .text("00000000-0000-0000-0000-000000000002"),
-        .blob(Data([1])), .blob(Data([2])), .text("[]"), .text("{}"), .text("[0]"), .null,
-    ]
-
-    package static func columnName<Root: Model, Value: ColumnValue>(_ keyPath: KeyPath<Root, Value>) throws -> String {
-        let key = Key(keyPath: keyPath)
-        if let name = cache.withLock({ $0[key] }) { return name }
-        let name = try probe(keyPath)
-        cache.withLock { $0[key] = name }
-        return name
-    }
-
-    private static func probe<Root: Model, Value: ColumnValue>(_ keyPath: KeyPath<Root, Value>) throws -> String {
-        let mapping = try Root.mapping()
-        let schema = mapping.table.schema
-        guard let writable = keyPath as? ReferenceWritableKeyPath<Root, Value> else {
-            throw ActiveRecordError(
-                .unknownColumn, "the key path \(keyPath) of \(Root.self) is not a settable @Column property; "
-                    + "its columns are: \(schema.allColumnNames.joined(separator: ", "))")
-        }
-        let record = Root()
-        record.adopt(mapping)
-        let before = schema.columns.indices.map { try? record.currentValue($0) }
-        let original = record[keyPath: writable]
-        guard let different = distinctValue(from: original) else {
-            // No second value to write (an enum that is not CaseIterable, say): the
-            // column is known if it is the only one of exactly this type.
-            let sameType = mapping.fields.indices.filter { mapping.fields[$0].kind == Column<Value>.self }
-            if sameType.count == 1 { return schema.columns[sameType[0]].name }
-            throw ActiveRecordError(
-                .invalidPredicate,
-                "cannot tell which column \(keyPath) is (no probe value for \(Value.self)); use its column name instead")
-        }
-        record[keyPath: writable] = different
-        let changed = schema.columns.indices.filter { (try? record.currentValue($0)) != before[$0] }
-        guard changed.count == 1 else {
-            throw ActiveRecordError(
-                .unknownColumn, "the key path \(keyPath) of \(Root.self) is not a @Column property; "
-                    + "its columns are: \(schema.allColumnNames.joined(separator: ", "))")
-        }
-        return schema.columns[changed[0]].name
-    }
-
-    private static func distinctValue<Value: ColumnValue>(from original: Value) -> Value? {
-        if let cases = Value.self as? any CaseIterable.Type,
-           let different = cases.allCasesArray.compactMap({ $0 as? Value }).first(where: { !Value.isEquivalent($0, original) }) {
-            return different
-        }
-        for probe in probes {
-            if let value = try? Value.fromSQL(probe), !Value.isEquivalent(value, original) { return value }
-        }
-        return nil
-    }
-}
-
-extension CaseIterable {
-    fileprivate static var allCasesArray: [Any] { Array(allCases) }
 }

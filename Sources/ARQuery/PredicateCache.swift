@@ -1,11 +1,11 @@
-import Synchronization
+import ARCore
 
 /// Parsed predicates by format string, so that a query repeated in a loop
 /// parses its format once. Bounded: cleared when it holds too many.
 enum PredicateCache {
     private static let limit = 1_000
-    private static let entries = Mutex<[String: (node: PredicateNode, placeholderCount: Int)]>([:])
-    private static let operandLists = Mutex<[String: [PredicateOperand]]>([:])
+    private static let entries = Lock<[String: (node: PredicateNode, placeholderCount: Int)]>([:])
+    private static let operandLists = Lock<[String: [PredicateOperand]]>([:])
 
     /// A parsed list of columns or aggregates (`order`, `group`, `values`).
     static func parseOperands(_ text: String) throws(PredicateSyntaxError) -> [PredicateOperand] {

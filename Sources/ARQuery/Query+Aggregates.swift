@@ -34,11 +34,10 @@ extension Query {
     private func aggregate(_ function: String, _ column: String) throws -> DatabaseValue {
         let sql = try compile()
         var columnArguments: [DatabaseValue] = []
-        let expression = try renderExpression(column, sql.tables, into: &columnArguments)
+        let expression = try clauses.renderExpression(column, sql.tables, into: &columnArguments)
         if sql.needsSubquery {
-            let inner = "SELECT \(isDistinct ? "DISTINCT " : "")\(expression) AS value \(sql.body)\(sql.tail)"
-            return try scalar(
-                "SELECT \(function)(value) FROM (\(inner))", columnArguments + sql.bodyArguments + sql.tailArguments, sql.tables)
+            let inner = sql.select("\(expression) AS value")
+            return try scalar("SELECT \(function)(value) FROM (\(inner))", columnArguments + sql.arguments, sql.tables)
         }
         return try scalar("SELECT \(function)(\(expression)) \(sql.body)", columnArguments + sql.bodyArguments, sql.tables)
     }
@@ -53,10 +52,9 @@ extension Query {
     public func values(_ expressions: String) throws -> [[DatabaseValue]] {
         let sql = try compile()
         var selectArguments: [DatabaseValue] = []
-        let list = try renderExpressions(expressions, sql.tables, into: &selectArguments)
-        let text = "SELECT \(isDistinct ? "DISTINCT " : "")\(list.joined(separator: ", ")) \(sql.body)\(sql.tail)"
+        let list = try clauses.renderExpressions(expressions, sql.tables, into: &selectArguments)
         return try withConnection(sql.tables) { connection in
-            try connection.withStatement(text, selectArguments + sql.bodyArguments + sql.tailArguments) { statement in
+            try connection.withStatement(sql.select(list.joined(separator: ", ")), selectArguments + sql.arguments) { statement in
                 var rows: [[DatabaseValue]] = []
                 let count = statement.columnCount
                 while try statement.step() { rows.append((0..<count).map { statement.value($0) }) }

@@ -6,9 +6,9 @@ extension Query {
         try Database.current.withReader(tables.map(\.table), body)
     }
 
-    /// `SELECT [DISTINCT] <records> FROM … WHERE … ORDER BY … LIMIT …`.
-    func recordsSQL(_ sql: QuerySQL) -> String {
-        "SELECT \(isDistinct ? "DISTINCT " : "")\(sql.tables[0].selectList(columns: sql.selectedColumns)) \(sql.body)\(sql.tail)"
+    /// The query's SQL; see ``QueryClauses/compile(_:defaultsToIdOrder:)``.
+    func compile(defaultsToIdOrder: Bool = false) throws -> CompiledQuery {
+        try clauses.compile(QueryTable(Record.self), defaultsToIdOrder: defaultsToIdOrder)
     }
 
     /// Runs the query: `SELECT` the records, in the given order, else in id order.
@@ -17,26 +17,17 @@ extension Query {
     ///   `.unknownColumn` / `.unknownTable` (naming the model's columns), SQLite errors.
     public func fetch() throws -> [Record] {
         if let records = recordsInMemory { return records }
-        let records = try fetchFromDatabase()
-        for preload in preloaders { try preload(records) }
-        return records
-    }
-
-    private func fetchFromDatabase() throws -> [Record] {
         let sql = try compile(defaultsToIdOrder: true)
-        let mapping = sql.tables[0].model
-        return try withConnection(sql.tables) { connection in
-            try connection.withStatement(recordsSQL(sql), sql.bodyArguments + sql.tailArguments) { statement in
-                var records: [Record] = []
-                while try statement.step() {
-                    let record = Record()
-                    record.adopt(mapping)
-                    try mapping.table.decode(record, from: statement, columns: sql.selectedColumns)
-                    records.append(record)
-                }
-                return records
+        let mapping = try Record.mapping()
+        let records = try withConnection(sql.tables) { connection in
+            try mapping.table.fetch(sql.recordsSQL, sql.arguments, columns: sql.selectedColumns, in: connection) {
+                let record = Record()
+                record.adopt(mapping)
+                return record
             }
         }
+        for preload in preloaders { try preload(records) }
+        return records
     }
 
     /// The first record: in the query's order, else the lowest id. Runs the query with `LIMIT 1`.
@@ -48,14 +39,7 @@ extension Query {
     /// The last record: the query's order reversed, else the highest id.
     public func last() throws -> Record? {
         if let records = recordsInMemory { return records.last }
-        var reversed = self
-        reversed.isPristine = false
-        if orderings.isEmpty && !randomOrder {
-            reversed.orderings = [Ordering(column: "id", ascending: false)]
-        } else {
-            reversed.orderings = orderings.map { Ordering(column: $0.column, ascending: !$0.ascending) }
-        }
-        return try reversed.limit(1).fetch().first
+        return try with { $0.clauses = clauses.reversed }.limit(1).fetch().first
     }
 
     /// The number of records the query returns (respecting conditions, joins,
@@ -63,19 +47,15 @@ extension Query {
     public func count() throws -> Int {
         if let records = recordsInMemory { return records.count }
         let sql = try compile()
-        let text = sql.needsSubquery
-            ? "SELECT count(*) FROM (\(recordsSQL(sql)))"
-            : "SELECT count(*) \(sql.body)"
-        let arguments = sql.needsSubquery ? sql.bodyArguments + sql.tailArguments : sql.bodyArguments
-        return Int(try scalar(text, arguments, sql.tables).integerValue ?? 0)
+        let count = sql.count
+        return Int(try scalar(count.sql, count.arguments, sql.tables).integerValue ?? 0)
     }
 
     /// Whether the query returns any record.
     public func exists() throws -> Bool {
         if let records = recordsInMemory { return !records.isEmpty }
         let sql = try compile()
-        return try scalar("SELECT EXISTS (\(recordsSQL(sql)))", sql.bodyArguments + sql.tailArguments, sql.tables)
-            .integerValue == 1
+        return try scalar("SELECT EXISTS (\(sql.recordsSQL))", sql.arguments, sql.tables).integerValue == 1
     }
 
     func scalar(_ text: String, _ arguments: [DatabaseValue], _ tables: [QueryTable]) throws -> DatabaseValue {
@@ -106,7 +86,7 @@ extension Query {
     /// for (user, group) in try User.query().join(Group.self, .left).fetchJoined(Group.self) { … }
     /// ```
     public func fetchJoined<Other: Model>(_ other: Other.Type) throws -> [(Record?, Other?)] {
-        guard joins.contains(where: { $0.model == other }) else {
+        guard clauses.joins.contains(where: { $0.model == other }) else {
             throw ActiveRecordError(.misuse, "fetchJoined(\(other).self) needs a join(\(other).self, …) first")
         }
         return try fetchJoinedRows { tables, records in
@@ -117,10 +97,9 @@ extension Query {
 
     private func fetchJoinedRows<Row>(_ makeRow: ([QueryTable], [Model?]) -> Row) throws -> [Row] {
         let sql = try compile(defaultsToIdOrder: true)
-        let lists = sql.tables.map { $0.selectList() }.joined(separator: ", ")
-        let text = "SELECT \(isDistinct ? "DISTINCT " : "")\(lists) \(sql.body)\(sql.tail)"
+        let text = sql.select(sql.tables.map { $0.selectList() }.joined(separator: ", "))
         return try withConnection(sql.tables) { connection in
-            try connection.withStatement(text, sql.bodyArguments + sql.tailArguments) { statement in
+            try connection.withStatement(text, sql.arguments) { statement in
                 var rows: [Row] = []
                 while try statement.step() {
                     var offset: Int32 = 0
@@ -128,9 +107,9 @@ extension Query {
                     for table in sql.tables {
                         if statement.isNull(offset) {
                             records.append(nil)
-                        } else {
-                            let record = table.modelType.init()
-                            record.adopt(table.model)
+                        } else if let modelType = table.modelType, let mapping = table.mapping {
+                            let record = modelType.init()
+                            record.adopt(mapping)
                             try table.table.decode(record, from: statement, at: offset)
                             records.append(record)
                         }

@@ -17,42 +17,8 @@ import ARCore
 ///
 /// A query is a value: each call returns a new query and leaves the old one as it was.
 public struct Query<Record: Model> {
-    enum Condition {
-        /// A parsed format string (or a field condition) with its arguments.
-        case predicate(format: String?, node: PredicateNode, placeholders: Int, arguments: [QueryArgument.Source])
-        /// A format string whose parse failed; reported by the terminal call.
-        case invalid(format: String, PredicateSyntaxError)
-        /// A condition that could not be built (a key path that is not a column); reported by the terminal call.
-        case failed(ActiveRecordError)
-    }
-
-    struct Ordering {
-        var column: String
-        var ascending: Bool
-    }
-
-    enum Selection {
-        case all
-        case only([String])
-        case except([String])
-    }
-
-    struct Join {
-        var model: Model.Type
-        var kind: JoinKind
-        var on: (local: String, foreign: String)?
-    }
-
-    var conditions: [Condition] = []
-    var orderings: [Ordering] = []
-    var randomOrder = false
-    var limitCount: Int?
-    var offsetCount: Int?
-    var selection = Selection.all
-    var isDistinct = false
-    var joins: [Join] = []
-    var groupColumns: [String] = []
-    var havingConditions: [Condition] = []
+    /// The clauses, compiled by the compiler ``DynamicQuery`` shares.
+    var clauses = QueryClauses()
     /// The relation this query belongs to (`group.users`), if any.
     package var relation: (any QueryRelation)?
     /// Whether the query is a relation's own, unchanged: then it may answer from memory.
@@ -76,12 +42,12 @@ public struct Query<Record: Model> {
     /// Errors (syntax, unknown column, argument count) are thrown by the terminal call,
     /// with the position in `format`. See the README for the grammar.
     public func `where`(_ format: String, _ arguments: (any ColumnValue)?...) -> Query {
-        with { $0.conditions.append(Self.condition(format, arguments.map(QueryArgument.Source.init))) }
+        with { $0.clauses.conditions.append(.parsing(format, arguments.map(QueryArgument.Source.init))) }
     }
 
     /// ``where(_:_:)-(String,(any ColumnValue)?...)`` with arguments given as database values.
     public func `where`(_ format: String, arguments: [QueryArgument]) -> Query {
-        with { $0.conditions.append(Self.condition(format, arguments.map { .converted($0) })) }
+        with { $0.clauses.conditions.append(.parsing(format, arguments.map { .converted($0) })) }
     }
 
     /// Adds a condition on one column (or property) name.
@@ -92,51 +58,42 @@ public struct Query<Record: Model> {
     public func `where`(_ column: String, _ condition: FieldCondition) -> Query {
         let (node, arguments) = condition.predicate(on: column)
         return with {
-            $0.conditions.append(.predicate(format: nil, node: node, placeholders: arguments.count, arguments: arguments))
-        }
-    }
-
-    static func condition(_ format: String, _ arguments: [QueryArgument.Source]) -> Condition {
-        do {
-            let parsed = try PredicateCache.parse(format)
-            return .predicate(format: format, node: parsed.node, placeholders: parsed.placeholderCount, arguments: arguments)
-        } catch {
-            return .invalid(format: format, error)
+            $0.clauses.conditions.append(.predicate(format: nil, node: node, placeholders: arguments.count, arguments: arguments))
         }
     }
 
     // MARK: Shape
 
     /// At most `count` records.
-    public func limit(_ count: Int) -> Query { with { $0.limitCount = count } }
+    public func limit(_ count: Int) -> Query { with { $0.clauses.limitCount = count } }
 
     /// Skips the first `count` records.
-    public func offset(_ count: Int) -> Query { with { $0.offsetCount = count } }
+    public func offset(_ count: Int) -> Query { with { $0.clauses.offsetCount = count } }
 
     /// Orders by a column (or `Table.column` of a joined model); several calls sort by each key in turn.
     public func order(by column: String, ascending: Bool = true) -> Query {
-        with { $0.orderings.append(Ordering(column: column, ascending: ascending)) }
+        with { $0.clauses.orderings.append(.init(column: column, ascending: ascending)) }
     }
 
     /// Orders randomly (`ORDER BY random()`), after any keys given before.
-    public func orderRandomly() -> Query { with { $0.randomOrder = true } }
+    public func orderRandomly() -> Query { with { $0.clauses.randomOrder = true } }
 
     /// Loads only these columns (with `id`, `createdAt`, `updatedAt`); the others
     /// keep their declared defaults, and saving the record leaves them untouched.
-    public func only(_ columns: String...) -> Query { with { $0.selection = .only(columns) } }
+    public func only(_ columns: String...) -> Query { with { $0.clauses.selection = .only(columns) } }
 
     /// Loads every column but these; see ``only(_:)``.
-    public func except(_ columns: String...) -> Query { with { $0.selection = .except(columns) } }
+    public func except(_ columns: String...) -> Query { with { $0.clauses.selection = .except(columns) } }
 
     /// Removes duplicate rows (`SELECT DISTINCT`), useful with joins.
-    public func distinct() -> Query { with { $0.isDistinct = true } }
+    public func distinct() -> Query { with { $0.clauses.isDistinct = true } }
 
     /// Groups rows by these columns, for ``values(_:)`` and aggregates.
-    public func group(by columns: String...) -> Query { with { $0.groupColumns += columns } }
+    public func group(by columns: String...) -> Query { with { $0.clauses.groupColumns += columns } }
 
     /// Filters groups, in the predicate language with aggregates: `having("count(*) > %@", 1)`.
     public func having(_ format: String, _ arguments: (any ColumnValue)?...) -> Query {
-        with { $0.havingConditions.append(Self.condition(format, arguments.map(QueryArgument.Source.init))) }
+        with { $0.clauses.havingConditions.append(.parsing(format, arguments.map(QueryArgument.Source.init))) }
     }
 
     // MARK: Joins
@@ -150,13 +107,13 @@ public struct Query<Record: Model> {
     ///   - local: a column of this model (or `Table.column` of an earlier join).
     ///   - foreign: a column of `other`.
     public func join<Other: Model>(_ other: Other.Type, _ kind: JoinKind = .inner, on local: String, _ foreign: String) -> Query {
-        with { $0.joins.append(Join(model: other, kind: kind, on: (local, foreign))) }
+        with { $0.clauses.joins.append(.init(model: other, kind: kind, on: (local, foreign))) }
     }
 
     /// Joins another model by the naming convention: `"User"."groupId" = "Group"."id"` when
     /// this model has `<lowerCamel(Other)>Id`, else `"User"."id" = "Other"."userId"`.
     public func join<Other: Model>(_ other: Other.Type, _ kind: JoinKind = .inner) -> Query {
-        with { $0.joins.append(Join(model: other, kind: kind, on: nil)) }
+        with { $0.clauses.joins.append(.init(model: other, kind: kind, on: nil)) }
     }
 
     func with(_ change: (inout Query) -> Void) -> Query {
@@ -167,24 +124,9 @@ public struct Query<Record: Model> {
     }
 }
 
-/// How a join keeps rows without a match.
-public enum JoinKind: String, Sendable {
-    /// Only rows with a match on both sides.
-    case inner = "JOIN"
-    /// Every row of the left side; the right side may be absent.
-    case left = "LEFT JOIN"
-    /// Every row of the right side; the left side may be absent.
-    case right = "RIGHT JOIN"
-    /// Every row of both sides.
-    case fullOuter = "FULL OUTER JOIN"
-}
-
-extension Persistable where Self: Model {
+extension ModelClassMethods where Self: Model {
     /// A lazy query over this model's records; nothing runs until a terminal call.
     public static func query() -> Query<Self> { Query() }
-
-    /// The seeds' name for ``query()``.
-    public static func lazyFetcher() -> Query<Self> { Query() }
 }
 
 @available(*, unavailable, message: "A query holds its arguments, which need not be Sendable")

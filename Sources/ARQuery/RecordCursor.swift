@@ -7,32 +7,26 @@ import ARCore
 /// while let user = try cursor.next() { … }
 /// ```
 ///
-/// The cursor has its own prepared statement and takes the database's lock
-/// for each step only, so other work may run between steps. It is finalized
-/// when the rows run out or the cursor is released.
+/// Outside a transaction, on a file database, the cursor reads through one of the
+/// database's reader connections, leased until the rows run out or the cursor is closed:
+/// it sees the rows as they were at its first step, and other threads write meanwhile.
+/// Inside a transaction it reads through the writer (and so sees the transaction's own
+/// writes), as it does in memory or when every reader is in use; it then takes the
+/// writer's lock for each step only.
 public final class RecordCursor<Record: Model> {
-    private let database: Database
+    private let rows: RowCursor
     private let mapping: ModelMapping
     private let columns: [Int]?
-    private var statement: Statement?
 
-    init(database: Database, mapping: ModelMapping, columns: [Int]?, statement: Statement) {
-        self.database = database
+    init(rows: RowCursor, mapping: ModelMapping, columns: [Int]?) {
+        self.rows = rows
         self.mapping = mapping
         self.columns = columns
-        self.statement = statement
     }
-
-    deinit { close() }
 
     /// The next record, or `nil` when there are no more.
     public func next() throws -> Record? {
-        try database.withConnection { _ in
-            guard let statement else { return nil }
-            guard try statement.step() else {
-                self.statement = nil
-                return nil
-            }
+        try rows.next { statement in
             let record = Record()
             record.adopt(mapping)
             try mapping.table.decode(record, from: statement, columns: columns)
@@ -40,11 +34,8 @@ public final class RecordCursor<Record: Model> {
         }
     }
 
-    /// Releases the statement before the rows run out.
-    public func close() {
-        // Finalize under the lock: the connection may be in use on another thread.
-        try? database.withConnection { _ in statement = nil }
-    }
+    /// Releases the statement (and the reader) before the rows run out.
+    public func close() { rows.close() }
 }
 
 @available(*, unavailable, message: "A cursor is used from one thread at a time")
@@ -52,17 +43,13 @@ extension RecordCursor: Sendable {}
 
 extension Query {
     /// A cursor over the query's records, for results too large to hold at once.
+    /// - Throws: what ``fetch()`` throws.
     public func cursor() throws -> RecordCursor<Record> {
         let sql = try compile(defaultsToIdOrder: true)
-        let database = try Database.current
-        // The cursor steps on the writer, taking its lock per step (see RecordCursor).
-        for table in sql.tables { try database.withTable(table.table) { _ in } }
-        return try database.withConnection { connection in
-            let statement = try connection.prepare(recordsSQL(sql))
-            try statement.bind(sql.bodyArguments + sql.tailArguments)
-            connection.tracer?(statement.sql)
-            return RecordCursor(database: database, mapping: sql.tables[0].model, columns: sql.selectedColumns, statement: statement)
-        }
+        let cursor = try Database.current.openCursor(
+            sql.recordsSQL, sql.arguments, tables: sql.tables.map(\.table), writerFallback: true)
+        guard let cursor else { preconditionFailure("a cursor with a writer fallback always opens") }
+        return RecordCursor(rows: cursor, mapping: try Record.mapping(), columns: sql.selectedColumns)
     }
 
     /// Calls `body` with each record in turn, in constant memory.

@@ -1,29 +1,28 @@
 import ARCore
 
-/// What dropping a record does to the records related to it (the seeds'
-/// `ARDependencyDestroy` and `ARDependencyNullify`).
+/// What destroying a record does to its children (`@HasMany`) or to the records it is
+/// related to through a join model (`@HasManyThrough`): the seeds' `ARDependencyDestroy`
+/// and `ARDependencyNullify`.
 public enum Dependency: Sendable, Equatable {
     /// Nothing: related records keep their keys.
     case none
-    /// Drop the related records too (recursively, with their own dependencies).
+    /// Destroy the related records too (recursively, with their own dependencies).
     case destroy
     /// Clear the related records' keys (has-many-through: delete only the join rows).
     case nullify
 }
 
-/// `ContentManager` → `contentManager`.
-func lowerCamel(_ name: String) -> String {
-    guard let first = name.first else { return name }
-    return first.lowercased() + name.dropFirst()
+/// What destroying a record does to the parent it belongs to (`@BelongsTo`). There is no
+/// `nullify`: the key to clear is the record's own, and it is being destroyed.
+public enum BelongsToDependency: Sendable, Equatable {
+    /// Nothing: the parent stays.
+    case none
+    /// Destroy the parent too (and so, with its own dependencies, say, its other children).
+    case destroy
 }
 
 /// The default foreign key for `type`: `Group` → `groupId`.
-func foreignKey(for type: Model.Type) -> String { lowerCamel(ModelMapping.modelName(type)) + "Id" }
-
-extension Model {
-    /// The record's id as a bound value (`NULL` when unsaved).
-    var idValue: DatabaseValue { id.map { .integer($0) } ?? .null }
-}
+func foreignKey(for type: Model.Type) -> String { foreignKeyName(forModelNamed: ModelMapping.modelName(type)) }
 
 /// The error for a relation whose key column is missing.
 func missingKey(_ key: String, in model: Model.Type, for relation: String) -> ActiveRecordError {
@@ -33,26 +32,19 @@ func missingKey(_ key: String, in model: Model.Type, for relation: String) -> Ac
 }
 
 /// Saves a record related to `owner` as part of the owner's save: a validation
-/// failure becomes the owner's, carrying the related record's errors.
+/// failure becomes the owner's, carrying the related record's failures.
 func saveRelated(_ related: Model, of owner: Model) throws {
     do {
         try related.save()
     } catch let error as ActiveRecordError where error.code == .validationFailed {
-        owner.errors = error.validationErrors
+        owner.errors = error.validationFailures
         throw ActiveRecordError.validationFailed(ModelMapping.modelName(type(of: owner)), owner.errors)
-    }
-}
-
-/// Puts a queue back if the transaction that emptied it rolls back.
-func restoreOnRollback<Field>(_ pointer: UnsafeMutablePointer<Field>, of owner: Model, _ restore: @escaping (inout Field) -> Void) throws {
-    try Database.current.withConnection { connection in
-        connection.onRollback { withExtendedLifetime(owner) { restore(&pointer.pointee) } }
     }
 }
 
 /// `records` as `[Record]`: the same array when the types match (a relation asked for
 /// its own child type), else a conditional cast of each element.
 func typed<Child: Model, Record: Model>(_ records: [Child]) -> [Record] {
-    if Child.self == Record.self { return unsafeBitCast(records, to: [Record].self) }
+    if let same = records as? [Record] { return same }
     return records.compactMap { $0 as? Record }
 }

@@ -17,8 +17,8 @@ import Foundation
 ///
 /// The property is a query over the children. Records added to an unsaved
 /// owner are queued, answered by the relation (`fetch()`, `count()`, …) and
-/// saved by the owner's `save()`. With `dependency: .destroy`, dropping the
-/// owner drops its children; with `.nullify`, it clears their keys.
+/// saved by the owner's `save()`. With `dependency: .destroy`, destroying the
+/// owner destroys its children; with `.nullify`, it clears their keys.
 @propertyWrapper
 public struct HasMany<Child: Model> {
     package var pending: [Child] = []
@@ -29,7 +29,7 @@ public struct HasMany<Child: Model> {
     /// Declares the relation.
     /// - Parameters:
     ///   - key: the children's foreign key column; default `<lowerCamel(Owner)>Id`.
-    ///   - dependency: what dropping the owner does to the children (default: nothing).
+    ///   - dependency: what destroying the owner does to the children (default: nothing).
     public init(key: String? = nil, dependency: Dependency = .none) {
         self.key = key
         self.dependency = dependency
@@ -107,16 +107,15 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
 }
 
 extension HasMany: RecordHookField {
-    package static func hasPendingWork(_ field: UnsafeRawPointer) -> Bool {
-        !field.assumingMemoryBound(to: HasMany.self).pointee.pending.isEmpty
-    }
+    package static func hasPendingWork(_ field: HasMany) -> Bool { !field.pending.isEmpty }
 
-    package static func willSave(_ field: UnsafeMutableRawPointer, of record: Model) throws {}
+    package static func willSave(_ site: HookFieldSite<HasMany>) throws {}
 
-    package static func didSave(_ field: UnsafeMutableRawPointer, of record: Model) throws {
-        let pointer = field.assumingMemoryBound(to: HasMany.self)
-        let key = pointer.pointee.keyColumn(for: type(of: record))
-        let pending = pointer.pointee.pending
+    /// Saves the children queued on the unsaved owner, with the owner's new id.
+    package static func didSave(_ site: HookFieldSite<HasMany>) throws {
+        let record = site.record
+        let key = site.field.keyColumn(for: type(of: record))
+        let pending = site.field.pending
         for child in pending {
             do {
                 try child.set([key: record.id])
@@ -125,20 +124,22 @@ extension HasMany: RecordHookField {
             }
             try saveRelated(child, of: record)
         }
-        pointer.pointee.pending = []
-        pointer.pointee.preloaded = nil
-        try restoreOnRollback(pointer, of: record) { $0.pending = pending }
+        site.modify { relation in
+            relation.pending = []
+            relation.preloaded = nil
+        }
+        try site.onRollback { $0.pending = pending }
     }
 
-    package static func willDrop(_ field: UnsafeMutableRawPointer, of record: Model) throws {
-        let relation = field.assumingMemoryBound(to: HasMany.self).pointee
+    package static func willDestroy(_ site: HookFieldSite<HasMany>) throws {
+        let relation = site.field, record = site.record
         guard let id = record.id else { return }
         let key = relation.keyColumn(for: type(of: record))
         switch relation.dependency {
         case .none:
             return
         case .destroy:
-            for child in try Child.query().where(key, .equal(id)).fetch() { try child.drop() }
+            for child in try Child.query().where(key, .equal(id)).fetch() { try child.destroy() }
         case .nullify:
             let table = try Child.schema()
             guard table.columnIndex(named: key) != nil else { throw missingKey(key, in: Child.self, for: "\(type(of: record))'s has-many") }

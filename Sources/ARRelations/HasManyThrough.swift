@@ -19,7 +19,7 @@ import ARQuery
 /// try alex.projects.remove(swift)   // deletes the join row
 /// ```
 ///
-/// With `dependency: .destroy`, dropping the owner drops the related records
+/// With `dependency: .destroy`, destroying the owner destroys the related records
 /// and the join rows; with `.nullify`, only the join rows.
 @propertyWrapper
 public struct HasManyThrough<Child: Model, Join: Model> {
@@ -34,7 +34,7 @@ public struct HasManyThrough<Child: Model, Join: Model> {
     ///   - join: the join model.
     ///   - ownerKey: the join model's column holding the owner's id; default `<lowerCamel(Owner)>Id`.
     ///   - childKey: the join model's column holding the child's id; default `<lowerCamel(Child)>Id`.
-    ///   - dependency: what dropping the owner does (default: nothing).
+    ///   - dependency: what destroying the owner does (default: nothing).
     public init(_ join: Join.Type, ownerKey: String? = nil, childKey: String? = nil, dependency: Dependency = .none) {
         self.ownerKey = ownerKey
         self.childKey = childKey
@@ -170,29 +170,30 @@ extension HasManyThrough: RecordHookField {
         return ThroughJoin(ownerKey: keys.owner, childKey: keys.child, ownerType: type(of: record))
     }
 
-    package static func hasPendingWork(_ field: UnsafeRawPointer) -> Bool {
-        !field.assumingMemoryBound(to: HasManyThrough.self).pointee.pending.isEmpty
-    }
+    package static func hasPendingWork(_ field: HasManyThrough) -> Bool { !field.pending.isEmpty }
 
-    package static func willSave(_ field: UnsafeMutableRawPointer, of record: Model) throws {}
+    package static func willSave(_ site: HookFieldSite<HasManyThrough>) throws {}
 
-    package static func didSave(_ field: UnsafeMutableRawPointer, of record: Model) throws {
-        let pointer = field.assumingMemoryBound(to: HasManyThrough.self)
+    /// Links the records queued on the unsaved owner (saving them if needed).
+    package static func didSave(_ site: HookFieldSite<HasManyThrough>) throws {
+        let record = site.record
         guard let id = record.id else { return }
-        let join = join(pointer.pointee, record)
-        let pending = pointer.pointee.pending
+        let join = join(site.field, record)
+        let pending = site.field.pending
         for child in pending { try join.link(ownerID: id, child, owner: record) }
-        pointer.pointee.pending = []
-        pointer.pointee.preloaded = nil
-        try restoreOnRollback(pointer, of: record) { $0.pending = pending }
+        site.modify { relation in
+            relation.pending = []
+            relation.preloaded = nil
+        }
+        try site.onRollback { $0.pending = pending }
     }
 
-    package static func willDrop(_ field: UnsafeMutableRawPointer, of record: Model) throws {
-        let relation = field.assumingMemoryBound(to: HasManyThrough.self).pointee
+    package static func willDestroy(_ site: HookFieldSite<HasManyThrough>) throws {
+        let relation = site.field, record = site.record
         guard let id = record.id, relation.dependency != .none else { return }
         let join = join(relation, record)
         if relation.dependency == .destroy {
-            for child in try join.query(ownerID: id).fetch() { try child.drop() }
+            for child in try join.query(ownerID: id).fetch() { try child.destroy() }
         }
         try join.unlinkAll(ownerID: id)
     }

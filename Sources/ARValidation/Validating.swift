@@ -1,6 +1,4 @@
 import ARCore
-import ARQuery
-import Synchronization
 
 /// A model with validations: adopt it and declare ``validations``. `save()`
 /// then validates first and writes nothing when a validation fails.
@@ -19,7 +17,7 @@ import Synchronization
 /// try user.save()       // throws ActiveRecordError(.validationFailed), writes nothing
 /// ```
 public protocol Validating: ValidationHook {
-    /// The model's validations, in the order their errors are listed.
+    /// The model's validations, in the order their failures are listed.
     static var validations: Validations { get }
 }
 
@@ -36,35 +34,21 @@ extension Validating {
     public var isValid: Bool { (try? validate()) ?? false }
 
     public func runValidations(changedColumns: Set<String>?) throws -> Bool {
-        let mapping = try Self.mapping()
-        let model = ModelMapping.modelName(Self.self)
-        var found: [ValidationError] = []
-        for rule in Self.validations.rules {
-            let column = try rule.column()
-            if rule.uniqueIndex != nil, let changedColumns, !changedColumns.contains(column) { continue }
-            guard let failure = try rule.check(self, column) else { continue }
-            let property = mapping.table.schema.columnIndex(named: column).map { mapping.propertyNames[$0] } ?? column
-            found.append(ValidationError(model: model, property: property, key: failure.key, message: failure.message))
-        }
-        errors = found
-        return found.isEmpty
+        errors = try Self.validations.failures(of: self, subject: try Self.subject(), changedColumns: changedColumns)
+        return errors.isEmpty
     }
 
-    public static var uniquelyIndexedColumns: [String] {
-        validations.rules.compactMap { rule in
-            guard rule.uniqueIndex == true else { return nil }
-            return try? rule.column()
-        }
+    public func uniquenessFailures() throws -> [ValidationFailure] {
+        try Self.validations.uniquenessFailures(of: self, subject: try Self.subject())
     }
 
-    public static var uniquelyValidatedColumns: [String] {
-        validations.rules.compactMap { rule in rule.uniqueIndex == nil ? nil : try? rule.column() }
+    public static func uniquelyIndexedColumns() throws -> [String] {
+        try validations.rules.filter { $0.uniqueIndex == true }.map { try $0.column() }
     }
-}
 
-/// Key paths to column names, once per key path.
-enum ColumnNames {
-    static func name<Record: Model, Value: ColumnValue>(of keyPath: KeyPath<Record, Value>) throws -> String {
-        try KeyPathColumns.columnName(keyPath)
+    /// How failures of this model are named: the class name, and property names for columns.
+    private static func subject() throws -> ValidationSubjectNames {
+        let mapping = try mapping()
+        return ValidationSubjectNames(model: ModelMapping.modelName(Self.self), property: mapping.propertyName(ofColumn:))
     }
 }

@@ -1,5 +1,4 @@
 import ARCore
-import ARQuery
 import Foundation
 
 /// A model's validations, declared in one place.
@@ -30,6 +29,23 @@ public struct Validations: @unchecked Sendable {
         rules = builder.rules
     }
 
+    /// The validations of a run-time model (the C API's), by column name: presence of
+    /// `presence`'s columns, then uniqueness of `uniqueness`'s, each with the same checks
+    /// as the key-path forms.
+    package init(presence: [String], uniqueness: [String]) {
+        rules = presence.map { column in
+            Rule(column: { column }, uniqueIndex: nil) { subject, column in
+                Check.presence(try subject.storedValue(of: column), message: Check.blankMessage)
+            }
+        } + uniqueness.map { column in
+            Rule(column: { column }, uniqueIndex: false) { subject, column in
+                try Check.uniqueness(
+                    of: subject, column: column, value: subject.storedValue(of: column), scope: [], caseSensitive: true,
+                    message: Check.takenMessage)
+            }
+        }
+    }
+
     /// One validation of one column.
     struct Rule {
         /// The column it checks (resolved from the key path once, then cached).
@@ -37,7 +53,49 @@ public struct Validations: @unchecked Sendable {
         /// For a uniqueness rule (which runs only for new records and changed columns):
         /// whether it also asks for a UNIQUE index.
         let uniqueIndex: Bool?
-        let check: (Model, _ column: String) throws -> Failure?
+        let check: (any ValidationSubject, _ column: String) throws -> Check.Outcome?
+    }
+
+    /// Runs every rule on `record`, in order, and returns the failures.
+    /// - Parameter changedColumns: for a saved record, its changed columns (uniqueness
+    ///   runs only on those); `nil` for a new record.
+    package func failures(
+        of record: any ValidationSubject, subject names: ValidationSubjectNames, changedColumns: Set<String>?
+    ) throws -> [ValidationFailure] {
+        var found: [ValidationFailure] = []
+        for rule in rules {
+            let column = try rule.column()
+            if rule.uniqueIndex != nil, let changedColumns, !changedColumns.contains(column) { continue }
+            guard let outcome = try rule.check(record, column) else { continue }
+            found.append(names.failure(column, outcome))
+        }
+        return found
+    }
+
+    /// The uniqueness rules that fail on `record` now: after a UNIQUE constraint failed,
+    /// which of them a concurrent saver broke.
+    package func uniquenessFailures(of record: any ValidationSubject, subject names: ValidationSubjectNames) throws -> [ValidationFailure] {
+        var found: [ValidationFailure] = []
+        for rule in rules where rule.uniqueIndex != nil {
+            let column = try rule.column()
+            if let outcome = try rule.check(record, column) { found.append(names.failure(column, outcome)) }
+        }
+        return found
+    }
+}
+
+/// How the failures of one model are named: its model name and each column's property name.
+package struct ValidationSubjectNames {
+    package var model: String
+    package var property: (String) -> String
+
+    package init(model: String, property: @escaping (String) -> String = { $0 }) {
+        self.model = model
+        self.property = property
+    }
+
+    func failure(_ column: String, _ outcome: Check.Outcome) -> ValidationFailure {
+        ValidationFailure(model: model, property: property(column), key: outcome.key, message: outcome.message)
     }
 }
 
@@ -49,13 +107,13 @@ public final class ValidationRules<Record: Model> {
 
     private func add<Value>(
         _ keyPath: KeyPath<Record, Value>, uniqueIndex: Bool? = nil,
-        _ check: @escaping (Record, Value, String) throws -> Failure?
+        _ check: @escaping (Record, Value, String) throws -> Check.Outcome?
     ) where Value: ColumnValue {
         rules.append(Validations.Rule(
-            column: { try ColumnNames.name(of: keyPath) },
+            column: { try KeyPathColumns.columnName(keyPath) },
             uniqueIndex: uniqueIndex,
-            check: { record, column in
-                let record = record as! Record  // swiftlint:disable:this force_cast
+            check: { subject, column in
+                let record = subject as! Record  // swiftlint:disable:this force_cast
                 return try check(record, record[keyPath: keyPath], column)
             }))
     }
@@ -63,7 +121,7 @@ public final class ValidationRules<Record: Model> {
     /// The value must not be blank: `nil`, an empty or all-whitespace string, empty data or an empty collection.
     /// Key `cant_be_blank`.
     public func presence<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>, message: String = "can't be blank") {
-        add(keyPath) { _, value, _ in isBlank(value) ? Failure(key: "cant_be_blank", message: message) : nil }
+        add(keyPath) { _, value, _ in Check.presence(value, message: message) }
     }
 
     /// No other row may hold the same value (re-saving a record with its own value passes).
@@ -81,26 +139,8 @@ public final class ValidationRules<Record: Model> {
         message: String = "already exists"
     ) {
         add(keyPath, uniqueIndex: index && scope.isEmpty) { record, value, column in
-            let stored = try value.toSQL()
-            guard !stored.isNull else { return nil }
-            let table = try Record.schema().name.quotedIdentifier
-            var conditions = ["\(column.quotedIdentifier) = ?\(caseSensitive ? "" : " COLLATE NOCASE")"]
-            var arguments = [stored]
-            for scoped in scope {
-                let scopeValue = try record.value(of: scoped)
-                conditions.append(scopeValue.isNull ? "\(scoped.quotedIdentifier) IS NULL" : "\(scoped.quotedIdentifier) = ?")
-                if !scopeValue.isNull { arguments.append(scopeValue) }
-            }
-            if let id = record.id {
-                conditions.append("\"id\" <> ?")
-                arguments.append(.integer(id))
-            }
-            let sql = "SELECT EXISTS (SELECT 1 FROM \(table) WHERE \(conditions.joined(separator: " AND ")))"
-            // Through withTable: a first save validates before its INSERT creates the table.
-            let taken = try Database.current.withTable(Record.mapping().table) { connection in
-                try connection.rows(sql, arguments).first?.first == .integer(1)
-            }
-            return taken ? Failure(key: "already_exists", message: message) : nil
+            try Check.uniqueness(
+                of: record, column: column, value: value.toSQL(), scope: scope, caseSensitive: caseSensitive, message: message)
         }
     }
 
@@ -112,10 +152,10 @@ public final class ValidationRules<Record: Model> {
         add(keyPath) { _, value, _ in
             guard let count = value.stringValue?.count else { return nil }
             if let exactly, count != exactly {
-                return Failure(key: "wrong_length", message: "is the wrong length (should be \(exactly) characters)")
+                return Check.Outcome(key: "wrong_length", message: "is the wrong length (should be \(exactly) characters)")
             }
-            if let min, count < min { return Failure(key: "too_short", message: "is too short (minimum is \(min) characters)") }
-            if let max, count > max { return Failure(key: "too_long", message: "is too long (maximum is \(max) characters)") }
+            if let min, count < min { return Check.Outcome(key: "too_short", message: "is too short (minimum is \(min) characters)") }
+            if let max, count > max { return Check.Outcome(key: "too_long", message: "is too long (maximum is \(max) characters)") }
             return nil
         }
     }
@@ -132,7 +172,7 @@ public final class ValidationRules<Record: Model> {
             }
             let range = NSRange(text.startIndex..., in: text)
             let match = regex.firstMatch(in: text, range: range)
-            return match?.range == range ? nil : Failure(key: "invalid_format", message: message)
+            return match?.range == range ? nil : Check.Outcome(key: "invalid_format", message: message)
         }
     }
 
@@ -150,17 +190,17 @@ public final class ValidationRules<Record: Model> {
             case .real(let real): number = real
             case .text(let text):
                 guard let parsed = Double(text.trimmingCharacters(in: .whitespaces)) else {
-                    return Failure(key: "not_a_number", message: "is not a number")
+                    return Check.Outcome(key: "not_a_number", message: "is not a number")
                 }
                 number = parsed
-            case .blob: return Failure(key: "not_a_number", message: "is not a number")
+            case .blob: return Check.Outcome(key: "not_a_number", message: "is not a number")
             }
-            if onlyInteger, number.rounded() != number { return Failure(key: "not_an_integer", message: "must be an integer") }
+            if onlyInteger, number.rounded() != number { return Check.Outcome(key: "not_an_integer", message: "must be an integer") }
             if let range, number < range.lowerBound {
-                return Failure(key: "too_small", message: "must be greater than or equal to \(Self.show(range.lowerBound))")
+                return Check.Outcome(key: "too_small", message: "must be greater than or equal to \(Self.show(range.lowerBound))")
             }
             if let range, number > range.upperBound {
-                return Failure(key: "too_large", message: "must be less than or equal to \(Self.show(range.upperBound))")
+                return Check.Outcome(key: "too_large", message: "must be less than or equal to \(Self.show(range.upperBound))")
             }
             return nil
         }
@@ -173,21 +213,21 @@ public final class ValidationRules<Record: Model> {
     /// The value must be one of `values`. Key `not_included`.
     public func inclusion<Value: ColumnValue & Equatable>(_ keyPath: KeyPath<Record, Value>, in values: [Value]) {
         add(keyPath) { _, value, _ in
-            values.contains(value) ? nil : Failure(key: "not_included", message: "is not included in the list")
+            values.contains(value) ? nil : Check.Outcome(key: "not_included", message: "is not included in the list")
         }
     }
 
     /// The value must not be one of `values`. Key `reserved`.
     public func exclusion<Value: ColumnValue & Equatable>(_ keyPath: KeyPath<Record, Value>, from values: [Value]) {
         add(keyPath) { _, value, _ in
-            values.contains(value) ? Failure(key: "reserved", message: "is reserved") : nil
+            values.contains(value) ? Check.Outcome(key: "reserved", message: "is reserved") : nil
         }
     }
 
     /// A custom validator (the seeds' `validate_field_with_validator`).
     public func custom<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>, _ validator: some Validator) {
         add(keyPath) { record, _, column in
-            try validator.validate(field: column, of: record) ? nil : Failure(key: validator.errorKey, message: validator.errorMessage)
+            try validator.validate(field: column, of: record) ? nil : Check.Outcome(key: validator.errorKey, message: validator.errorMessage)
         }
     }
 
@@ -199,7 +239,7 @@ public final class ValidationRules<Record: Model> {
     public func validate<Value: ColumnValue>(
         _ keyPath: KeyPath<Record, Value>, key: String, message: String, _ isValid: @escaping (Value) throws -> Bool
     ) {
-        add(keyPath) { _, value, _ in try isValid(value) ? nil : Failure(key: key, message: message) }
+        add(keyPath) { _, value, _ in try isValid(value) ? nil : Check.Outcome(key: key, message: message) }
     }
 }
 

@@ -25,14 +25,85 @@ extension Validator {
     public var errorMessage: String { "is invalid" }
 }
 
-/// A failed check: its key and message.
-struct Failure {
-    var key: String
-    var message: String
+/// A record the validation engine checks: a model class's (``Model``) or a run-time
+/// model's (``DynamicRecord``, the C API's).
+package protocol ValidationSubject: AnyObject {
+    /// The row id; `nil` for a new record.
+    var id: Int64? { get }
+    /// The table that uniqueness checks read.
+    func validatedTable() throws -> TableEngine
+    /// A column's value as stored, by column (or property) name.
+    func storedValue(of column: String) throws -> DatabaseValue
 }
 
-/// Whether a value is blank: `nil`, or an empty or all-whitespace string, or empty data or collection.
+extension Model: ValidationSubject {
+    package func validatedTable() throws -> TableEngine { try mapping().table }
+    package func storedValue(of column: String) throws -> DatabaseValue { try value(of: column) }
+}
+
+extension DynamicRecord: ValidationSubject {
+    package func validatedTable() throws -> TableEngine { model.table }
+    package func storedValue(of column: String) throws -> DatabaseValue { try value(column) }
+}
+
+/// The checks the rules share, whichever way a model declares them (key paths or names).
+enum Check {
+    /// A failed check: its key and message.
+    struct Outcome {
+        var key: String
+        var message: String
+    }
+
+    static let blankMessage = "can't be blank"
+    static let takenMessage = "already exists"
+
+    /// `cant_be_blank` when `value` is blank (see ``isBlank(_:)``).
+    static func presence(_ value: Any, message: String) -> Outcome? {
+        isBlank(value) ? Outcome(key: "cant_be_blank", message: message) : nil
+    }
+
+    /// `already_exists` when another row of the record's table holds `value` in `column`
+    /// (and the same `scope` values); `NULL` is not checked. Runs on the writer, so that
+    /// inside a save's transaction it sees what the transaction wrote.
+    static func uniqueness(
+        of record: any ValidationSubject, column: String, value: DatabaseValue, scope: [String], caseSensitive: Bool,
+        message: String
+    ) throws -> Outcome? {
+        guard !value.isNull else { return nil }
+        let table = try record.validatedTable()
+        var conditions = ["\(column.quotedIdentifier) = ?\(caseSensitive ? "" : " COLLATE NOCASE")"]
+        var arguments = [value]
+        for scoped in scope {
+            guard let position = table.position(of: scoped) else { throw table.schema.unknownColumn(scoped) }
+            let scopeColumn = table.schema.allColumnNames[position].quotedIdentifier
+            let scopeValue = try record.storedValue(of: scoped)
+            conditions.append(scopeValue.isNull ? "\(scopeColumn) IS NULL" : "\(scopeColumn) = ?")
+            if !scopeValue.isNull { arguments.append(scopeValue) }
+        }
+        if let id = record.id {
+            conditions.append("\"id\" <> ?")
+            arguments.append(.integer(id))
+        }
+        let sql = "SELECT EXISTS (SELECT 1 FROM \(table.schema.name.quotedIdentifier) WHERE \(conditions.joined(separator: " AND ")))"
+        // Through withTable: a first save validates before its INSERT creates the table.
+        let taken = try Database.current.withTable(table) { connection in
+            try connection.rows(sql, arguments).first?.first == .integer(1)
+        }
+        return taken ? Outcome(key: "already_exists", message: message) : nil
+    }
+}
+
+/// Whether a value is blank: `nil` or SQL `NULL`, an empty or all-whitespace string, empty
+/// data or an empty collection.
 func isBlank(_ value: Any) -> Bool {
+    if let stored = value as? DatabaseValue {
+        switch stored {
+        case .null: return true
+        case .text(let text): return text.allSatisfy(\.isWhitespace)
+        case .blob(let data): return data.isEmpty
+        case .integer, .real: return false
+        }
+    }
     if let optional = value as? any OptionalProtocol, optional.isNone { return true }
     if let text = value as? String { return text.allSatisfy(\.isWhitespace) }
     if let optionalText = value as? String?, let text = optionalText { return text.allSatisfy(\.isWhitespace) }

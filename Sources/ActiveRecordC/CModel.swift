@@ -97,15 +97,9 @@ private func addValidation(
     guard let parentHandle = Handle.from(parent_model, as: ModelHandle.self) else {
         return handle.database.fail(.misuse, "ar_model_belongs_to: parent is not a model handle")
     }
-    return foreignKey(of: parentHandle.name).withCString { key in
+    return foreignKeyName(forModelNamed: parentHandle.name).withCString { key in
         ar_model_add_column(model, key, ar_type.integer.rawValue, ar_column_flag.nullable.rawValue | ar_column_flag.indexed.rawValue)
     }
-}
-
-/// `Group` → `groupId`.
-func foreignKey(of name: String) -> String {
-    guard let first = name.first else { return "Id" }
-    return first.lowercased() + name.dropFirst() + "Id"
 }
 
 /// Defines a model from an existing table's columns (their SQLite types: INTEGER, REAL,

@@ -51,8 +51,8 @@ private func withQuery(_ query: OpaquePointer?, _ function: String, _ body: (Que
     guard let id = record.id else {
         return record.model.database.fail(.misuse, "ar_query_children: the parent is not saved")
     }
-    let key = foreignKey(of: record.model.name)
-    let status = ("\"" + key.replacingOccurrences(of: "\"", with: "\"\"") + "\" = ?").withCString { ar_query_new(child_model, $0, query_out) }
+    let key = foreignKeyName(forModelNamed: record.model.name)
+    let status = "\(key.quotedIdentifier) = ?".withCString { ar_query_new(child_model, $0, query_out) }
     guard status == .ok, let query = Handle.from(query_out.pointee, as: QueryHandle.self) else { return status }
     query.arguments[0] = .value(.integer(id))
     _ = child
@@ -172,7 +172,7 @@ private func setBound(_ query: OpaquePointer?, _ count: Int64, _ function: Strin
         let record: RecordHandle
         switch handle.rows {
         case .cursor(let cursor)?:
-            guard try cursor.step(), let row = cursor.statement else { return .done }
+            guard try cursor.next({ _ in }) != nil, let row = cursor.currentRow else { return .done }
             if let reusable {
                 reusable.reset(row: row, record: nil)
                 record = reusable

@@ -9,7 +9,7 @@ import Synchronization
 enum LastErrors {
     /// One thread's messages, by database serial.
     private final class Table {
-        var messages: [UInt64: Handle.KeptBytes] = [:]
+        var messages: [UInt64: KeptBytes] = [:]
     }
 
     private static let key: pthread_key_t = {
@@ -37,7 +37,7 @@ enum LastErrors {
     /// Keeps `message` as the calling thread's last error for `database`.
     static func set(_ message: String, for database: UInt64) {
         let table = table
-        let kept = table.messages[database] ?? Handle.KeptBytes()
+        let kept = table.messages[database] ?? KeptBytes()
         _ = kept.set(message)
         table.messages[database] = kept
     }
@@ -52,5 +52,5 @@ enum LastErrors {
         table.messages[database] = nil
     }
 
-    private static let empty = Handle.KeptBytes()
+    private static let empty = KeptBytes()
 }

@@ -1,4 +1,5 @@
 // Result codes and type tags of the C ABI.
+import ActiveRecord
 
 /// Result codes: every call that can fail returns one. `AR_OK` is 0.
 @c public enum ar_result: Int32 {
@@ -60,4 +61,25 @@
     case indexed = 2
     /// A unique index on the column.
     case unique = 4
+}
+
+extension ar_result {
+    /// The result code for an error.
+    init(_ error: any Error) {
+        guard let error = error as? ActiveRecordError else { self = .error; return }
+        switch error.code {
+        case .notFound: self = .notFound
+        case .misuse: self = .misuse
+        case .unknownColumn, .unknownTable: self = .unknownColumn
+        case .typeMismatch: self = .typeMismatch
+        case .invalidValue: self = .invalidValue
+        case .invalidPredicate: self = .invalidPredicate
+        case .constraint: self = .constraint
+        case .validationFailed: self = .validationFailed
+        case .cannotOpen: self = .cannotOpen
+        case .notADatabase: self = .notADatabase
+        case .readOnly: self = .readOnly
+        default: self = .error
+        }
+    }
 }

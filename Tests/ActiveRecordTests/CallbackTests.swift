@@ -54,7 +54,7 @@ struct CallbackTests {
             diary.log = []
             try diary.save()  // nothing changed: nothing runs
             #expect(diary.log == [])
-            try diary.drop()
+            try diary.destroy()
             #expect(diary.log == ["beforeDestroy", "afterDestroy"])
         }
     }
@@ -114,11 +114,11 @@ struct CallbackTests {
         try withMemoryDatabase { _ throws in
             let diary = try Diary.create(["title": "keep"])
             diary.failIn = "beforeDestroy"
-            #expect(throws: Abort.self) { try diary.drop() }
-            #expect(try !diary.isDeleted && Diary.count() == 1)
+            #expect(throws: Abort.self) { try diary.destroy() }
+            #expect(try !diary.isDestroyed && Diary.count() == 1)
             diary.failIn = "afterDestroy"
-            #expect(throws: Abort.self) { try diary.drop() }
-            #expect(try !diary.isDeleted && Diary.count() == 1)  // rolled back
+            #expect(throws: Abort.self) { try diary.destroy() }
+            #expect(try !diary.isDestroyed && Diary.count() == 1)  // rolled back
         }
     }
 
@@ -143,11 +143,11 @@ struct RollbackStateTests {
                 try fresh.save()
                 kept.title = "changed"
                 try kept.save()
-                try kept.drop()
+                try kept.destroy()
                 throw Rollback()
             }
             #expect(fresh.isNewRecord && fresh.id == nil)
-            #expect(!kept.isDeleted && kept.title == "changed" && kept.hasChanges)
+            #expect(!kept.isDestroyed && kept.title == "changed" && kept.hasChanges)
             try kept.save()
             #expect(try Item.find(kept.id!)?.title == "changed")
             try fresh.save()
@@ -209,8 +209,8 @@ struct RelationValidationTests {
             try team.players.add(good)
             try team.players.add(bad)
             let error = expectError(.validationFailed) { try team.save() }
-            #expect(error?.validationErrors == [ValidationError(model: "Player", property: "name", key: "cant_be_blank", message: "can't be blank")])
-            #expect(team.errors == error?.validationErrors)
+            #expect(error?.validationFailures == [ValidationFailure(model: "Player", property: "name", key: "cant_be_blank", message: "can't be blank")])
+            #expect(team.errors == error?.validationFailures)
             #expect(try Guarded.Team.count() == 0 && Guarded.Player.count() == 0)
             #expect(team.isNewRecord && good.isNewRecord)
             // The queue survives: fix the child and save again.

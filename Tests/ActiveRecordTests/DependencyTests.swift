@@ -32,7 +32,7 @@ struct DependencyTests {
     @Test func droppingAGroupWithDestroyDropsItsUsers() throws {
         try withMemoryDatabase { _ throws in
             let world = try seed()
-            try world.admins.drop()
+            try world.admins.destroy()
             #expect(try Group.all().map(\.title) == ["students"])
             #expect(try User.all().map(\.name) == ["john", "alex"])
         }
@@ -41,8 +41,8 @@ struct DependencyTests {
     @Test func droppingAUserWhoseBelongsToIsDestroyDropsTheGroupAndItsOtherUsers() throws {
         try withMemoryDatabase { _ throws in
             let world = try seed()
-            try world.john.drop()
-            #expect(world.john.isDeleted)
+            try world.john.destroy()
+            #expect(world.john.isDestroyed)
             #expect(try Group.all().map(\.title) == ["admins"])
             #expect(try User.all().map(\.name) == ["root"])
             // john and alex destroyed their projects (through, destroy), and the projects their issues.
@@ -56,7 +56,7 @@ struct DependencyTests {
             let loner = try User.create(["name": "loner"])  // no group: nothing else goes
             let go = try Project.create(["name": "go"])
             try loner.projects.add(go)
-            try loner.drop()
+            try loner.destroy()
             #expect(try Project.all().map(\.name) == ["swift", "rust"])
             #expect(try Destroying.UserProject.query().where("projectId = %@", go.id!).count() == 0)
             _ = world
@@ -67,7 +67,7 @@ struct DependencyTests {
         try withMemoryDatabase { _ throws in
             let world = try seed()
             let unrelated = try Issue.create(["title": "unrelated"])
-            try world.swift.drop()
+            try world.swift.destroy()
             #expect(try Issue.all().map(\.title) == ["borrow", "unrelated"])
             #expect(try Issue.find(unrelated.id!) != nil)
             #expect(try User.count() == 3)  // Project.users has no dependency
@@ -79,7 +79,7 @@ struct DependencyTests {
             let world = try seed()
             // An issue row that cannot be deleted: a trigger refuses it.
             try db.execute(#"CREATE TRIGGER keep BEFORE DELETE ON "Issue" WHEN OLD."title" = 'typo' BEGIN SELECT RAISE(ABORT, 'kept'); END"#)
-            expectError(.constraint) { try world.john.drop() }
+            expectError(.constraint) { try world.john.destroy() }
             #expect(try User.find(world.john.id!) != nil)
             #expect(try Group.count() == 2 && User.count() == 3 && Project.count() == 2 && Issue.count() == 3)
             #expect(try Destroying.UserProject.count() == 3)

@@ -2,15 +2,15 @@ import ActiveRecord
 import Foundation
 import Testing
 
-/// `DynamicQuery.rowCursor()`, what the C API's ar_query_next steps: a cursor on a leased
-/// reader connection, or `nil` when the query must read everything at once.
+/// `DynamicQuery.rowCursor()`, what the C API's ar_query_next steps: a `RowCursor` on a
+/// leased reader connection, or `nil` when the query must read everything at once.
 @Suite struct DynamicCursorTests {
     private static func numbers(_ database: Database, count: Int) throws -> DynamicModel {
         let model = DynamicModel(try TableSchema(name: "Number", columns: [ColumnSchema(name: "n", type: .integer)]))
         try database.use {
             try database.transaction {
                 for n in 0..<count {
-                    let record = model.new()
+                    let record = model.makeRecord()
                     try record.set("n", .integer(Int64(n)))
                     try record.save()
                 }
@@ -28,9 +28,9 @@ import Testing
         try database.use { try body(database, model) }
     }
 
-    private static func values(_ cursor: DynamicRowCursor) throws -> [Int64] {
+    private static func values(_ cursor: RowCursor) throws -> [Int64] {
         var values: [Int64] = []
-        while try cursor.step() { values.append(try #require(cursor.statement).int64(3)) }
+        while let value = try cursor.next({ $0.int64(3) }) { values.append(value) }
         return values
     }
 
@@ -38,16 +38,17 @@ import Testing
         try Self.withNumbers(5) { _, model in
             let query = DynamicQuery(model, where: "n >= ?", arguments: [.value(.integer(1))]).order(by: "n", ascending: false)
             let cursor = try #require(try query.rowCursor())
-            #expect(try cursor.step())
-            #expect(cursor.statement?.int64(3) == 4)
+            #expect(try cursor.next { _ in } != nil)
+            #expect(cursor.isOnReader)
+            #expect(cursor.currentRow?.int64(3) == 4)
             // A write committed while the cursor is open: the cursor does not see it.
-            let late = model.new()
+            let late = model.makeRecord()
             try late.set("n", .integer(99))
             try late.save()
             #expect(try model.count() == 6)
             #expect(try Self.values(cursor) == [3, 2, 1])
-            #expect(cursor.statement == nil)
-            #expect(try !cursor.step())
+            #expect(cursor.currentRow == nil)
+            #expect(try cursor.next { _ in } == nil)
         }
     }
 
@@ -56,7 +57,7 @@ import Testing
             let query = DynamicQuery(model)
             // Each open cursor holds a reader: the pool has four.
             var open = try (0..<4).map { _ in try #require(try query.rowCursor()) }
-            for cursor in open { #expect(try cursor.step()) }
+            for cursor in open { #expect(try cursor.next { _ in } != nil) }
             #expect(try query.rowCursor() == nil)
             // A cursor that ran out, or was closed, gave its reader back; so does a released one.
             #expect(try Self.values(open[0]) == [1, 2])

@@ -47,7 +47,7 @@ struct QueryTests {
             #expect(try Person.query().limit(2).fetch().map(\.id) == [1, 2])
             #expect(try Person.query().offset(4).fetch().map(\.id) == [5, 6])
             #expect(try Person.query().offset(2).limit(2).fetch().map(\.id) == [3, 4])
-            #expect(try Person.lazyFetcher().offset(5).limit(10).fetch().map(\.id) == [6])
+            #expect(try Person.query().offset(5).limit(10).fetch().map(\.id) == [6])
             expectError(.invalidValue) { _ = try Person.query().limit(-1).fetch() }
         }
     }

@@ -29,19 +29,19 @@ struct QuickstartTests {
         defer { try? FileManager.default.removeItem(at: cache) }
         // Twice: the second run starts from an empty table, too.
         for _ in 1...2 {
-            let (status, output) = try run("Quickstart", environment: ["XDG_CACHE_HOME": cache.path, "ACTIVERECORD_DATABASE": ""])
+            let (status, output) = try run("ActiveRecordQuickstart", environment: ["XDG_CACHE_HOME": cache.path, "ACTIVERECORD_DATABASE": ""])
             #expect(status == 0, "\(output)")
             #expect(output == """
-                database: \(cache.path)/Quickstart/Quickstart.sqlite
+                database: \(cache.path)/ActiveRecordQuickstart/ActiveRecordQuickstart.sqlite
                 created: User #1 name=Alex age=31
                 listed: 2 users: Alex, Maria
                 changed: name: 'Alex' → 'John'
                 updated: User #1 is now John
-                dropped: User #1; 1 left: Maria
+                destroyed: User #1; 1 left: Maria
 
                 """)
         }
-        #expect(FileManager.default.fileExists(atPath: "\(cache.path)/Quickstart/Quickstart.sqlite"))
+        #expect(FileManager.default.fileExists(atPath: "\(cache.path)/ActiveRecordQuickstart/ActiveRecordQuickstart.sqlite"))
     }
 
     @Test func quickstartReportsABadDatabaseClearly() throws {
@@ -49,7 +49,7 @@ struct QuickstartTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("garbage.sqlite").path
         try Data("not a database at all, but long enough to have a header....".utf8).write(to: URL(fileURLWithPath: path))
-        let (status, output) = try run("Quickstart", environment: ["ACTIVERECORD_DATABASE": path])
+        let (status, output) = try run("ActiveRecordQuickstart", environment: ["ACTIVERECORD_DATABASE": path])
         #expect(status == 1)
         #expect(output.hasPrefix("error: notADatabase: \(path) is not an SQLite database"))
     }

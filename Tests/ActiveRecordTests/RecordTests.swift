@@ -75,15 +75,15 @@ struct RecordTests {
             let alex = try User.create(["name": "Alex"])
             let maria = try User.create(["name": "Maria"])
             let recorder = SQLRecorder(db)
-            let sql = try recorder.during { try alex.drop() }
+            let sql = try recorder.during { try alex.destroy() }
             #expect(sql == [#"DELETE FROM "User" WHERE "id" = ?"#])
-            #expect(alex.isDeleted && alex.state == .deleted)
+            #expect(alex.isDestroyed && alex.recordState == .destroyed)
             #expect(try User.all().map(\.name) == ["Maria"])
-            expectError(.misuse) { try alex.drop() }
+            expectError(.misuse) { try alex.destroy() }
             expectError(.misuse) { try alex.save() }
-            expectError(.misuse) { try User().drop() }
+            expectError(.misuse) { try User().destroy() }
             try db.execute(#"DELETE FROM "User""#)
-            expectError(.notFound) { try maria.drop() }
+            expectError(.notFound) { try maria.destroy() }
             expectError(.notFound) { try maria.reload() }
         }
     }
@@ -152,7 +152,7 @@ struct RecordTests {
         try withMemoryDatabase { db throws in
             for name in ["a", "b", "c"] { try User.create(["name": name]) }
             try Item.create(["title": "x"])
-            #expect(try User.dropAll() == 3)
+            #expect(try User.destroyAll() == 3)
             #expect(try User.count() == 0 && Item.count() == 1)
             try User.create(["name": "d"])
             try db.clear()
@@ -164,20 +164,20 @@ struct RecordTests {
     @Test func stateChangesAndRevert() throws {
         try withMemoryDatabase { _ throws in
             let user = User()
-            #expect(user.state == .new && !user.hasChanges)
+            #expect(user.recordState == .new && !user.hasChanges)
             user.name = "Alex"
             #expect(user.changes == [ColumnChange(column: "name", old: .text(""), new: .text("Alex"))])
             try user.save()
-            #expect(user.state == .persisted && user.changes.isEmpty)
+            #expect(user.recordState == .persisted && user.changes.isEmpty)
             user.name = "John"
             user.age = 7
-            #expect(user.state == .changed)
+            #expect(user.recordState == .changed)
             #expect(user.changes == [
                 ColumnChange(column: "name", old: .text("Alex"), new: .text("John")),
                 ColumnChange(column: "age", old: .integer(0), new: .integer(7)),
             ])
             user.revertChanges()
-            #expect(user.name == "Alex" && user.age == 0 && user.state == .persisted)
+            #expect(user.name == "Alex" && user.age == 0 && user.recordState == .persisted)
             user.name = "Alex"  // set to the same value: no change
             #expect(!user.hasChanges)
         }

@@ -117,10 +117,10 @@ struct RelationTests {
             let swift = try Project.create(["name": "swift"])
             let john = try #require(try User.first(where: "name", equals: "john"))
             try john.projects.add(swift)
-            try students.drop()
+            try students.destroy()
             #expect(try User.count() == 2)
             #expect(try User.all().allSatisfy { $0.group == nil })
-            try john.drop()  // nullify through: join rows go, the project stays
+            try john.destroy()  // nullify through: join rows go, the project stays
             #expect(try Project.count() == 1 && Keeping.UserProject.count() == 0)
         }
     }

@@ -16,7 +16,7 @@ struct SchemaTests {
     @Test func aRecordIsSavedAndFetchedThroughASchemaBuiltByHand() throws {
         try withMemoryDatabase { db throws in
             let notes = DynamicModel(try noteSchema())
-            let note = notes.new()
+            let note = notes.makeRecord()
             #expect(try note.value("weight") == .real(1.5))
             try note.set("title", .text("Buy milk"))
             try note.set("stars", .integer(5))
@@ -35,7 +35,7 @@ struct SchemaTests {
             #expect(try recorder.during { try fetched.save() } == [])
             #expect(try notes.all(where: "stars", equals: .null).count == 1)
             #expect(try notes.count() == 1)
-            try fetched.drop()
+            try fetched.destroy()
             #expect(try notes.count() == 0)
             let ddl = try storedValue(db, "SELECT sql FROM sqlite_master WHERE name = 'Note'")
             #expect(ddl == .text(#"CREATE TABLE "Note" ("id" INTEGER PRIMARY KEY, "createdAt" REAL, "updatedAt" REAL, "title" TEXT NOT NULL DEFAULT '', "stars" INTEGER, "weight" REAL NOT NULL DEFAULT 1.5, "body" BLOB)"#))
@@ -45,7 +45,7 @@ struct SchemaTests {
     @Test func aHandBuiltSchemaAndASwiftClassShareOneTable() throws {
         try withMemoryDatabase { _ throws in
             let items = DynamicModel(try TableSchema(name: "Item", columns: [ColumnSchema(name: "title", type: .text)]))
-            let record = items.new()
+            let record = items.makeRecord()
             try record.set("title", .text("from the schema"))
             try record.save()
             #expect(try Item.find(record.id!)?.title == "from the schema")
@@ -56,7 +56,7 @@ struct SchemaTests {
 
     @Test func wrongValuesForADynamicRecordAreClearErrors() throws {
         try withMemoryDatabase { _ throws in
-            let note = DynamicModel(try noteSchema()).new()
+            let note = DynamicModel(try noteSchema()).makeRecord()
             let mismatch = expectError(.typeMismatch) { try note.set("stars", .text("five")) }
             #expect(mismatch?.message == "Note.stars holds INTEGER; a TEXT value cannot be stored in it")
             expectError(.typeMismatch) { try note.set("title", .null) }
@@ -79,7 +79,7 @@ struct SchemaTests {
         try withMemoryDatabase { db throws in
             let name = #"we"ird; DROP TABLE x; --"#
             let model = DynamicModel(try TableSchema(name: name, columns: [ColumnSchema(name: #"co"l"#, type: .text)]))
-            let record = model.new()
+            let record = model.makeRecord()
             try record.set(#"co"l"#, .text("v"))
             try record.save()
             #expect(try model.all().count == 1)
@@ -98,7 +98,7 @@ struct QuotingTests {
             let model = DynamicModel(try TableSchema(name: name, columns: [
                 ColumnSchema(name: name, type: .text, defaultValue: .text(name)),
             ]))
-            let record = model.new()
+            let record = model.makeRecord()
             try record.save()
             #expect(try model.find(record.id!)?.value(name) == .text(name))
             #expect(try db.tableNames() == [name])

@@ -24,7 +24,7 @@ struct StressTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let db = try Database(.file(directory.appendingPathComponent("stress.sqlite").path))
-        try db.use { try Tally.dropAll() }
+        try db.use { try Tally.destroyAll() }
         let failures = Mutex<[String]>([])
         let writing = Atomic<Int>(8)
         let readerCounts = Mutex<[[Int]]>([[], []])
@@ -73,7 +73,7 @@ struct StressTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let db = try Database(.file(directory.appendingPathComponent("own.sqlite").path))
-        try db.use { try Tally.dropAll() }
+        try db.use { try Tally.destroyAll() }
         let insideA = DispatchSemaphore(value: 0)
         let group = DispatchGroup()
         DispatchQueue.global().async(group: group) {
@@ -185,8 +185,8 @@ struct StressTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("crash.sqlite").path
-        try Database(.file(path)).use { try CrashBatch.dropAll() }
-        let child = QuickstartTests.productsDirectory.appendingPathComponent("ARStressChild")
+        try Database(.file(path)).use { try CrashBatch.destroyAll() }
+        let child = QuickstartTests.productsDirectory.appendingPathComponent("ActiveRecordStressChild")
         var killed = 0
         for marker in 1...20 {
             let process = Process()

@@ -68,9 +68,9 @@ struct ValidationTests {
         try withMemoryDatabase { _ throws in
             let empty = Member()
             #expect(!empty.isValid)
-            #expect(empty.errors == [ValidationError(model: "Member", property: "name", key: "cant_be_blank", message: "can't be blank")])
+            #expect(empty.errors == [ValidationFailure(model: "Member", property: "name", key: "cant_be_blank", message: "can't be blank")])
             let failure = expectError(.validationFailed) { try empty.save() }
-            #expect(failure?.validationErrors.map(\.key) == ["cant_be_blank"])
+            #expect(failure?.validationFailures.map(\.key) == ["cant_be_blank"])
             #expect(failure?.message == "Member is invalid: name can't be blank")
             #expect(empty.isNewRecord && empty.errors.count == 1)
             #expect(try Member.count() == 0)
@@ -80,7 +80,7 @@ struct ValidationTests {
             let second = Member()
             second.name = "John"
             let duplicate = expectError(.validationFailed) { try second.save() }
-            #expect(duplicate?.validationErrors.map(\.key) == ["already_exists"])
+            #expect(duplicate?.validationFailures.map(\.key) == ["already_exists"])
             #expect(second.errors(for: "name").map(\.message) == ["already exists"])
             #expect(try Member.count() == 1)
 
@@ -107,7 +107,7 @@ struct ValidationTests {
             let bear = Beast()
             bear.name = "bear"
             #expect(!bear.isValid)
-            #expect(bear.errors == [ValidationError(model: "Beast", property: "name", key: "not_animal", message: "must be animal")])
+            #expect(bear.errors == [ValidationFailure(model: "Beast", property: "name", key: "not_animal", message: "must be animal")])
             expectError(.validationFailed) { try bear.save() }
             #expect(try Beast.count() == 1)
         }
@@ -256,7 +256,7 @@ struct UniqueIndexTests {
             #expect(loser.isValid)                              // validation passes…
             try one.use { try Handle.create(["name": "taken"]) }  // …then a concurrent saver wins
             let error = expectError(.validationFailed) { try loser.save() }
-            #expect(error?.validationErrors == [ValidationError(model: "Handle", property: "name", key: "already_exists", message: "already exists")])
+            #expect(error?.validationFailures == [ValidationFailure(model: "Handle", property: "name", key: "already_exists", message: "already exists")])
             #expect(loser.isNewRecord)
         }
         try one.use { () throws in #expect(try Handle.query().where("name = 'taken'").count() == 1) }

@@ -2,7 +2,7 @@
 // the database at `path` in ONE transaction, saying "inserting" once it has
 // started, so that the parent can kill -9 it in the middle.
 //
-//     ARStressChild <path> <marker> <rows>
+//     ActiveRecordStressChild <path> <marker> <rows>
 import ActiveRecord
 import Foundation
 
@@ -13,7 +13,7 @@ final class CrashBatch: Model {
 
 let arguments = CommandLine.arguments
 guard arguments.count == 4, let marker = Int(arguments[2]), let rows = Int(arguments[3]) else {
-    FileHandle.standardError.write(Data("usage: ARStressChild <path> <marker> <rows>\n".utf8))
+    FileHandle.standardError.write(Data("usage: ActiveRecordStressChild <path> <marker> <rows>\n".utf8))
     exit(2)
 }
 do {

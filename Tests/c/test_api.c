@@ -498,7 +498,7 @@ static void test_copy_text(void) {
     current_db = NULL;
 }
 
-/* ---- save, reload, drop, find, count ------------------------------------------------ */
+/* ---- save, reload, destroy, find, count ------------------------------------------------ */
 
 static void test_lifecycle(void) {
     ar_database *db = NULL;
@@ -549,18 +549,18 @@ static void test_lifecycle(void) {
     CHECK_RC(ar_find(model, 0, &found), AR_NOT_FOUND);
     CHECK_RC(ar_find(model, -1, &found), AR_NOT_FOUND);
 
-    /* Drop: the row goes, the handle stays valid to release. */
-    CHECK_OK(ar_record_drop(record));
+    /* Destroy: the row goes, the handle stays valid to release. */
+    CHECK_OK(ar_record_destroy(record));
     CHECK_OK(ar_count(model, &count));
     CHECK(count == 1);
     CHECK_RC(ar_find(model, id, &found), AR_NOT_FOUND);
     CHECK(ar_record_reload(record) != AR_OK);
-    CHECK(ar_record_drop(record) != AR_OK); /* dropped already */
+    CHECK(ar_record_destroy(record) != AR_OK); /* destroyed already */
     ar_record_free(record);
 
-    /* Dropped elsewhere: reload reports AR_NOT_FOUND. */
+    /* Destroyed elsewhere: reload reports AR_NOT_FOUND. */
     CHECK_OK(ar_find(model, ar_record_id(other), &found));
-    CHECK_OK(ar_record_drop(found));
+    CHECK_OK(ar_record_destroy(found));
     ar_record_free(found);
     CHECK_RC(ar_record_reload(other), AR_NOT_FOUND);
     ar_record_free(other);
@@ -998,7 +998,7 @@ static void test_cursor(void) {
     CHECK(got == 10);
     ar_query_free(query);
 
-    /* A row record changed and saved, reloaded, or dropped in the middle of a loop. */
+    /* A row record changed and saved, reloaded, or destroyed in the middle of a loop. */
     CHECK_OK(ar_query_new(model, "n < ?", &query));
     CHECK_OK(ar_query_bind_int64(query, 1, 100));
     for (i = 0; ar_query_next(query, &record) == AR_OK; i++) {
@@ -1011,7 +1011,7 @@ static void test_cursor(void) {
             CHECK_OK(ar_record_set_int64(record, "n", 102));
             CHECK_OK(ar_record_save(record));
         } else if (i == 3) {
-            CHECK_OK(ar_record_drop(record));
+            CHECK_OK(ar_record_destroy(record));
         } else {
             check_item(record, i);
         }
@@ -1460,7 +1460,7 @@ static void test_null_arguments(void) {
     CHECK_RC(ar_record_is_null(NULL, "x", &flag), AR_MISUSE);
     CHECK_RC(ar_record_save(NULL), AR_MISUSE);
     CHECK_RC(ar_record_reload(NULL), AR_MISUSE);
-    CHECK_RC(ar_record_drop(NULL), AR_MISUSE);
+    CHECK_RC(ar_record_destroy(NULL), AR_MISUSE);
     CHECK_RC(ar_record_error(NULL, 0, &property, &key, &message), AR_MISUSE);
     CHECK(ar_record_error_count(NULL) == 0);
     CHECK(ar_record_id(NULL) == 0);

@@ -1,13 +1,15 @@
 import Foundation
 import Synchronization
 
-/// A table schema with the SQL the engine runs on it, built once and shared
-/// by every record of the table. Immutable.
-package final class TableMapping: Sendable {
+/// The engine of one table: its schema, the SQL the library runs on it (built once),
+/// and the CRUD on records of it — insert, update of changed columns, delete, reload,
+/// decoding rows. Shared by every record of the table (``Model`` classes and
+/// ``DynamicModel``s alike). Immutable.
+package final class TableEngine: Sendable {
     private static let serials = Atomic<UInt64>(0)
 
     package let schema: TableSchema
-    /// A number never reused, so that a database can remember which mappings it prepared.
+    /// A number never reused, so that a database can remember which tables it prepared.
     package let serial: UInt64
     package let insertSQL: String
     package let selectAllSQL: String
@@ -19,8 +21,13 @@ package final class TableMapping: Sendable {
     package let qualifiedColumns: [String]
     /// ``qualifiedColumns`` joined: the select list of a record query.
     package let qualifiedSelectList: String
+    /// Column and property names → position in ``TableSchema/allColumnNames``.
+    private let positions: [String: Int]
 
-    package init(schema: TableSchema) {
+    /// Makes the engine of `schema`.
+    /// - Parameter propertyNames: the Swift property name of each declared column (a model
+    ///   class's), so that queries and finders accept either name; empty for none.
+    package init(schema: TableSchema, propertyNames: [String] = []) {
         self.schema = schema
         serial = Self.serials.add(1, ordering: .relaxed).newValue
         insertSQL = schema.insertSQL
@@ -31,9 +38,17 @@ package final class TableMapping: Sendable {
         let table = schema.name.quotedIdentifier
         qualifiedColumns = schema.allColumnNames.map { "\(table).\($0.quotedIdentifier)" }
         qualifiedSelectList = qualifiedColumns.joined(separator: ", ")
+        var positions: [String: Int] = [:]
+        for (position, name) in schema.allColumnNames.enumerated() { positions[name] = position }
+        for (index, name) in propertyNames.enumerated() where positions[name] == nil { positions[name] = index + 3 }
+        self.positions = positions
     }
 
     package func key(_ kind: StatementKey.Kind) -> StatementKey { StatementKey(table: serial, kind: kind) }
+
+    /// The position of a column (or property) name in ``TableSchema/allColumnNames``
+    /// (0–2 for `id`, `createdAt`, `updatedAt`), or `nil`.
+    package func position(of name: String) -> Int? { positions[name] }
 
     // MARK: Records on the current database
 
@@ -45,8 +60,8 @@ package final class TableMapping: Sendable {
 
     /// ``save(_:)`` on `database`.
     package func save(_ record: some RecordStorage, in database: Database) throws {
-        guard !record.header.isDeleted else {
-            throw ActiveRecordError(.misuse, "cannot save \(schema.name) with id \(record.header.id ?? 0): it was dropped")
+        guard !record.header.isDestroyed else {
+            throw ActiveRecordError(.misuse, "cannot save \(schema.name) with id \(record.header.id ?? 0): it was destroyed")
         }
         if record.header.id == nil {
             try database.withTable(self) { try insert(record, in: $0) }
@@ -58,7 +73,7 @@ package final class TableMapping: Sendable {
     }
 
     /// Deletes `record`'s row on the current database; see ``delete(_:in:)``.
-    package func drop(_ record: some RecordStorage) throws {
+    package func destroy(_ record: some RecordStorage) throws {
         try Database.current.withTable(self) { try delete(record, in: $0) }
     }
 
@@ -116,21 +131,21 @@ package final class TableMapping: Sendable {
         connection.onRollback(.update(record, previous, columns: changed, originals: originals))
     }
 
-    /// `DELETE`s the record's row and marks it deleted.
-    /// - Throws: `.notFound` when the row was already gone (the record is marked deleted anyway).
+    /// `DELETE`s the record's row and marks it destroyed.
+    /// - Throws: `.notFound` when the row was already gone (the record is marked destroyed anyway).
     package func delete(_ record: some RecordStorage, in connection: Connection) throws {
         guard let id = record.header.id else {
-            throw ActiveRecordError(.misuse, "cannot drop a \(schema.name) that was never saved")
+            throw ActiveRecordError(.misuse, "cannot destroy a \(schema.name) that was never saved")
         }
-        guard !record.header.isDeleted else {
-            throw ActiveRecordError(.misuse, "\(schema.name) with id \(id) was already dropped")
+        guard !record.header.isDestroyed else {
+            throw ActiveRecordError(.misuse, "\(schema.name) with id \(id) was already destroyed")
         }
         try connection.withStatement(key(.delete), sql: { deleteSQL }, [.integer(id)]) { statement in
             while try statement.step() {}
         }
         let deleted = connection.changedRowCount > 0
         connection.onRollback(.header(record, record.header))
-        record.header.isDeleted = true
+        record.header.isDestroyed = true
         if !deleted {
             throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists")
         }
@@ -168,17 +183,18 @@ package final class TableMapping: Sendable {
         }
     }
 
-    /// Runs a query selecting ``TableSchema/selectList`` and decodes each row
-    /// into a new record. `key`, when given, caches the statement by key.
+    /// Runs a query selecting ``TableSchema/selectList`` (or, with `columns`, `id`, the
+    /// timestamps and those declared columns) and decodes each row into a new record.
+    /// `key`, when given, caches the statement by key.
     package func fetch<R: RecordStorage>(
         _ sql: @autoclosure () -> String, key kind: StatementKey.Kind? = nil, _ arguments: [DatabaseValue],
-        in connection: Connection, make: () -> R
+        columns: [Int]? = nil, in connection: Connection, make: () -> R
     ) throws -> [R] {
         func body(_ statement: Statement) throws -> [R] {
             var records: [R] = []
             while try statement.step() {
                 let record = make()
-                try decode(record, from: statement)
+                try decode(record, from: statement, columns: columns)
                 records.append(record)
             }
             return records
@@ -190,7 +206,7 @@ package final class TableMapping: Sendable {
     /// Re-reads the record's row into it, discarding unsaved changes.
     /// - Throws: `.notFound` when the row is gone.
     package func reload(_ record: some RecordStorage, in connection: Connection) throws {
-        guard let id = record.header.id, !record.header.isDeleted else {
+        guard let id = record.header.id, !record.header.isDestroyed else {
             throw ActiveRecordError(.notFound, "cannot reload a \(schema.name) that is not saved")
         }
         let found = try connection.withStatement(key(.find), sql: { findSQL }, [.integer(id)]) { statement in

@@ -1,17 +1,30 @@
 import ARCore
 
-/// One table of a query: the queried model or a joined one.
+/// One table of a query: the queried one or a joined one.
 struct QueryTable {
-    let modelType: Model.Type
-    let model: ModelMapping
-    var table: TableMapping { model.table }
-    /// The class name, which keys `fetchJoined()` rows.
-    var modelName: String { ModelMapping.modelName(modelType) }
+    let table: TableEngine
+    /// The name that keys `fetchJoined()` rows and may qualify columns besides the table
+    /// name: the class name of a model, the table name of a run-time model.
+    let modelName: String
+    /// The model class and its mapping, for queries of a class's records.
+    let modelType: Model.Type?
+    let mapping: ModelMapping?
+
     var quotedName: String { table.schema.name.quotedIdentifier }
 
     init(_ modelType: Model.Type) throws {
+        let mapping = try modelType.mapping()
         self.modelType = modelType
-        model = try modelType.mapping()
+        self.mapping = mapping
+        table = mapping.table
+        modelName = ModelMapping.modelName(modelType)
+    }
+
+    init(_ model: DynamicModel) {
+        modelType = nil
+        mapping = nil
+        table = model.table
+        modelName = model.schema.name
     }
 
     /// `"User"."id", "User"."createdAt", …` for the given declared columns (all when `nil`).
@@ -23,7 +36,14 @@ struct QueryTable {
 
     /// `"Table"."column"` for a column or property name, or `nil`.
     func qualifiedColumn(_ name: String) -> String? {
-        model.qualifiedColumnPosition(name).map { table.qualifiedColumns[$0] }
+        table.position(of: name).map { table.qualifiedColumns[$0] }
+    }
+
+    /// The declared column index of a column or property name.
+    /// - Throws: `.unknownColumn`, listing the table's columns.
+    func columnIndex(_ name: String) throws -> Int {
+        guard let position = table.position(of: name), position >= 3 else { throw table.schema.unknownColumn(name) }
+        return position - 3
     }
 }
 
@@ -35,8 +55,8 @@ struct ResolutionError: Error {
     var position: Int
 }
 
-/// SQL and arguments built from a ``Query``.
-struct QuerySQL {
+/// The SQL and arguments compiled from ``QueryClauses``.
+struct CompiledQuery {
     var tables: [QueryTable]
     /// `FROM … JOIN … WHERE … GROUP BY … HAVING …`
     var body = ""
@@ -44,22 +64,44 @@ struct QuerySQL {
     /// ` ORDER BY … LIMIT ? OFFSET ?`
     var tail = ""
     var tailArguments: [DatabaseValue] = []
-    /// The base model's declared columns to select (`nil`: all).
+    /// The base table's declared columns to select (`nil`: all).
     var selectedColumns: [Int]?
-
+    var isDistinct = false
     /// Whether counting or aggregating needs the query as a subquery.
     var needsSubquery = false
+
+    /// Every argument of ``recordsSQL`` and the other full queries, in order.
+    var arguments: [DatabaseValue] { bodyArguments + tailArguments }
+
+    /// `SELECT [DISTINCT] <list> FROM … WHERE … ORDER BY … LIMIT …`.
+    func select(_ list: String) -> String {
+        "SELECT \(isDistinct ? "DISTINCT " : "")\(list) \(body)\(tail)"
+    }
+
+    /// The base table's records: ``select(_:)`` with its (selected) columns.
+    var recordsSQL: String { select(tables[0].selectList(columns: selectedColumns)) }
+
+    /// `SELECT count(*) …` and its arguments: the rows ``recordsSQL`` returns.
+    var count: (sql: String, arguments: [DatabaseValue]) {
+        needsSubquery ? ("SELECT count(*) FROM (\(recordsSQL))", arguments) : ("SELECT count(*) \(body)", bodyArguments)
+    }
 }
 
-extension Query {
-    /// Resolves the query's tables and builds its SQL.
+extension QueryClauses {
+    /// SQLite's default `SQLITE_MAX_VARIABLE_NUMBER`.
+    static var maximumParameters: Int { 32_766 }
+
+    /// Resolves the query's tables (`base`, then the joined models) and builds its SQL.
     ///
     /// - Parameter defaultsToIdOrder: order by the base table's id when no order is given
     ///   (record fetches, so that results are repeatable).
-    func compile(defaultsToIdOrder: Bool = false) throws -> QuerySQL {
-        var tables = [try QueryTable(Record.self)]
-        var sql = QuerySQL(tables: [])
-        var from = "FROM \(tables[0].quotedName)"
+    /// - Throws: `.invalidPredicate` (syntax, argument count, with the position),
+    ///   `.unknownColumn` / `.unknownTable` (naming the columns), `.invalidValue` (a
+    ///   negative limit or offset), a conversion error of an argument.
+    func compile(_ base: QueryTable, defaultsToIdOrder: Bool = false) throws -> CompiledQuery {
+        var tables = [base]
+        var sql = CompiledQuery(tables: [])
+        var from = "FROM \(base.quotedName)"
         for join in joins {
             let joined = try QueryTable(join.model)
             guard !tables.contains(where: { $0.table.schema.name.lowercased() == joined.table.schema.name.lowercased() }) else {
@@ -71,7 +113,8 @@ extension Query {
             from += " \(join.kind.rawValue) \(joined.quotedName) ON \(local) = \(foreign)"
         }
         sql.tables = tables
-        sql.selectedColumns = try selectedColumns(tables[0])
+        sql.selectedColumns = try selectedColumns(base)
+        sql.isDistinct = isDistinct
         var arguments: [DatabaseValue] = []
         var clauses = [from]
         let wheres = try conditions.map { try render($0, tables, into: &arguments) }
@@ -89,7 +132,7 @@ extension Query {
             try renderExpression(ordering.column, tables, into: &sql.tailArguments) + (ordering.ascending ? " ASC" : " DESC")
         }
         if randomOrder { orders.append("random()") }
-        if orders.isEmpty && defaultsToIdOrder { orders.append("\(tables[0].quotedName).\"id\" ASC") }
+        if orders.isEmpty && defaultsToIdOrder { orders.append("\(base.quotedName).\"id\" ASC") }
         if !orders.isEmpty { sql.tail += " ORDER BY " + orders.joined(separator: ", ") }
         if limitCount != nil || offsetCount != nil {
             if let limitCount, limitCount < 0 { throw ActiveRecordError(.invalidValue, "limit(\(limitCount)) must not be negative") }
@@ -107,9 +150,6 @@ extension Query {
         return sql
     }
 
-    /// SQLite's default `SQLITE_MAX_VARIABLE_NUMBER`.
-    static var maximumParameters: Int { 32_766 }
-
     private func joinColumns(_ join: Join, _ joined: QueryTable, _ tables: [QueryTable]) throws -> (String, String) {
         if let (local, foreign) = join.on {
             return (
@@ -117,11 +157,11 @@ extension Query {
                 try resolveNamed(foreign, [joined], context: "join(\(joined.modelName).self, on: …, \"\(foreign)\")"))
         }
         let base = tables[0]
-        let foreignKey = lowerCamel(joined.modelName) + "Id"
+        let foreignKey = foreignKeyName(forModelNamed: joined.modelName)
         if let column = base.qualifiedColumn(foreignKey), let id = joined.qualifiedColumn("id") {
             return (column, id)
         }
-        let backKey = lowerCamel(base.modelName) + "Id"
+        let backKey = foreignKeyName(forModelNamed: base.modelName)
         if let column = joined.qualifiedColumn(backKey), let id = base.qualifiedColumn("id") {
             return (id, column)
         }
@@ -146,7 +186,7 @@ extension Query {
     /// The declared column index for `only`/`except`; `nil` for `id` and the timestamps (always loaded).
     private func index(of name: String, in base: QueryTable) throws -> Int? {
         if TableSchema.reservedColumnNames.contains(name) { return nil }
-        return try base.model.columnIndex(name)
+        return try base.columnIndex(name)
     }
 
     // MARK: Rendering
@@ -179,8 +219,13 @@ extension Query {
         }
     }
 
-    /// Renders a column or aggregate expression (`name`, `Group.title`, `count(*)`).
+    /// Renders a column or aggregate expression (`name`, `Group.title`, `count(*)`). A
+    /// column's exact name is that column, whatever characters it holds (the C API orders
+    /// by names, not expressions).
     func renderExpression(_ text: String, _ tables: [QueryTable], into arguments: inout [DatabaseValue]) throws -> String {
+        for table in tables {
+            if let column = table.qualifiedColumn(text) { return column }
+        }
         let operands = try renderExpressions(text, tables, into: &arguments)
         guard operands.count == 1 else {
             throw ActiveRecordError(.invalidPredicate, "expected one column in \(quote(text))")
@@ -298,10 +343,4 @@ extension Query {
         let shown = format.count > 200 ? String(format.prefix(200)) + "…" : format
         return "\"" + shown + "\""
     }
-}
-
-/// `ContentManager` → `contentManager`.
-func lowerCamel(_ name: String) -> String {
-    guard let first = name.first else { return name }
-    return first.lowercased() + name.dropFirst()
 }

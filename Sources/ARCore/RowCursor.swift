@@ -1,0 +1,88 @@
+/// The rows of one query, stepped at the caller's pace: what ``Database/openCursor(_:_:tables:writerFallback:)``
+/// opens, and what both Swift's `RecordCursor` and the C API's `ar_query_next` read from.
+///
+/// On a leased reader connection (outside a transaction) the cursor holds no lock; on the
+/// writer it takes the writer's lock for each step only, so other work runs between steps.
+/// It is closed — its statement finalized, its reader given back — when the rows run out,
+/// a step fails, or it is closed or released.
+package final class RowCursor {
+    package enum Source {
+        /// A reader connection leased for the cursor's life.
+        case reader(ReaderLease)
+        /// The writer, locked per step.
+        case writer(Database)
+    }
+
+    /// The leased reader (given back on close), or the writer.
+    @exclusivity(unchecked) private var lease: ReaderLease?
+    private let writer: Database?
+    /// The statement, on the row of the last successful step; `nil` once closed.
+    @exclusivity(unchecked) private var statement: Statement?
+
+    /// Prepares and binds `sql` on the source's connection. On the writer, the caller
+    /// holds the writer's lock.
+    init(on source: Source, _ sql: String, _ arguments: [DatabaseValue]) throws {
+        let connection: Connection
+        switch source {
+        case .reader(let lease):
+            self.lease = lease
+            writer = nil
+            connection = lease.connection
+        case .writer(let database):
+            writer = database
+            connection = database.connection
+        }
+        let statement = try connection.prepare(sql)
+        try statement.bind(arguments)
+        connection.tracer?(sql)
+        self.statement = statement
+    }
+
+    deinit { close() }
+
+    /// Whether the cursor reads through a leased reader.
+    package var isOnReader: Bool { writer == nil }
+
+    /// The statement on its current row, for a reader cursor only: no other thread uses a
+    /// leased reader, so its row may be read between steps without a lock (until the next step).
+    package var currentRow: Statement? { isOnReader ? statement : nil }
+
+    /// Moves to the next row and reads it with `read`; `nil` when the rows ran out (the
+    /// cursor is then closed). On the writer, the step and `read` run under its lock.
+    package func next<R>(_ read: (Statement) throws -> R) throws -> R? {
+        guard let writer else { return try stepAndRead(read) }
+        return try writer.withConnection { _ in try stepAndRead(read) }
+    }
+
+    private func stepAndRead<R>(_ read: (Statement) throws -> R) throws -> R? {
+        guard let statement else { return nil }
+        let hasRow: Bool
+        do {
+            hasRow = try statement.step()
+        } catch {
+            finish()
+            throw error
+        }
+        guard hasRow else {
+            finish()
+            return nil
+        }
+        return try read(statement)
+    }
+
+    /// Finalizes the statement (under the writer's lock, on the writer) and gives a leased
+    /// reader back. Closing twice does nothing.
+    package func close() {
+        guard let writer else { return finish() }
+        try? writer.withConnection { _ in finish() }
+    }
+
+    /// The statement first: it is finalized on its connection, which the lease keeps open.
+    private func finish() {
+        statement = nil
+        lease = nil
+    }
+}
+
+@available(*, unavailable, message: "A cursor is used from one thread at a time")
+extension RowCursor: Sendable {}

@@ -1,0 +1,77 @@
+import ARCore
+
+/// What a query asks for, clause by clause: the part that ``Query`` (a model class's
+/// records) and ``DynamicQuery`` (a run-time model's, what the C API runs) share, and
+/// that one compiler turns into SQL (see `QueryClauses+Compile.swift`).
+struct QueryClauses {
+    enum Condition {
+        /// A parsed format string (or a field condition) with its arguments.
+        case predicate(format: String?, node: PredicateNode, placeholders: Int, arguments: [QueryArgument.Source])
+        /// A format string whose parse failed; reported by the terminal call.
+        case invalid(format: String, PredicateSyntaxError)
+        /// A condition that could not be built (a key path that is not a column); reported by the terminal call.
+        case failed(ActiveRecordError)
+
+        /// A condition in the predicate language: parsed (or its syntax error kept for the terminal call).
+        static func parsing(_ format: String, _ arguments: [QueryArgument.Source]) -> Condition {
+            do {
+                let parsed = try PredicateCache.parse(format)
+                return .predicate(format: format, node: parsed.node, placeholders: parsed.placeholderCount, arguments: arguments)
+            } catch {
+                return .invalid(format: format, error)
+            }
+        }
+    }
+
+    struct Ordering {
+        var column: String
+        var ascending: Bool
+    }
+
+    enum Selection {
+        case all
+        case only([String])
+        case except([String])
+    }
+
+    struct Join {
+        var model: Model.Type
+        var kind: JoinKind
+        var on: (local: String, foreign: String)?
+    }
+
+    var conditions: [Condition] = []
+    var orderings: [Ordering] = []
+    var randomOrder = false
+    var limitCount: Int?
+    var offsetCount: Int?
+    var selection = Selection.all
+    var isDistinct = false
+    var joins: [Join] = []
+    var groupColumns: [String] = []
+    var havingConditions: [Condition] = []
+
+    /// The same clauses in the opposite order (for `last()`): each key reversed, or the
+    /// highest id first when there is no key.
+    var reversed: QueryClauses {
+        var copy = self
+        if orderings.isEmpty && !randomOrder {
+            copy.orderings = [Ordering(column: "id", ascending: false)]
+        } else {
+            copy.orderings = orderings.map { Ordering(column: $0.column, ascending: !$0.ascending) }
+        }
+        return copy
+    }
+}
+
+/// How a join keeps rows without a match.
+public enum JoinKind: String, Sendable {
+    /// Only rows with a match on both sides.
+    case inner = "JOIN"
+    /// Every row of the left side; the right side may be absent.
+    case left = "LEFT JOIN"
+    /// Every row of the right side; the left side may be absent.
+    case right = "RIGHT JOIN"
+    /// Every row of both sides.
+    case fullOuter = "FULL OUTER JOIN"
+}

@@ -1,0 +1,207 @@
+// Records' values: typed setters and getters by column name.
+import ActiveRecord
+import Foundation
+
+/// The C types that share a storage class: a bool holds 0 or 1, a decimal holds POSIX decimal text.
+private func checkCType(_ value: DatabaseValue, _ handle: RecordHandle, _ position: Int, _ function: String) throws {
+    var name: String { handle.frozen.model.schema.allColumnNames[position] }  // for messages only
+    switch (handle.frozen.typeByPosition[position], value) {
+    case (.bool?, .integer(let int)) where int != 0 && int != 1:
+        throw ActiveRecordError(.typeMismatch, "\(handle.model.name).\(name) is a bool: 0 or 1 (or use ar_record_set_bool), not \(int)")
+    case (.decimal?, .text(let text)):
+        guard (try? Decimal.fromSQL(.text(text))) != nil else {
+            throw ActiveRecordError(.invalidValue, "\(handle.model.name).\(name) is a decimal: '\(text.prefix(40))' is not one")
+        }
+    default:
+        return
+    }
+}
+
+private func set(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ function: String, _ value: () throws -> DatabaseValue) -> ar_result {
+    withRecordInMemory(record, function) { handle in
+        let position = try position(column, in: handle, function)
+        guard position >= 3 else {
+            throw ActiveRecordError(.misuse, "\(function): id, createdAt and updatedAt are set by the library")
+        }
+        let value = try value()
+        try checkCType(value, handle, position, function)
+        try handle.record.set(at: position - 3, value)
+        return .ok
+    }
+}
+
+/// Sets a text column (NULL `value`: SQL NULL, for a nullable column).
+@c public func ar_record_set_text(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> ar_result {
+    set(record, column, "ar_record_set_text") { value.map { .text(String(cString: $0)) } ?? .null }
+}
+
+/// Sets an integer column.
+@c public func ar_record_set_int64(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value: Int64) -> ar_result {
+    set(record, column, "ar_record_set_int64") { .integer(value) }
+}
+
+/// Sets a real column (an integer column refuses it: AR_TYPE_MISMATCH).
+@c public func ar_record_set_double(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value: Double) -> ar_result {
+    set(record, column, "ar_record_set_double") { .real(value) }
+}
+
+/// Sets a bool column: 0 is false, anything else true (stored as 0 or 1).
+@c public func ar_record_set_bool(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value: Int32) -> ar_result {
+    set(record, column, "ar_record_set_bool") { .integer(value == 0 ? 0 : 1) }
+}
+
+/// Sets a date column, in seconds since 1970-01-01 UTC.
+@c public func ar_record_set_date(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ seconds: Double) -> ar_result {
+    set(record, column, "ar_record_set_date") { .real(seconds) }
+}
+
+/// Sets a decimal column from POSIX text such as "1123.563" (anything else: AR_INVALID_VALUE).
+@c public func ar_record_set_decimal(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> ar_result {
+    set(record, column, "ar_record_set_decimal") {
+        guard let value else { return .null }
+        let text = String(cString: value)
+        do {
+            return .text(try Decimal.fromSQL(.text(text)).description)
+        } catch let error as ActiveRecordError {
+            throw ActiveRecordError(.invalidValue, error.message)
+        }
+    }
+}
+
+/// Sets a blob column from `length` bytes (copied). NULL `bytes` with length 0: an empty blob.
+@c public func ar_record_set_blob(
+    _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ bytes: UnsafeRawPointer?, _ length: UInt
+) -> ar_result {
+    set(record, column, "ar_record_set_blob") {
+        guard length <= UInt(Int32.max), bytes != nil || length == 0 else {
+            throw ActiveRecordError(.misuse, "ar_record_set_blob: no bytes, or more than 2 GiB")
+        }
+        return .blob(length == 0 ? Data() : Data(bytes: bytes!, count: Int(length)))
+    }
+}
+
+/// Sets a nullable column to NULL (a required one refuses: AR_TYPE_MISMATCH).
+@c public func ar_record_set_null(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?) -> ar_result {
+    set(record, column, "ar_record_set_null") { .null }
+}
+
+private func get<T>(
+    _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<T>?, _ function: String,
+    _ read: (RecordHandle, Cell) throws -> T?
+) -> ar_result {
+    withRecordInMemory(record, function) { handle in
+        guard let out else { throw ActiveRecordError(.misuse, "\(function): the out pointer must not be NULL") }
+        let position = try position(column, in: handle, function)
+        return try handle.withCell(at: position) { cell in
+            guard let converted = try read(handle, cell) else {
+                // The error path alone decodes a row record (it keeps the same values).
+                let name = handle.frozen.model.schema.allColumnNames[position]
+                let storageClass = handle.record.value(at: position).storageClassName
+                throw ActiveRecordError(.typeMismatch, "\(handle.model.name).\(name) holds \(storageClass); \(function) cannot read it")
+            }
+            out.pointee = converted
+            return .ok
+        }
+    }
+}
+
+/// Reads a text or decimal column. `*value_out` is owned by the record: valid until the
+/// next call on it; NULL for SQL NULL. (ar_record_copy_text gives a copy to free.)
+@c public func ar_record_get_text(
+    _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> ar_result {
+    get(record, column, value_out, "ar_record_get_text") { handle, cell in
+        switch cell {
+        case .null: return .some(nil)
+        case .text(let bytes): return handle.kept.set(bytes)
+        default: return nil
+        }
+    }
+}
+
+/// Reads a text or decimal column as a copy the caller frees with ar_free (NULL for SQL NULL).
+@c public func ar_record_copy_text(
+    _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> ar_result {
+    get(record, column, value_out, "ar_record_copy_text") { _, cell -> UnsafeMutablePointer<CChar>?? in
+        switch cell {
+        case .null: return .some(nil)
+        case .text(let bytes):
+            guard let copy = malloc(bytes.count + 1)?.assumingMemoryBound(to: CChar.self) else {
+                throw ActiveRecordError(.init(rawValue: "outOfMemory"), "ar_record_copy_text: out of memory for \(bytes.count) bytes")
+            }
+            if let base = bytes.baseAddress { memcpy(copy, base, bytes.count) }
+            copy[bytes.count] = 0
+            return .some(copy)
+        default: return nil
+        }
+    }
+}
+
+/// Reads an integer or bool column (SQL NULL: AR_TYPE_MISMATCH; check ar_record_is_null first).
+@c public func ar_record_get_int64(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<Int64>?) -> ar_result {
+    get(record, column, value_out, "ar_record_get_int64") { _, cell in
+        if case .integer(let int) = cell { int } else { nil }
+    }
+}
+
+/// Reads a real or date column (an integer is converted).
+@c public func ar_record_get_double(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<Double>?) -> ar_result {
+    get(record, column, value_out, "ar_record_get_double", readReal)
+}
+
+/// Reads a bool column as 0 or 1.
+@c public func ar_record_get_bool(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<Int32>?) -> ar_result {
+    get(record, column, value_out, "ar_record_get_bool") { _, cell in
+        if case .integer(let int) = cell { int == 0 ? 0 : 1 } else { nil }
+    }
+}
+
+/// Reads a date column in seconds since 1970-01-01 UTC.
+@c public func ar_record_get_date(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ seconds_out: UnsafeMutablePointer<Double>?) -> ar_result {
+    get(record, column, seconds_out, "ar_record_get_date", readReal)
+}
+
+/// A real, or an integer converted.
+private func readReal(_ handle: RecordHandle, _ cell: Cell) -> Double? {
+    switch cell {
+    case .real(let real): real
+    case .integer(let int): Double(int)
+    default: nil
+    }
+}
+
+/// Reads a blob column. `*bytes_out` is owned by the record (valid until the next call on
+/// it); an empty or NULL blob gives length 0 (use ar_record_is_null to tell them apart).
+@c public func ar_record_get_blob(
+    _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ bytes_out: UnsafeMutablePointer<UnsafeRawPointer?>?,
+    _ length_out: UnsafeMutablePointer<UInt>?
+) -> ar_result {
+    guard let length_out else {
+        return withRecordInMemory(record, "ar_record_get_blob") { _ in
+            throw ActiveRecordError(.misuse, "ar_record_get_blob: out pointers must not be NULL")
+        }
+    }
+    var length: UInt = 0
+    let status = get(record, column, bytes_out, "ar_record_get_blob") { handle, cell -> UnsafeRawPointer?? in
+        switch cell {
+        case .null:
+            length = 0
+            return .some(nil)
+        case .blob(let bytes):
+            length = UInt(bytes.count)
+            return .some(UnsafeRawPointer(handle.kept.set(bytes)))
+        default:
+            return nil
+        }
+    }
+    if status == .ok { length_out.pointee = length }
+    return status
+}
+
+/// Sets `*is_null_out` to 1 when the column is SQL NULL, else 0.
+@c public func ar_record_is_null(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ is_null_out: UnsafeMutablePointer<Int32>?) -> ar_result {
+    get(record, column, is_null_out, "ar_record_is_null") { _, cell in
+        if case .null = cell { 1 } else { 0 }
+    }
+}

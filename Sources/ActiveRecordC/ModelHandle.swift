@@ -1,0 +1,118 @@
+import ActiveRecord
+import Foundation
+import Synchronization
+
+/// `ar_model`: a model defined at run time. Its schema is fixed by the first record,
+/// query or find; defining columns after that is an error.
+final class ModelHandle: Handle {
+    let database: DatabaseHandle
+    let name: String
+
+    /// What C declared: columns until the schema is frozen, validations at any time.
+    struct Definition {
+        var columns: [ColumnSchema] = []
+        /// The C type of each column (bool, date and decimal share SQLite storage classes).
+        var types: [String: ar_type] = [:]
+        /// The columns with a presence and with a uniqueness validation, in declaration order.
+        var presence: [String] = []
+        var uniqueness: [String] = []
+    }
+
+    /// The definition and, once fixed, the frozen model: a model may be used from several threads.
+    private struct State {
+        var definition = Definition()
+        var frozen: Frozen?
+        /// The validations as the engine runs them, rebuilt when one is declared.
+        var validations: Validations?
+    }
+
+    private let state = Lock(State())
+    /// Whether any validation was declared, read without the lock on every save.
+    private let validated = Atomic<Bool>(false)
+
+    init(database: DatabaseHandle, name: String) {
+        self.database = database
+        self.name = name
+        super.init(kind: .model)
+    }
+
+    /// What a model is once its schema is fixed. Immutable, so records and queries of the
+    /// model read it from any thread without a lock.
+    final class Frozen {
+        let model: DynamicModel
+        /// The C type of each column by position (id, createdAt, updatedAt first).
+        let typeByPosition: [ar_type?]
+        /// The column names as C strings, by position, and their first bytes.
+        private let cNames: [UnsafeMutablePointer<CChar>]
+        private let firstBytes: [CChar]
+        private let positionByName: [String: Int]
+        private static let scanLimit = 32
+
+        init(_ model: DynamicModel, types: [String: ar_type]) {
+            self.model = model
+            let names = model.schema.allColumnNames
+            typeByPosition = names.map { types[$0] }
+            cNames = names.map { strdup($0)! }
+            firstBytes = cNames.map { $0.pointee }
+            positionByName = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
+        }
+
+        /// The position of a column in the schema's `allColumnNames`, or `nil`. A model of a
+        /// few columns is scanned (first bytes, then the names compared in place): cheaper
+        /// than making a string to hash.
+        func position(of column: UnsafePointer<CChar>) -> Int? {
+            guard cNames.count <= Self.scanLimit else { return positionByName[String(cString: column)] }
+            let first = column.pointee
+            for position in firstBytes.indices where firstBytes[position] == first && Self.same(cNames[position], column) {
+                return position
+            }
+            return nil
+        }
+
+        /// Whether two C strings are equal; reads `column` no further than its NUL or the first difference.
+        @inline(__always)
+        private static func same(_ name: UnsafePointer<CChar>, _ column: UnsafePointer<CChar>) -> Bool {
+            var offset = 0
+            while true {
+                let byte = name[offset]
+                guard byte == column[offset] else { return false }
+                if byte == 0 { return true }
+                offset += 1
+            }
+        }
+
+        deinit { for name in cNames { free(name) } }
+    }
+
+    /// Reads or changes the definition under the lock; `isFrozen` tells whether the schema
+    /// is fixed (no more columns).
+    func withDefinition<R>(_ body: (_ definition: inout Definition, _ isFrozen: Bool) throws -> R) rethrows -> R {
+        try state.withLock { state in
+            let before = (state.definition.presence, state.definition.uniqueness)
+            let result = try body(&state.definition, state.frozen != nil)
+            let definition = state.definition
+            if before != (definition.presence, definition.uniqueness) {
+                state.validations = Validations(presence: definition.presence, uniqueness: definition.uniqueness)
+                validated.store(true, ordering: .releasing)
+            }
+            return result
+        }
+    }
+
+    /// The declared validations, or `nil` when there are none (checked without the lock).
+    var validations: Validations? {
+        guard validated.load(ordering: .acquiring) else { return nil }
+        return state.withLock { $0.validations }
+    }
+
+    /// The frozen model, built from the columns declared so far on first use.
+    func frozen() throws -> Frozen {
+        try state.withLock { state in
+            if let frozen = state.frozen { return frozen }
+            let definition = state.definition
+            let built = Frozen(DynamicModel(try TableSchema(name: name, columns: definition.columns)), types: definition.types)
+            state.frozen = built
+            return built
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import ActiveRecord
+
+/// `ar_query`: a query being built, then iterated.
+final class QueryHandle: Handle {
+    let model: ModelHandle
+    /// The model as frozen when the query was made (ar_query_new freezes it).
+    let frozen: ModelHandle.Frozen
+    let predicate: String?
+    var arguments: [QueryArgument?]
+    var orderings: [(String, Bool)] = []
+    var limit: Int?
+    var offset: Int?
+    /// Set when ar_query_next first runs the query: the rows of a cursor on a reader, or
+    /// all records read at once (in a transaction, in memory, all readers busy).
+    var rows: Rows?
+    /// The record last returned, kept to be reused once C releases it.
+    @exclusivity(unchecked) var current: RecordHandle?
+
+    enum Rows {
+        case cursor(RowCursor)
+        case fetched([DynamicRecord], next: Int)
+    }
+
+    init(model: ModelHandle, frozen: ModelHandle.Frozen, predicate: String?, placeholders: Int) {
+        self.model = model
+        self.frozen = frozen
+        self.predicate = predicate
+        arguments = Array(repeating: nil, count: placeholders)
+        super.init(kind: .query)
+    }
+
+    deinit { _ = releasedCurrent() }
+
+    /// The record last returned if C released it (to reuse), else `nil`, the record then
+    /// keeping its values: call before the cursor leaves the row.
+    func releasedCurrent() -> RecordHandle? {
+        guard current != nil else { return nil }
+        if isKnownUniquelyReferenced(&current) { return current }
+        current?.detach()
+        current = nil
+        return nil
+    }
+
+    /// Throws AR_MISUSE once ar_query_next has run the query: it can no longer change.
+    func checkNotRun(_ function: String) throws {
+        guard rows == nil else { throw ActiveRecordError(.misuse, "\(function): the query already ran; make a new one") }
+    }
+
+    func query() throws -> DynamicQuery {
+        guard arguments.allSatisfy({ $0 != nil }) else {
+            let missing = arguments.indices.filter { arguments[$0] == nil }.map { String($0 + 1) }
+            throw ActiveRecordError(.invalidPredicate, "placeholders \(missing.joined(separator: ", ")) have no value; bind them first")
+        }
+        var query = DynamicQuery(frozen.model, where: predicate, arguments: arguments.compactMap { $0 })
+        for (column, ascending) in orderings { query = query.order(by: column, ascending: ascending) }
+        if let limit { query = query.limit(limit) }
+        if let offset { query = query.offset(offset) }
+        return query
+    }
+}

@@ -1,4 +1,0 @@
-#ifndef CSQLITE_SHIM_H
-#define CSQLITE_SHIM_H
-#include <sqlite3.h>
-#endif
