@@ -35,8 +35,30 @@ final class Slugged: Model, Callbacks {
     func beforeSave() throws { slug = title.lowercased().replacingOccurrences(of: " ", with: "-") }
 }
 
+/// Counts the records its callbacks saw being destroyed (one test uses it).
+final class Tallied: Model, Callbacks {
+    @Column var n: Int = 0
+    static let destroyed = Mutex<[Int]>([])
+    func beforeDestroy() throws { if n == 13 { throw Abort("13 stays") } }
+    func afterDestroy() throws { Self.destroyed.withLock { $0.append(n) } }
+}
+
 @Suite("Callbacks")
 struct CallbackTests {
+    /// `destroyAll()` destroys each record with its callbacks, in one transaction: a
+    /// callback that refuses keeps every record.
+    @Test func destroyAllRunsEachRecordsCallbacks() throws {
+        try withMemoryDatabase { _ throws in
+            for n in [1, 2, 3] { try Tallied.create(["n": n]) }
+            #expect(try Tallied.destroyAll() == 3)
+            #expect(Tallied.destroyed.withLock { $0 } == [1, 2, 3])
+            #expect(try Tallied.count() == 0)
+            for n in [4, 13, 5] { try Tallied.create(["n": n]) }
+            #expect(throws: Abort.self) { try Tallied.destroyAll() }
+            #expect(try Tallied.count() == 3)
+        }
+    }
+
     @Test func callbacksRunInRailsOrder() throws {
         try withMemoryDatabase { _ throws in
             let diary = Diary()
@@ -110,7 +132,7 @@ struct CallbackTests {
         }
     }
 
-    @Test func beforeDestroyAbortsTheDrop() throws {
+    @Test func beforeDestroyAbortsTheDestroy() throws {
         try withMemoryDatabase { _ throws in
             let diary = try Diary.create(["title": "keep"])
             diary.failIn = "beforeDestroy"

@@ -29,7 +29,17 @@ struct DependencyTests {
         return (students, admins, john, alex, swift, rust)
     }
 
-    @Test func droppingAGroupWithDestroyDropsItsUsers() throws {
+    /// `destroyAll()` destroys each record as `destroy()` does: dependencies included.
+    @Test func destroyAllRunsEveryRecordsDependencies() throws {
+        try withMemoryDatabase { _ throws in
+            _ = try seed()
+            #expect(try Group.destroyAll() == 2)
+            #expect(try Group.count() == 0 && User.count() == 0 && Project.count() == 0 && Issue.count() == 0)
+            #expect(try Destroying.UserProject.count() == 0)
+        }
+    }
+
+    @Test func destroyingAGroupWithDestroyDestroysItsUsers() throws {
         try withMemoryDatabase { _ throws in
             let world = try seed()
             try world.admins.destroy()
@@ -38,7 +48,7 @@ struct DependencyTests {
         }
     }
 
-    @Test func droppingAUserWhoseBelongsToIsDestroyDropsTheGroupAndItsOtherUsers() throws {
+    @Test func destroyingAUserWhoseBelongsToIsDestroyDestroysTheGroupAndItsOtherUsers() throws {
         try withMemoryDatabase { _ throws in
             let world = try seed()
             try world.john.destroy()
@@ -50,7 +60,7 @@ struct DependencyTests {
         }
     }
 
-    @Test func droppingAUserWithThroughDestroyDropsTheProjects() throws {
+    @Test func destroyingAUserWithThroughDestroyDestroysTheProjects() throws {
         try withMemoryDatabase { _ throws in
             let world = try seed()
             let loner = try User.create(["name": "loner"])  // no group: nothing else goes
@@ -63,7 +73,7 @@ struct DependencyTests {
         }
     }
 
-    @Test func droppingAProjectDropsItsIssuesButNotAnUnrelatedOne() throws {
+    @Test func destroyingAProjectDestroysItsIssuesButNotAnUnrelatedOne() throws {
         try withMemoryDatabase { _ throws in
             let world = try seed()
             let unrelated = try Issue.create(["title": "unrelated"])
@@ -74,7 +84,7 @@ struct DependencyTests {
         }
     }
 
-    @Test func aFailingCascadeDropsNothing() throws {
+    @Test func aFailingCascadeDestroysNothing() throws {
         try withMemoryDatabase { db throws in
             let world = try seed()
             // An issue row that cannot be deleted: a trigger refuses it.

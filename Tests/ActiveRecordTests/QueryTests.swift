@@ -239,6 +239,49 @@ struct QueryEdgeTests {
         }
     }
 
+    /// `Query` and `DynamicQuery` (the C API's) run one compiler: same SQL, same results,
+    /// same messages.
+    @Test func queryAndDynamicQueryShareOneCompiler() throws {
+        try withMemoryDatabase { db throws in
+            try seedPeople()
+            let people = DynamicModel(try Person.schema())
+            _ = try DynamicQuery(people).count()  // its first use checks the table (schema queries)
+            let recorder = SQLRecorder(db)
+            var names: [String] = [], values: [DatabaseValue] = []
+            let typed = try recorder.during {
+                names = try Person.query().where("age > %@ AND note IS NOT NULL", 20).order(by: "age", ascending: false)
+                    .offset(1).limit(2).fetch().map(\.name)
+            }
+            let dynamic = try recorder.during {
+                let query = DynamicQuery(people, where: "age > %@ AND note IS NOT NULL", arguments: [.value(.integer(20))])
+                values = try query.order(by: "age", ascending: false).offset(1).limit(2).fetch().map { try $0.value("name") }
+            }
+            #expect(names == ["Alex"] && values == [.text("Alex")])
+            #expect(typed == dynamic)
+            #expect(typed == [#"SELECT "Person"."id", "Person"."createdAt", "Person"."updatedAt", "Person"."name", "Person"."age", "Person"."born", "Person"."note", "Person"."teamId" FROM "Person" WHERE ("Person"."age" > ? AND "Person"."note" IS NOT NULL) ORDER BY "Person"."age" DESC LIMIT ? OFFSET ?"#])
+            #expect(try DynamicQuery(people, where: "age = ?", arguments: [.value(.integer(25))]).count()
+                == Person.query().where("age = %@", 25).count())
+
+            func same(_ code: ActiveRecordError.Code, _ typed: () throws -> Void, _ dynamic: () throws -> Void) {
+                let one = expectError(code, typed), two = expectError(code, dynamic)
+                #expect(one?.message != nil && one?.message == two?.message)
+            }
+            same(.invalidValue, { _ = try Person.query().limit(-1).fetch() }, { _ = try DynamicQuery(people).limit(-1).fetch() })
+            same(.invalidValue, { _ = try Person.query().offset(-2).count() }, { _ = try DynamicQuery(people).offset(-2).count() })
+            same(.invalidPredicate, { _ = try Person.query().where("name = %@ AND age = %@", "x").fetch() }, {
+                _ = try DynamicQuery(people, where: "name = %@ AND age = %@", arguments: [.value(.text("x"))]).fetch()
+            })
+            same(.unknownColumn, { _ = try Person.query().where("nmae = 1").fetch() }, {
+                _ = try DynamicQuery(people, where: "nmae = 1").fetch()
+            })
+            same(.unknownColumn, { _ = try Person.query().order(by: "nmae").fetch() }, {
+                _ = try DynamicQuery(people).order(by: "nmae").fetch()
+            })
+            #expect(expectError(.invalidValue) { _ = try DynamicQuery(people).limit(-1).fetch() }?.message
+                == "limit(-1) must not be negative")
+        }
+    }
+
     @Test func queriesRunOnTheScopedDatabase() throws {
         let one = try Database(.inMemory)
         let two = try Database(.inMemory)

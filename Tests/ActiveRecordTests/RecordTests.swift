@@ -9,7 +9,7 @@ final class User: Model {
     var scratch = 0  // not a column
 }
 
-@Suite("Records: create, read, update, drop")
+@Suite("Records: create, read, update, destroy")
 struct RecordTests {
     @Test func createsTheTableOnFirstUseAndSavesAndFetches() throws {
         try withMemoryDatabase { db throws in
@@ -70,7 +70,7 @@ struct RecordTests {
         }
     }
 
-    @Test func dropDeletesTheRowAndMarksTheRecord() throws {
+    @Test func destroyDeletesTheRowAndMarksTheRecord() throws {
         try withMemoryDatabase { db throws in
             let alex = try User.create(["name": "Alex"])
             let maria = try User.create(["name": "Maria"])
@@ -148,7 +148,7 @@ struct RecordTests {
         }
     }
 
-    @Test func dropAllAndClear() throws {
+    @Test func destroyAllAndClear() throws {
         try withMemoryDatabase { db throws in
             for name in ["a", "b", "c"] { try User.create(["name": name]) }
             try Item.create(["title": "x"])
@@ -183,6 +183,27 @@ struct RecordTests {
         }
     }
 
+    /// The seeds' `Animal.state`: a common column name the base class leaves free
+    /// (the record's own state is `recordState`).
+    @Test func aModelMayHaveAColumnNamedState() throws {
+        try withMemoryDatabase { db throws in
+            let animal = Creature()
+            animal.name = "cat"
+            animal.state = "sleeping"
+            #expect(animal.recordState == .new)
+            try animal.save()
+            let found = try #require(try Creature.find(animal.id!))
+            #expect(found.state == "sleeping" && found.recordState == .persisted)
+            found.state = "hungry"
+            #expect(found.recordState == .changed)
+            try found.save()
+            #expect(try storedValue(db, #"SELECT "state" FROM "Creature""#) == .text("hungry"))
+            #expect(try Creature.first(where: "state", equals: "hungry")?.name == "cat")
+            try found.destroy()
+            #expect(found.recordState == .destroyed && found.isDestroyed)
+        }
+    }
+
     @Test func valueOfColumnByName() throws {
         try withMemoryDatabase { _ throws in
             let user = try User.create(["name": "Alex"])
@@ -196,4 +217,10 @@ struct RecordTests {
 
 final class Item: Model {
     @Column var title: String = ""
+}
+
+/// The seeds' `Animal`, with its `state` column.
+final class Creature: Model {
+    @Column var name: String = ""
+    @Column var state: String = ""
 }

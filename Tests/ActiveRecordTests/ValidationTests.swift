@@ -1,5 +1,6 @@
 import ActiveRecord
 import Foundation
+import Synchronization
 import Testing
 
 /// The seeds' model: name present and unique.
@@ -216,6 +217,26 @@ struct ValidationTests {
     }
 }
 
+/// A callback that changes the validated name after validation, so that only the unique
+/// index sees the duplicate; and a second unique column no validation covers.
+final class Respelled: Model, Validating, Callbacks {
+    @Column var name: String = ""
+    @Column(index: .unique) var code: String = ""
+    var renameTo: String?
+    static let validations = Validations(for: Respelled.self) { $0.uniqueness(\.name, index: true) }
+    func beforeSave() throws { if let renameTo { name = renameTo } }
+}
+
+/// A model first used by many threads at once (by one test only).
+final class FirstUse: Model, Validating {
+    @Column var login: String = ""
+    @Column var email: String = ""
+    static let validations = Validations(for: FirstUse.self) {
+        $0.presence(\.login)
+        $0.uniqueness(\.email, index: true)
+    }
+}
+
 /// Two connections on one file save the same name at once: the unique index lets one win,
 /// and the other gets `already_exists`, not a raw SQLite error.
 final class Handle: Model, Validating {
@@ -231,6 +252,66 @@ struct UniqueIndexTests {
             try Handle.create(["name": "x"])
             let indexes = try db.rows(#"SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Handle'"#)
             #expect(indexes == [[.text("Handle_name_unique")]])
+        }
+    }
+
+    /// A unique index failure is recognised by SQLite's extended result code (2067), and the
+    /// uniqueness validations say which one it is.
+    @Test func aUniqueIndexFailureAValidationExplainsIsAlreadyExists() throws {
+        try withMemoryDatabase { _ throws in
+            try Respelled.create(["name": "taken", "code": "a"])
+            let late = Respelled()
+            late.name = "free"
+            late.code = "b"
+            late.renameTo = "taken"  // passes validation as "free", then becomes "taken"
+            let error = expectError(.validationFailed) { try late.save() }
+            #expect(error?.validationFailures == [
+                ValidationFailure(model: "Respelled", property: "name", key: "already_exists", message: "already exists"),
+            ])
+            #expect(late.errors == error?.validationFailures)
+            #expect(late.isNewRecord && late.name == "taken")
+            // A unique column no validation covers: the constraint error itself, recognisable.
+            let other = Respelled()
+            other.name = "other"
+            other.code = "a"
+            let constraint = expectError(.constraint) { try other.save() }
+            #expect(constraint?.isUniqueViolation == true)
+            #expect(constraint?.resultCode == 2067)
+            #expect(other.isNewRecord)
+            #expect(try Respelled.count() == 1)
+        }
+    }
+
+    @Test func constraintHelpersReadTheExtendedResultCode() throws {
+        try withMemoryDatabase { db throws in
+            try db.execute(#"CREATE TABLE "Parent" ("id" INTEGER PRIMARY KEY)"#)
+            try db.execute(#"CREATE TABLE "Child" ("id" INTEGER PRIMARY KEY, "parentId" INTEGER NOT NULL REFERENCES "Parent"("id"), "n" INTEGER CHECK ("n" > 0))"#)
+            try db.execute(#"INSERT INTO "Parent" ("id") VALUES (1)"#)
+            let foreign = expectError(.constraint) { try db.execute(#"INSERT INTO "Child" ("parentId", "n") VALUES (2, 1)"#) }
+            #expect(foreign?.isForeignKeyViolation == true && foreign?.isUniqueViolation == false)
+            let notNull = expectError(.constraint) { try db.execute(#"INSERT INTO "Child" ("n") VALUES (1)"#) }
+            #expect(notNull?.isNotNullViolation == true && notNull?.resultCode == 1299)
+            let check = expectError(.constraint) { try db.execute(#"INSERT INTO "Child" ("parentId", "n") VALUES (1, 0)"#) }
+            #expect(check?.isCheckViolation == true)
+            let primary = expectError(.constraint) { try db.execute(#"INSERT INTO "Parent" ("id") VALUES (1)"#) }
+            #expect(primary?.isUniqueViolation == true && primary?.resultCode == 1555)
+        }
+    }
+
+    /// The unique index a validation asks for is part of the model's mapping however many
+    /// threads use the model first at once (no thread sees a mapping without it).
+    @Test func theUniqueIndexIsThereForEveryThreadThatUsesTheModelFirst() throws {
+        let schemas = Mutex<[TableSchema]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            if let schema = try? FirstUse.schema() { schemas.withLock { $0.append(schema) } }
+        }
+        let seen = schemas.withLock { $0 }
+        #expect(seen.count == 8)
+        #expect(seen.allSatisfy { $0.columns.map(\.index) == [nil, .unique] })
+        try withMemoryDatabase { db throws in
+            try FirstUse.create(["login": "a", "email": "a@example.com"])
+            let indexes = try db.rows(#"SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'FirstUse'"#)
+            #expect(indexes == [[.text("FirstUse_email_unique")]])
         }
     }
 

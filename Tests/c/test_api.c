@@ -1132,6 +1132,70 @@ static void test_transactions(void) {
     remove_database(path);
 }
 
+/* ---- a quote followed by a combining mark ------------------------------------------- */
+
+/* `"` followed by U+0301 is one Swift Character but two UTF-8 sequences to SQLite: names
+ * holding it must be quoted byte by byte everywhere — in the uniqueness validation's query
+ * and in ar_query_children's key — or the SQL breaks (or worse). */
+static void test_quote_with_combining_mark(void) {
+    ar_database *db = NULL;
+    ar_model *parents = NULL, *kids = NULL;
+    ar_record *parent = NULL, *twin = NULL, *kid = NULL;
+    ar_query *query = NULL;
+    const char *column = "x\"\xCC\x81y";           /* x, ", U+0301, y */
+    const char *parent_name = "P\"\xCC\x81" "arent";
+    const char *parent_key = "p\"\xCC\x81" "arentId";  /* ar_model_belongs_to's key */
+    const char *key = NULL, *property = NULL, *text = NULL;
+    int64_t id = -1;
+
+    CHECK_OK(open_test_db(&db));
+    current_db = db;
+    CHECK_OK(ar_model_define(db, parent_name, &parents));
+    CHECK_OK(ar_model_add_column(parents, column, AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_model_validate_uniqueness(parents, column));
+    CHECK_OK(ar_model_define(db, "Kid", &kids));
+    CHECK_OK(ar_model_add_column(kids, "name", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_model_belongs_to(kids, parents));
+
+    CHECK_OK(ar_record_new(parents, &parent));
+    CHECK_OK(ar_record_set_text(parent, column, "same"));
+    CHECK_OK(ar_record_save(parent));
+    CHECK_OK(ar_record_get_text(parent, column, &text));
+    CHECK(same_text(text, "same"));
+    /* The uniqueness validation's query runs and finds the first one. */
+    CHECK_OK(ar_record_new(parents, &twin));
+    CHECK_OK(ar_record_set_text(twin, column, "same"));
+    CHECK_RC(ar_record_save(twin), AR_VALIDATION_FAILED);
+    CHECK_OK(ar_record_error(twin, 0, &property, &key, NULL));
+    CHECK(same_text(property, column));
+    CHECK(same_text(key, "already_exists"));
+    CHECK_OK(ar_record_set_text(twin, column, "other"));
+    CHECK_OK(ar_record_save(twin));
+
+    /* The children's query names the key column, quoted. */
+    CHECK_OK(ar_record_new(kids, &kid));
+    CHECK_OK(ar_record_set_text(kid, "name", "Ann"));
+    CHECK_OK(ar_record_set_int64(kid, parent_key, ar_record_id(parent)));
+    CHECK_OK(ar_record_save(kid));
+    ar_record_free(kid);
+    CHECK_OK(ar_query_children(parent, kids, &query));
+    CHECK_OK(ar_query_next(query, &kid));
+    CHECK_OK(ar_record_get_int64(kid, parent_key, &id));
+    CHECK(id == ar_record_id(parent));
+    ar_record_free(kid);
+    CHECK_RC(ar_query_next(query, &kid), AR_DONE);
+    ar_query_free(query);
+    CHECK_OK(ar_query_children(twin, kids, &query));
+    CHECK(count_and_free(query) == 0);
+
+    ar_record_free(parent);
+    ar_record_free(twin);
+    ar_model_free(kids);
+    ar_model_free(parents);
+    close_test_db(db);
+    current_db = NULL;
+}
+
 /* ---- validations and constraints ---------------------------------------------------- */
 
 static void test_validations(void) {
@@ -1759,6 +1823,7 @@ int main(int argc, char **argv) {
         test_lifecycle();
         test_queries();
         test_injection();
+        test_quote_with_combining_mark();
         test_validations();
         test_children();
         test_null_arguments();

@@ -1,0 +1,86 @@
+import ActiveRecord
+import Foundation
+import Testing
+
+final class Reading: Model {
+    @Column var n: Int = 0
+}
+
+/// `RecordCursor` and the C API's cursor share one strategy: outside a transaction, a
+/// reader connection leased for the cursor's life; in a transaction (or in memory), the
+/// writer, locked per step.
+@Suite("Cursors")
+struct CursorTests {
+    /// A new file database holding readings 1, 2, 3, current for `body`.
+    private func withReadings(_ body: (Database) throws -> Void) throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try Database(.file(directory.appendingPathComponent("cursor.sqlite").path))
+        try database.use {
+            for n in 1...3 { try Reading.create(["n": n]) }
+            try body(database)
+        }
+    }
+
+    @Test func outsideATransactionACursorReadsTheSnapshotOfItsFirstStep() throws {
+        try withReadings { database in
+            let cursor = try Reading.query().cursor()
+            #expect(try cursor.next()?.n == 1)
+            // Interleaving: another thread commits a fourth reading while the cursor is open.
+            // The writer is free (the cursor holds a reader, not the writer's lock), and the
+            // cursor keeps reading the rows as they were: a cursor stepping on the writer
+            // would reach the new row, which comes later in id order.
+            let wrote = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                database.use { _ = try? Reading.create(["n": 4]) }
+                wrote.signal()
+            }
+            #expect(wrote.wait(timeout: .now() + 10) == .success)
+            #expect(try Reading.count() == 4)
+            var rest: [Int] = []
+            while let reading = try cursor.next() { rest.append(reading.n) }
+            #expect(rest == [2, 3])
+            #expect(try cursor.next() == nil)
+            // Ran out: the reader went back; a new cursor sees the fourth reading.
+            #expect(try Reading.query().cursor().next().map { _ in true } == true)
+            var all: [Int] = []
+            try Reading.query().forEach { all.append($0.n) }
+            #expect(all == [1, 2, 3, 4])
+        }
+    }
+
+    @Test func inATransactionACursorReadsTheTransactionsOwnWrites() throws {
+        try withReadings { database in
+            try database.transaction {
+                try Reading.create(["n": 10])
+                var seen: [Int] = []
+                try Reading.query().where("n >= %@", 2).forEach { seen.append($0.n) }
+                #expect(seen == [2, 3, 10])
+                throw Rollback()
+            }
+            #expect(try Reading.count() == 3)
+        }
+    }
+
+    @Test func closingACursorEarlyGivesItsReaderBack() throws {
+        try withReadings { _ in
+            // More cursors than readers (four), each closed after one row: none waits or fails.
+            for _ in 0..<10 {
+                let cursor = try Reading.query().order(by: "n", ascending: false).cursor()
+                #expect(try cursor.next()?.n == 3)
+                cursor.close()
+                #expect(try cursor.next() == nil)
+            }
+        }
+    }
+
+    @Test func inMemoryACursorStepsOnTheWriter() throws {
+        try withMemoryDatabase { _ throws in
+            for n in 1...3 { try Reading.create(["n": n]) }
+            let cursor = try Reading.query().only("n").cursor()
+            var seen: [Int] = []
+            while let reading = try cursor.next() { seen.append(reading.n) }
+            #expect(seen == [1, 2, 3])
+        }
+    }
+}
