@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.3
 // The release benchmark: ActiveRecord against the raw sqlite3 C API and
 // GRDB.swift, in one process.
 //   swift build -c release --product ARBench && .build/release/ARBench [N] [--indexed Q] [--predicate P]

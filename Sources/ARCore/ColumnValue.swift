@@ -107,10 +107,11 @@ extension String: ColumnValue {
 
 // MARK: - Integers: INTEGER, 64-bit, never truncated
 
-/// Integer types stored as 64-bit SQLite integers, with a range check both ways.
-public protocol SQLiteIntegerColumn: FixedWidthInteger, ColumnValue {}
+/// Integer types stored as 64-bit integers, with a range check both ways (the conformance
+/// of `Int`, `Int8`…`Int64`, `UInt`…`UInt64`).
+public protocol IntegerColumnValue: FixedWidthInteger, ColumnValue {}
 
-extension SQLiteIntegerColumn {
+extension IntegerColumnValue {
     public static var sqlType: SQLType { .integer }
 
     public func toSQL() throws -> DatabaseValue {
@@ -140,16 +141,16 @@ extension SQLiteIntegerColumn {
     }
 }
 
-extension Int: SQLiteIntegerColumn {}
-extension Int8: SQLiteIntegerColumn {}
-extension Int16: SQLiteIntegerColumn {}
-extension Int32: SQLiteIntegerColumn {}
-extension Int64: SQLiteIntegerColumn {}
-extension UInt: SQLiteIntegerColumn {}
-extension UInt8: SQLiteIntegerColumn {}
-extension UInt16: SQLiteIntegerColumn {}
-extension UInt32: SQLiteIntegerColumn {}
-extension UInt64: SQLiteIntegerColumn {}
+extension Int: IntegerColumnValue {}
+extension Int8: IntegerColumnValue {}
+extension Int16: IntegerColumnValue {}
+extension Int32: IntegerColumnValue {}
+extension Int64: IntegerColumnValue {}
+extension UInt: IntegerColumnValue {}
+extension UInt8: IntegerColumnValue {}
+extension UInt16: IntegerColumnValue {}
+extension UInt32: IntegerColumnValue {}
+extension UInt64: IntegerColumnValue {}
 
 extension Bool: ColumnValue {
     public static var sqlType: SQLType { .integer }

@@ -28,7 +28,7 @@ public final class Database: @unchecked Sendable {
     // only touched while `lock` is held; `owner`, `preparedTables` and `readers` are
     // atomic or mutex-guarded. The lock is recursive so that a transaction's thread
     // can save and fetch inside its own transaction.
-    let lock = NSRecursiveLock()
+    let lock = RecursiveLock()
     let connection: Connection
     var lockDepth = 0
     /// The thread holding `lock` (0: none), so that its reads go through the writer.

@@ -8,7 +8,7 @@
 @_spi(Reflection) import Swift
 
 /// A property of a model class that the library manages: a `@Column`, or a
-/// relation (which may hold a column, its foreign key, and take part in save and drop).
+/// relation (which may hold a column, its foreign key, and take part in save and destroy).
 package struct ReflectedField {
     /// The property name, without the wrapper's leading underscore.
     package var propertyName: String
@@ -18,7 +18,7 @@ package struct ReflectedField {
     package var column: (offset: Int, kind: any ColumnField.Type)?
     /// The column's name when its declaration gives none and it is not the property name.
     package var defaultColumnName: String?
-    /// The field's save and drop hooks.
+    /// The field's save and destroy hooks.
     package var hook: (any RecordHookField.Type)?
 }
 

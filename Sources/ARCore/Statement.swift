@@ -13,7 +13,7 @@ package struct StatementKey: Hashable {
         case update([Int])
     }
 
-    /// The ``TableMapping/serial`` of the table's mapping.
+    /// The ``TableEngine/serial`` of the table.
     package var table: UInt64
     package var kind: Kind
 

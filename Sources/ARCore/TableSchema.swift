@@ -13,7 +13,7 @@ import Foundation
 ///     ColumnSchema(name: "title", type: .text),
 ///     ColumnSchema(name: "stars", type: .integer, isNullable: true, index: .index),
 /// ])
-/// let note = DynamicRecord(schema: notes)
+/// let note = DynamicModel(notes).makeRecord()
 /// try note.set("title", .text("Buy milk"))
 /// try note.save()
 /// ```

@@ -41,10 +41,3 @@ func saveRelated(_ related: Model, of owner: Model) throws {
         throw ActiveRecordError.validationFailed(ModelMapping.modelName(type(of: owner)), owner.errors)
     }
 }
-
-/// `records` as `[Record]`: the same array when the types match (a relation asked for
-/// its own child type), else a conditional cast of each element.
-func typed<Child: Model, Record: Model>(_ records: [Child]) -> [Record] {
-    if let same = records as? [Record] { return same }
-    return records.compactMap { $0 as? Record }
-}

@@ -29,7 +29,7 @@ protocol ToManyContext: QueryRelation {
 extension ToManyContext {
     func recordsInMemory<Record: Model>(as type: Record.Type) -> [Record]? {
         let records = owner.id == nil ? owner[keyPath: storage].pending : owner[keyPath: storage].preloaded
-        return records.map(typed)
+        return records.map { castRecords($0) }
     }
 
     func add(_ record: Model) throws {

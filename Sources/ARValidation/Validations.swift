@@ -128,17 +128,29 @@ public final class ValidationRules<Record: Model> {
     /// Key `already_exists`.
     ///
     /// - Parameters:
-    ///   - scope: columns that must also match (unique per scope), e.g. `["groupId"]`.
     ///   - caseSensitive: `false` compares ASCII letters without case (SQLite's NOCASE).
     ///   - index: also declare a UNIQUE index on the column, so that two concurrent
-    ///     savers cannot both win (the loser gets this same error). Not with `scope`.
+    ///     savers cannot both win (the loser gets this same error).
     ///
     /// Checked for new records and when the column changed; a `nil` value is not checked.
     public func uniqueness<Value: ColumnValue>(
-        _ keyPath: KeyPath<Record, Value>, scope: [String] = [], caseSensitive: Bool = true, index: Bool = false,
-        message: String = "already exists"
+        _ keyPath: KeyPath<Record, Value>, caseSensitive: Bool = true, index: Bool = false, message: String = "already exists"
     ) {
-        add(keyPath, uniqueIndex: index && scope.isEmpty) { record, value, column in
+        add(keyPath, uniqueIndex: index) { record, value, column in
+            try Check.uniqueness(
+                of: record, column: column, value: value.toSQL(), scope: [], caseSensitive: caseSensitive, message: message)
+        }
+    }
+
+    /// No other row with the same `scope` values may hold the same value: unique per scope,
+    /// e.g. `uniqueness(\.name, scope: ["groupId"])`. Key `already_exists`. (No `index:`
+    /// here: a UNIQUE index would be over one column, not the scope.)
+    ///
+    /// Checked for new records and when the column changed; a `nil` value is not checked.
+    public func uniqueness<Value: ColumnValue>(
+        _ keyPath: KeyPath<Record, Value>, scope: [String], caseSensitive: Bool = true, message: String = "already exists"
+    ) {
+        add(keyPath, uniqueIndex: false) { record, value, column in
             try Check.uniqueness(
                 of: record, column: column, value: value.toSQL(), scope: scope, caseSensitive: caseSensitive, message: message)
         }

@@ -5,7 +5,7 @@ import ActiveRecordSQLite
 ///
 /// A record from ar_query_next on a cursor is a *row record*: its getters read the
 /// cursor's current row, with nothing decoded or allocated. It gets a `DynamicRecord` of its
-/// own when it is changed, saved, reloaded or dropped, or when C still holds it as the
+/// own when it is changed, saved, reloaded or destroyed, or when C still holds it as the
 /// cursor moves on (``detach()``).
 final class RecordHandle: Handle {
     let model: ModelHandle

@@ -81,7 +81,7 @@ enum Check {
     }
 
     /// Checks a side's database file after `workload`, through a separate raw
-    /// connection: WAL mode, then no rows after dropping, else exactly ids
+    /// connection: WAL mode, then no rows after destroying, else exactly ids
     /// 1...N, each with its row's values (by SQL), and a few rows read in full.
     static func database(at path: String, after workload: Workload, rows: [RowValues], side: String) throws {
         let context = "\(side) \(workload.title): database file"
@@ -89,7 +89,7 @@ enum Check {
         let journalMode = try database.text("PRAGMA journal_mode")
         try require(journalMode == "wal", "\(context): journal_mode is \(journalMode ?? "nil"), expected wal")
         let total = Int(try database.integer(#"SELECT count(*) FROM "BenchUser""#))
-        guard workload != .drop else {
+        guard workload != .destroy else {
             return try count(total, 0, "\(context): rows left")
         }
         try count(total, rows.count, "\(context): rows")

@@ -115,9 +115,9 @@ struct GRDBSide: BenchSide {
             try Check.records(
                 users.map(\.snapshot), rows: rows, scoreIncrement: RowValues.scoreIncrement, side: name, workload: workload)
             return elapsed
-        case .drop:
+        case .destroy:
             let users = try fetchAll(dbQueue)
-            try Check.count(users.count, rows.count, "\(name) \(workload.title): records loaded before dropping")
+            try Check.count(users.count, rows.count, "\(name) \(workload.title): records loaded before destroying")
             let (elapsed, deletedCount) = try measure {
                 try dbQueue.write { db in
                     var deletedCount = 0

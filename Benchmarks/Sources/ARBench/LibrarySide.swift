@@ -54,15 +54,15 @@ struct LibrarySide: BenchSide {
             try Check.records(
                 users.map(\.snapshot), rows: rows, scoreIncrement: RowValues.scoreIncrement, side: name, workload: workload)
             return elapsed
-        case .drop:
+        case .destroy:
             let users = try BenchUser.all()
-            try Check.count(users.count, rows.count, "\(name) \(workload.title): records loaded before dropping")
+            try Check.count(users.count, rows.count, "\(name) \(workload.title): records loaded before destroying")
             let (elapsed, _) = try measure {
                 try database.transaction {
-                    for user in users { try user.drop() }
+                    for user in users { try user.destroy() }
                 }
             }
-            try Check.count(users.filter(\.isDeleted).count, rows.count, "\(name) \(workload.title): records marked dropped")
+            try Check.count(users.filter(\.isDestroyed).count, rows.count, "\(name) \(workload.title): records marked destroyed")
             return elapsed
         }
     }

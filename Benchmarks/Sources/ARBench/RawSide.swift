@@ -167,9 +167,9 @@ struct RawSide: BenchSide {
             try Check.records(
                 users.map(\.snapshot), rows: rows, scoreIncrement: RowValues.scoreIncrement, side: name, workload: workload)
             return elapsed
-        case .drop:
+        case .destroy:
             let users = try store.fetchAll()
-            try Check.count(users.count, rows.count, "\(name) \(workload.title): records loaded before dropping")
+            try Check.count(users.count, rows.count, "\(name) \(workload.title): records loaded before destroying")
             let (elapsed, _) = try measure {
                 try database.transaction {
                     for user in users { try store.delete(user) }

@@ -13,7 +13,7 @@ enum Workload: CaseIterable {
     /// Change one column (score) of N loaded records and save each, in one transaction.
     case updateScore
     /// Delete N loaded records by id, in one transaction.
-    case drop
+    case destroy
 
     /// A short name for the report and for check failures.
     var title: String {
@@ -22,7 +22,7 @@ enum Workload: CaseIterable {
         case .fetchAll: "fetch all"
         case .find: "find by id"
         case .updateScore: "update score (1 tx)"
-        case .drop: "drop by id (1 tx)"
+        case .destroy: "destroy by id (1 tx)"
         }
     }
 
@@ -33,7 +33,7 @@ enum Workload: CaseIterable {
         case .fetchAll: 2.5
         case .find: 3.0
         case .updateScore: 2.5
-        case .drop: 2.0
+        case .destroy: 2.0
         }
     }
 }

@@ -1,0 +1,9 @@
+// expect-error: type 'Note' has no member 'lazyFetcher'
+// The seeds' names live in the README's map to this API, not in aliases.
+import ActiveRecord
+
+final class Note: Model {
+    @Column var text: String = ""
+}
+
+let notes = Note.lazyFetcher()

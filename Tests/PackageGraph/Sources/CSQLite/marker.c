@@ -1,0 +1,3 @@
+#include "consumer_sqlite.h"
+
+int consumer_sqlite_marker(void) { return 42; }

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The seams the code keeps, checked by `make test` (a grep: cheap, and it names the line):
+#  1. Identifiers are quoted only through quoteIdentifier/quoteSQL (Sources/ARCore/Identifier.swift):
+#     quoting with replacingOccurrences misses a quote followed by a combining mark.
+#  2. Raw memory stays in ARCore (and the C shim, whose job it is): the feature targets get
+#     typed access (HookFieldSite), never pointers.
+#  3. SQLite failures are recognised by their extended result code, never by message text.
+#  4. ARValidation depends on ARCore only.
+set -u
+cd "$(dirname "$0")/.."
+status=0
+fail() { echo "check-seams: $1"; printf '%s\n' "$2" | sed 's/^/    /'; status=1; }
+
+hits=$(grep -rn 'replacingOccurrences(of: "\\""' Sources)
+[ -z "$hits" ] || fail "quote identifiers with quoteIdentifier / .quotedIdentifier, not replacingOccurrences:" "$hits"
+
+hits=$(grep -rnE 'Unsafe[A-Za-z]*Pointer|assumingMemoryBound|withMemoryRebound|unsafeBitCast|Unmanaged' \
+    Sources/ARQuery Sources/ARRelations Sources/ARValidation Sources/ARMigrations)
+[ -z "$hits" ] || fail "raw memory outside ARCore (give the feature typed access instead):" "$hits"
+
+hits=$(grep -rnE '"[^"]*constraint failed|\.message\.(hasPrefix|contains|hasSuffix)' Sources)
+[ -z "$hits" ] || fail "an error recognised by its message text (use its extended result code):" "$hits"
+
+hits=$(grep -rnE '^import (ARQuery|ARRelations|ARMigrations|ActiveRecord)$' Sources/ARValidation)
+[ -z "$hits" ] || fail "ARValidation imports more than ARCore:" "$hits"
+
+[ $status -eq 0 ] && echo "check-seams: quoting, raw memory, error codes and ARValidation's dependencies keep to their seams"
+exit $status
