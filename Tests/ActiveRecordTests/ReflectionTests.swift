@@ -20,6 +20,15 @@ final class Dog: Animal {
     @Column var weight: Double = 0
 }
 
+/// The README's Models example, as written there.
+final class ReadmePerson: Model {
+    override class var tableName: String { "people" }
+    @Column("full_name") var name: String = ""
+    @Column(index: .unique) var email: String = ""
+    @Column(index: .index) var age: Int = 18
+    @Column var nickname: String? = nil
+}
+
 final class ReservedName: Model {
     @Column("createdAt") var created: String = ""
 }
@@ -30,6 +39,15 @@ final class ContentManager: Model {
 
 @Suite("Reflection: a class is its schema")
 struct ReflectionTests {
+    /// The index names the README shows are the ones the library creates.
+    @Test func theReadmeModelsIndexesAreNamedAsTheReadmeSays() throws {
+        try withMemoryDatabase { db throws in
+            try ReadmePerson.create(["name": "Ada", "email": "ada@example.com"])
+            let indexes = try db.rows(#"SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'people' ORDER BY name"#)
+            #expect(indexes == [[.text("people_age_index")], [.text("people_email_unique")]])
+        }
+    }
+
     @Test func tableAndColumnNamesAreAsWrittenAndOverridable() throws {
         #expect(try ContentManager.schema().name == "ContentManager")
         let schema = try Renamed.schema()
