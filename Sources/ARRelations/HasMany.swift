@@ -124,11 +124,7 @@ extension HasMany: RecordHookField {
             }
             try saveRelated(child, of: record)
         }
-        site.modify { relation in
-            relation.pending = []
-            relation.preloaded = nil
-        }
-        try site.onRollback { $0.pending = pending }
+        try site.emptyQueue(saved: pending)
     }
 
     package static func willDestroy(_ site: HookFieldSite<HasMany>) throws {

@@ -181,11 +181,7 @@ extension HasManyThrough: RecordHookField {
         let join = join(site.field, record)
         let pending = site.field.pending
         for child in pending { try join.link(ownerID: id, child, owner: record) }
-        site.modify { relation in
-            relation.pending = []
-            relation.preloaded = nil
-        }
-        try site.onRollback { $0.pending = pending }
+        try site.emptyQueue(saved: pending)
     }
 
     package static func willDestroy(_ site: HookFieldSite<HasManyThrough>) throws {

@@ -12,6 +12,18 @@ protocol ToManyStorage {
 extension HasMany: ToManyStorage {}
 extension HasManyThrough: ToManyStorage {}
 
+extension HookFieldSite where Field: ToManyStorage {
+    /// After the owner's save linked the queued records: empties the queue (put back if the
+    /// transaction rolls back) and forgets records loaded before.
+    func emptyQueue(saved pending: [Field.Child]) throws {
+        modify { relation in
+            relation.pending = []
+            relation.preloaded = nil
+        }
+        try onRollback { $0.pending = pending }
+    }
+}
+
 /// A to-many relation of one owner record. The shared part answers from
 /// memory and queues records on an unsaved owner; each relation says how to
 /// link and unlink a child once the owner is saved.
