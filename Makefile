@@ -51,7 +51,7 @@ test: deps
 # Every Swift test under the thread sanitizer, in its own build directory. The library's
 # locks are pthread mutexes, which the sanitizer sees (Sources/ARCore/Lock.swift says why not
 # Synchronization.Mutex), so no suppression is needed. About 1.5 minutes from nothing.
-test-tsan: deps
+test-tsan: deps lib
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(SWIFTFLAGS)
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 
@@ -80,11 +80,11 @@ bench: deps
 	Benchmarks/.build/release/ARBench $(N)
 	$(MAKE) --no-print-directory bench-c
 
-# The predicate tokenizer, parser and renderer depend on nothing else, so the
-# fuzz target compiles them directly. Crashes land in .build/fuzz/crash-*.
+# The predicate tokenizer, parser and renderer depend on nothing else (but the one
+# quoting function), so the fuzz target compiles them directly. Crashes land in .build/fuzz/crash-*.
 FUZZ_SECONDS ?= 600
 FUZZ_SOURCES = Sources/ARQuery/PredicateSyntax.swift Sources/ARQuery/PredicateParser.swift \
-               Sources/ARQuery/PredicateRenderer.swift Fuzz/PredicateFuzz.swift
+               Sources/ARQuery/PredicateRenderer.swift Sources/ARCore/Identifier.swift Fuzz/PredicateFuzz.swift
 fuzz:
 	@mkdir -p .build/fuzz/corpus
 	@swiftc -sanitize=fuzzer,address -parse-as-library -package-name ARFuzz -O $(FUZZ_SOURCES) \

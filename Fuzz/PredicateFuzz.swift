@@ -1,19 +1,9 @@
 // libFuzzer target for the predicate language: tokenizer, parser and renderer.
 // Built by `make fuzz` together with Sources/ARQuery/Predicate*.swift (which
-// depend on nothing else). Any input must either fail with a
+// depend on nothing else) and the library's one quoting function
+// (Sources/ARCore/Identifier.swift). Any input must either fail with a
 // PredicateSyntaxError or render to SQL made only of quoted identifiers,
 // `?` parameters, operators, parentheses and the grammar's keywords.
-
-/// Quotes an identifier as the library does.
-private func quoted(_ name: String) -> String {
-    var result = String.UnicodeScalarView(["\""])
-    for scalar in name.unicodeScalars {
-        if scalar == "\"" { result.append("\"") }
-        result.append(scalar)
-    }
-    result.append("\"")
-    return String(result)
-}
 
 /// Removes double-quoted identifiers (with doubled quotes inside) from `sql`.
 private func strippingIdentifiers(_ sql: String) -> String {
@@ -56,7 +46,7 @@ public func predicateFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         return 0
     }
     var renderer = PredicateRenderer(
-        resolveColumn: { qualifier, name, _ in (qualifier.map { quoted($0) + "." } ?? "") + quoted(name) },
+        resolveColumn: { qualifier, name, _ in (qualifier.map { quoteIdentifier($0) + "." } ?? "") + quoteIdentifier(name) },
         shape: { index, _ in [.value, .null, .list(count: index % 4)][index % 3] })
     let sql: String
     do {

@@ -130,8 +130,9 @@ ar_result ar_model_add_column(ar_model *model, const char *name, ar_type type, i
 ar_result ar_model_attach(ar_database *database, const char *table, ar_model **model_out);
 
 // Declares that model belongs to parent_model: adds the nullable, indexed column
-// <lowerCamel(parent name)>Id (Group → groupId). Use ar_query_children for the
-// other direction (has-many).
+// <lowerCamel(parent name)>Id (Group → groupId), a foreign key to the parent’s table (a
+// key naming no parent row fails with AR_CONSTRAINT when its transaction commits). Use
+// ar_query_children for the other direction (has-many).
 ar_result ar_model_belongs_to(ar_model *model, ar_model *parent_model);
 
 // Starts defining the model for table name (created, or migrated by adding columns,
@@ -193,10 +194,12 @@ ar_result ar_query_new(ar_model *model, const char *predicate, ar_query **query_
 
 // The next matching record: AR_OK with a new handle in *record_out (release it with
 // ar_record_free), or AR_DONE with NULL when there are no more. The first call runs the
-// query: the records are those matching at that moment, even if rows change later. On a
-// file database outside a transaction the rows are read one per call, through one of the
-// database’s four reader connections until AR_DONE or ar_query_free; otherwise (in memory,
-// in a transaction, all readers busy) all are read at the first call.
+// query, and each call reads one row. On a file database outside a transaction it reads
+// through one of the database’s four reader connections, held until AR_DONE or
+// ar_query_free: the records are those matching at the first call, even if rows change
+// later. Otherwise (in memory, in a transaction, all readers busy) it reads through the
+// database’s writer connection, locked per call (as Swift’s cursor does): then rows the
+// program changes during the loop may or may not be seen.
 ar_result ar_query_next(ar_query *query, ar_record **record_out);
 
 // Skips the first count records (count >= 0).
@@ -268,7 +271,8 @@ ar_result ar_record_set_bool(ar_record *record, const char *column, int32_t valu
 // Sets a date column, in seconds since 1970-01-01 UTC.
 ar_result ar_record_set_date(ar_record *record, const char *column, double seconds);
 
-// Sets a decimal column from POSIX text such as “1123.563” (anything else: AR_INVALID_VALUE).
+// Sets a decimal column from plain decimal text: digits with an optional sign and decimal
+// point, such as “1123.563” or “-0.5” (anything else, an exponent too: AR_INVALID_VALUE).
 ar_result ar_record_set_decimal(ar_record *record, const char *column, const char *value);
 
 // Sets a real column (an integer column refuses it: AR_TYPE_MISMATCH).

@@ -11,8 +11,8 @@ cd "$(dirname "$0")/.."
 status=0
 fail() { echo "check-seams: $1"; printf '%s\n' "$2" | sed 's/^/    /'; status=1; }
 
-hits=$(grep -rn 'replacingOccurrences(of: "\\""' Sources)
-[ -z "$hits" ] || fail "quote identifiers with quoteIdentifier / .quotedIdentifier, not replacingOccurrences:" "$hits"
+hits=$(grep -rnE 'replacingOccurrences\(of: "\\""|"\\"" *\+|\+ *"\\""' Sources Fuzz)
+[ -z "$hits" ] || fail "quote identifiers with quoteIdentifier / .quotedIdentifier, not by hand:" "$hits"
 
 hits=$(grep -rnE 'Unsafe[A-Za-z]*Pointer|assumingMemoryBound|withMemoryRebound|unsafeBitCast|Unmanaged' \
     Sources/ARQuery Sources/ARRelations Sources/ARValidation Sources/ARMigrations)

@@ -1,5 +1,5 @@
 // The iActiveRecord README scenario in Swift: create, save, list, update, destroy.
-// `make run` runs it on the default database (a file in the cache directory);
+// `make run` runs it on the default database (a file in the data directory);
 // set ACTIVERECORD_DATABASE to a path to use another file.
 import ActiveRecord
 import Foundation

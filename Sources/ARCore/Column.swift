@@ -112,7 +112,7 @@ extension Column: ColumnField {
     }
 
     package static func decode(_ field: FieldAddress, from statement: Statement, at index: Int32) throws {
-        let decoded = try Value.fromSQL(statement.value(index))
+        let decoded = try Value.fromSQL(try statement.value(index))
         value(field).pointee = decoded
         original(field).pointee = decoded
     }

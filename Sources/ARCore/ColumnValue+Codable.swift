@@ -6,7 +6,7 @@ extension RawRepresentable where RawValue: ColumnValue {
     fileprivate static func fromRawSQL(_ value: DatabaseValue) throws -> Self {
         let raw = try RawValue.fromSQL(value)
         guard let result = Self(rawValue: raw) else {
-            throw typeMismatch(value, Self.self, "\(raw) is not a raw value of \(Self.self)")
+            throw typeMismatch(value, Self.self, "not one of its raw values")
         }
         return result
     }
@@ -35,21 +35,32 @@ package func encodeJSON<T: Encodable>(_ value: T) throws -> DatabaseValue {
     do {
         return .text(String(decoding: try encoder.encode(value), as: UTF8.self))
     } catch {
-        throw ActiveRecordError(.invalidValue, "cannot encode \(T.self) as JSON: \(error)")
+        throw ActiveRecordError(.invalidValue, "cannot encode \(T.self) as JSON\(describe(error))")
     }
 }
 
 package func decodeJSON<T: Decodable>(_ value: DatabaseValue, as type: T.Type) throws -> T {
-    let data: Data
-    switch value {
-    case .text(let text): data = Data(text.utf8)
-    case .blob(let blob): data = blob
-    default: throw typeMismatch(value, T.self, "JSON values are stored as TEXT")
-    }
+    guard case .text(let text) = value else { throw typeMismatch(value, T.self, "JSON values are stored as TEXT") }
     do {
-        return try JSONDecoder().decode(T.self, from: data)
+        return try JSONDecoder().decode(T.self, from: Data(text.utf8))
     } catch {
-        throw typeMismatch(value, T.self, "invalid JSON: \(error)")
+        throw typeMismatch(value, T.self, "not JSON for \(T.self)\(describe(error))")
+    }
+}
+
+/// What went wrong with a JSON value, without the value: the coding path and the kind of
+/// problem (the errors' own descriptions may quote the value or the data).
+private func describe(_ error: any Error) -> String {
+    func path(_ codingPath: [any CodingKey]) -> String {
+        codingPath.isEmpty ? "" : " at \(codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: "."))"
+    }
+    switch error {
+    case DecodingError.typeMismatch(let type, let context): return ": expected \(type)" + path(context.codingPath)
+    case DecodingError.valueNotFound(let type, let context): return ": missing \(type)" + path(context.codingPath)
+    case DecodingError.keyNotFound(let key, let context): return ": no key \(key.stringValue)" + path(context.codingPath)
+    case DecodingError.dataCorrupted(let context): return ": malformed" + path(context.codingPath)
+    case EncodingError.invalidValue(_, let context): return ": a value that JSON cannot hold" + path(context.codingPath)
+    default: return ""
     }
 }
 

@@ -3,12 +3,10 @@ import Foundation
 extension Data: ColumnValue {
     public static var sqlType: SQLType { .blob }
     public func toSQL() -> DatabaseValue { .blob(self) }
+    /// BLOB only.
     public static func fromSQL(_ value: DatabaseValue) throws -> Data {
-        switch value {
-        case .blob(let data): return data
-        case .text(let text): return Data(text.utf8)
-        default: throw typeMismatch(value, Data.self)
-        }
+        guard case .blob(let data) = value else { throw typeMismatch(value, Data.self) }
+        return data
     }
 }
 
@@ -37,16 +35,15 @@ extension Decimal: ColumnValue {
         switch value {
         case .text(let text):
             guard isPOSIXNumber(text), let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
-            else { throw typeMismatch(value, Decimal.self, "'\(text.prefix(40))' is not a decimal number") }
+            else { throw typeMismatch(value, Decimal.self, "not a decimal number in POSIX form") }
             // Decimal keeps 38 significant digits and would round the rest away silently.
             guard significantDigits(text) == significantDigits(decimal.description) else {
                 throw ActiveRecordError(
-                    .invalidValue, "'\(text.prefix(60))' has more significant digits than Decimal keeps exactly (38)")
+                    .invalidValue, "a decimal with more significant digits than Decimal keeps exactly (38) cannot be read")
             }
             return decimal
         case .integer(let int): return Decimal(int)
-        case .real(let double): return Decimal(double)
-        default: throw typeMismatch(value, Decimal.self)
+        default: throw typeMismatch(value, Decimal.self, "a REAL is not exact: decimals are stored as TEXT")
         }
     }
 
@@ -90,7 +87,7 @@ extension UUID: ColumnValue {
         switch value {
         case .text(let text):
             guard let uuid = UUID(uuidString: text) else {
-                throw typeMismatch(value, UUID.self, "'\(text.prefix(40))' is not a UUID")
+                throw typeMismatch(value, UUID.self, "not a UUID string")
             }
             return uuid
         case .blob(let data) where data.count == 16:
@@ -105,9 +102,8 @@ extension URL: ColumnValue {
     public static var sqlType: SQLType { .text }
     public func toSQL() -> DatabaseValue { .text(absoluteString) }
     public static func fromSQL(_ value: DatabaseValue) throws -> URL {
-        guard case .text(let text) = value, let url = URL(string: text) else {
-            throw typeMismatch(value, URL.self)
-        }
+        guard case .text(let text) = value else { throw typeMismatch(value, URL.self) }
+        guard let url = URL(string: text) else { throw typeMismatch(value, URL.self, "not a URL") }
         return url
     }
 }

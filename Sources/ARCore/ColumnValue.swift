@@ -56,11 +56,21 @@ extension ColumnValue where Self: Equatable {
     public static func isEquivalent(_ lhs: Self, _ rhs: Self) -> Bool { lhs == rhs }
 }
 
-/// The error thrown when a stored value does not fit the Swift type.
+/// The error thrown when a stored value does not fit the Swift type. It names the value's
+/// storage class, never the value itself (values may be personal data): `detail` must not
+/// hold it either.
 package func typeMismatch<T>(_ value: DatabaseValue, _ type: T.Type, _ detail: String = "") -> ActiveRecordError {
     let suffix = detail.isEmpty ? "" : " (\(detail))"
     return ActiveRecordError(
-        .typeMismatch, "cannot read a \(value.storageClassName) value as \(T.self)\(suffix)")
+        .typeMismatch, "cannot read \(value.storageClassArticle) \(value.storageClassName) value as \(T.self)\(suffix)")
+}
+
+extension DatabaseValue {
+    /// "a" or "an", for messages.
+    var storageClassArticle: String {
+        if case .integer = self { return "an" }
+        return "a"
+    }
 }
 
 // MARK: - Optional
@@ -95,13 +105,10 @@ extension Optional: ColumnValue where Wrapped: ColumnValue {
 extension String: ColumnValue {
     public static var sqlType: SQLType { .text }
     public func toSQL() -> DatabaseValue { .text(self) }
+    /// TEXT only: a number is not silently turned into its digits.
     public static func fromSQL(_ value: DatabaseValue) throws -> String {
-        switch value {
-        case .text(let text): return text
-        case .integer(let int): return String(int)
-        case .real(let double): return String(double)
-        default: throw typeMismatch(value, String.self)
-        }
+        guard case .text(let text) = value else { throw typeMismatch(value, String.self) }
+        return text
     }
 }
 
@@ -118,24 +125,25 @@ extension IntegerColumnValue {
         guard let int = Int64(exactly: self) else {
             throw ActiveRecordError(
                 .invalidValue,
-                "\(Self.self) value \(self) is above Int64.max (\(Int64.max)), the largest integer SQLite stores")
+                "a \(Self.self) value above Int64.max (\(Int64.max)) cannot be stored: the largest integer is 64-bit signed")
         }
         return .integer(int)
     }
 
+    /// INTEGER in the type's range; REAL only when it is a whole number in range (exact).
     public static func fromSQL(_ value: DatabaseValue) throws -> Self {
         let int: Int64
         switch value {
         case .integer(let stored): int = stored
         case .real(let double):
             guard let exact = Int64(exactly: double) else {
-                throw typeMismatch(value, Self.self, "\(double) is not a whole number")
+                throw typeMismatch(value, Self.self, "not a whole number within Int64's range")
             }
             int = exact
         default: throw typeMismatch(value, Self.self)
         }
         guard let result = Self(exactly: int) else {
-            throw typeMismatch(value, Self.self, "\(int) is out of range \(Self.min)...\(Self.max)")
+            throw typeMismatch(value, Self.self, "out of \(Self.self)'s range \(Self.min)...\(Self.max)")
         }
         return result
     }
@@ -155,10 +163,12 @@ extension UInt64: IntegerColumnValue {}
 extension Bool: ColumnValue {
     public static var sqlType: SQLType { .integer }
     public func toSQL() -> DatabaseValue { .integer(self ? 1 : 0) }
+    /// INTEGER 0 or 1 only: any other number is not silently `true`.
     public static func fromSQL(_ value: DatabaseValue) throws -> Bool {
         switch value {
-        case .integer(let int): return int != 0
-        case .real(let double): return double != 0
+        case .integer(0): return false
+        case .integer(1): return true
+        case .integer: throw typeMismatch(value, Bool.self, "only 0 and 1 are booleans")
         default: throw typeMismatch(value, Bool.self)
         }
     }
@@ -174,10 +184,15 @@ extension Double: ColumnValue {
         }
         return .real(self)
     }
+    /// REAL; INTEGER only when a Double holds it exactly (up to 2^53).
     public static func fromSQL(_ value: DatabaseValue) throws -> Double {
         switch value {
         case .real(let double): return double
-        case .integer(let int): return Double(int)
+        case .integer(let int):
+            guard let exact = Double(exactly: int) else {
+                throw typeMismatch(value, Double.self, "a Double cannot hold it exactly")
+            }
+            return exact
         default: throw typeMismatch(value, Double.self)
         }
     }
@@ -186,5 +201,14 @@ extension Double: ColumnValue {
 extension Float: ColumnValue {
     public static var sqlType: SQLType { .real }
     public func toSQL() throws -> DatabaseValue { try Double(self).toSQL() }
-    public static func fromSQL(_ value: DatabaseValue) throws -> Float { Float(try Double.fromSQL(value)) }
+    /// As Double, rounded to the nearest Float; a finite value beyond Float's range (which
+    /// would become infinity) is a mismatch.
+    public static func fromSQL(_ value: DatabaseValue) throws -> Float {
+        let double = try Double.fromSQL(value)
+        let float = Float(double)
+        guard float.isFinite || !double.isFinite else {
+            throw typeMismatch(value, Float.self, "beyond Float's range")
+        }
+        return float
+    }
 }

@@ -19,6 +19,12 @@ package final class Connection {
     package var tracer: (@Sendable (String) -> Void)?
     /// Whether step errors carry the SQL with its bound values written in.
     package var includesBoundValuesInErrors = false
+    /// The tables automatic migration is preparing on this thread's call stack, so that a
+    /// cycle of parents (A belongs to B, B to A) is prepared once.
+    package var preparing: Set<UInt64> = []
+    /// Tables automatic migration prepared inside the current transaction: published to
+    /// every thread when it commits, forgotten when any level rolls back.
+    @exclusivity(unchecked) package var preparedInTransaction: Set<UInt64> = []
     /// The records a destroy cascade is destroying, so that each is destroyed once.
     package var destroyingRecords: Set<DestroyKey> = []
     /// How deep the current transaction is: 0 outside, 1 in `BEGIN`, 2+ in savepoints.
@@ -43,10 +49,11 @@ package final class Connection {
     ///
     /// - Throws: `.cannotOpen`, `.notADatabase` or `.readOnly` with the path;
     ///   the file is not modified when opening fails.
-    package init(path: String, readOnly: Bool = false) throws {
+    /// - Parameter uri: read `path` as an SQLite URI filename (only for ``DatabaseLocation/uri(_:)``).
+    package init(path: String, readOnly: Bool = false, uri: Bool = false) throws {
         var handle: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | (uri ? SQLITE_OPEN_URI : 0)
         let code = sqlite3_open_v2(path, &handle, flags, nil)
         guard let handle else {
             throw ActiveRecordError(.cannotOpen, "cannot open database at \(path): out of memory")
@@ -210,7 +217,7 @@ package final class Connection {
             var rows: [[DatabaseValue]] = []
             let count = statement.columnCount
             while try statement.step() {
-                rows.append((0..<count).map { statement.value($0) })
+                rows.append(try (0..<count).map { try statement.value($0) })
             }
             return rows
         }

@@ -15,36 +15,65 @@ extension Database {
                 }
             }
             for (table, drift) in zip(tables, drifts) {
-                preparedTables.withLock { _ = $0.insert(table.serial) }
+                markPrepared(table, connection)
                 if drift.hasLeftovers { logLeftovers(drift) }
             }
             return drifts
         }
     }
 
-    /// Migrates the table the first time this database uses it.
+    /// Migrates the table the first time this database uses it, after its parent tables
+    /// (those its foreign keys reference: SQLite needs them to write to it).
+    ///
+    /// A table prepared inside a transaction counts as prepared for other threads only once
+    /// that transaction commits (until then they wait for the writer, then find it); if it
+    /// rolls back, the next use prepares it again.
     func prepare(_ table: TableEngine) throws {
         guard automaticMigrations, !preparedTables.withLock({ $0.contains(table.serial) }) else { return }
-        try withConnection { _ in
-            guard !preparedTables.withLock({ $0.contains(table.serial) }) else { return }
-            try migrate(table.schema)
+        try withConnection { connection in
+            guard !preparedTables.withLock({ $0.contains(table.serial) }),
+                  !connection.preparedInTransaction.contains(table.serial),
+                  connection.preparing.insert(table.serial).inserted else { return }  // a cycle of parents
+            defer { connection.preparing.remove(table.serial) }
+            for parent in try table.parents() { try prepare(parent) }
+            try migrate(table.schema, connection)
+            markPrepared(table, connection)
+        }
+    }
+
+    /// Records that `table` is prepared: for every thread, or, inside a transaction, for the
+    /// transaction's thread until it commits (``commitTransaction()`` publishes it).
+    private func markPrepared(_ table: TableEngine, _ connection: Connection) {
+        if connection.transactionDepth > 0 {
+            connection.preparedInTransaction.insert(table.serial)
+        } else {
             preparedTables.withLock { _ = $0.insert(table.serial) }
         }
     }
 
-    /// Automatic migration of one table: creates it, adds missing columns and
-    /// indexes, all in one transaction, and never drops or rewrites anything;
-    /// what it leaves alone (extra columns, type mismatches) goes to the log.
-    private func migrate(_ schema: TableSchema) throws {
-        let drift = try schema.drift(in: connection)
-        if drift.hasAdditions {
-            try transaction { try schema.applyAdditions(drift, in: connection) }
+    /// Automatic migration of one table: creates it, adds missing columns and indexes, and
+    /// never drops or rewrites anything; what it leaves alone (extra columns, type
+    /// mismatches, missing foreign keys) goes to the log. The table is read and changed in
+    /// one write transaction, so that another process adding the same columns meanwhile is
+    /// seen, not added to twice. (A read-only database reads it only.)
+    private func migrate(_ schema: TableSchema, _ connection: Connection) throws {
+        var drift = TableDrift(table: schema.name)
+        if isReadOnly {
+            drift = try schema.drift(in: connection)
+            if drift.hasAdditions { try schema.applyAdditions(drift, in: connection) }  // fails: read-only, with the SQL
+        } else {
+            try transaction {
+                drift = try schema.drift(in: connection)
+                if drift.hasAdditions { try schema.applyAdditions(drift, in: connection) }
+            }
         }
         if drift.hasLeftovers { logLeftovers(drift) }
     }
 
     private func logLeftovers(_ drift: TableDrift) {
-        let leftovers = TableDrift(table: drift.table, extraColumns: drift.extraColumns, typeMismatches: drift.typeMismatches)
+        let leftovers = TableDrift(
+            table: drift.table, extraColumns: drift.extraColumns, typeMismatches: drift.typeMismatches,
+            missingForeignKeys: drift.missingForeignKeys)
         log("schema drift: \(leftovers)")
     }
 

@@ -66,19 +66,16 @@ extension Database {
     /// Outside a transaction, on a file database, the cursor reads through a reader
     /// connection leased for its life: it sees the data as its first step found it, and
     /// holds no lock, so other threads write meanwhile. Otherwise (the calling thread is in
-    /// a transaction, the database is in memory, or every reader is in use) it steps on the
-    /// writer, taking the writer's lock for each step only — or, when `writerFallback` is
-    /// `false`, is not opened (`nil`), for callers that would rather read everything at once.
+    /// a transaction, which must read its own writes; the database is in memory; or every
+    /// reader is in use) it steps on the writer, taking the writer's lock for each step
+    /// only: rows changed between steps may or may not be seen.
     /// - Parameter tables: the tables the query reads (prepared by automatic migration first).
-    package func openCursor(
-        _ sql: String, _ arguments: [DatabaseValue], tables: [TableEngine], writerFallback: Bool
-    ) throws -> RowCursor? {
+    package func openCursor(_ sql: String, _ arguments: [DatabaseValue], tables: [TableEngine]) throws -> RowCursor {
         for table in tables { try prepare(table) }
         if let readers, let reader = try checkOutReader() {
             let lease = ReaderLease(pool: readers, reader: reader)
             return try RowCursor(on: .reader(lease), sql, arguments)
         }
-        guard writerFallback else { return nil }
         return try withConnection { _ in try RowCursor(on: .writer(self), sql, arguments) }
     }
 }

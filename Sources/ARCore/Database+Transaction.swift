@@ -45,7 +45,10 @@ extension Database {
     }
 
     /// Commits the innermost transaction level (releases its savepoint); on failure rolls it back.
+    /// - Throws: `.misuse` when the calling thread has no transaction (it must end on the
+    ///   thread that began it: another thread's would stay open, and every writer wait).
     package func commitTransaction() throws {
+        try requireOwnTransaction("commit")
         let depth = connection.transactionDepth - 1
         guard depth >= 0 else { throw ActiveRecordError(.misuse, "there is no transaction to commit") }
         do {
@@ -58,11 +61,19 @@ extension Database {
         let undo = connection.rollbackActions.removeLast()
         if !connection.rollbackActions.isEmpty { connection.rollbackActions[connection.rollbackActions.count - 1] += undo }
         connection.transactionDepth -= 1
+        if depth == 0, !connection.preparedInTransaction.isEmpty {
+            // The tables this transaction created are now there for every thread.
+            let prepared = connection.preparedInTransaction
+            connection.preparedInTransaction = []
+            preparedTables.withLock { $0.formUnion(prepared) }
+        }
         releaseWriter()
     }
 
     /// Rolls back the innermost transaction level and puts its records back in memory.
+    /// - Throws: `.misuse` when the calling thread has no transaction.
     package func rollbackTransaction() throws {
+        try requireOwnTransaction("roll back")
         let depth = connection.transactionDepth - 1
         guard depth >= 0 else { throw ActiveRecordError(.misuse, "there is no transaction to roll back") }
         defer {
@@ -70,12 +81,24 @@ extension Database {
             releaseWriter()
         }
         for entry in connection.rollbackActions.removeLast().reversed() { entry.undo() }
-        forgetCheckedTables()
+        // What this transaction's automatic migration made may be undone: check again.
+        connection.preparedInTransaction = []
         if depth == 0 {
             try connection.execute("ROLLBACK")
         } else {
             try connection.execute("ROLLBACK TO activerecord_\(depth)")
             try connection.execute("RELEASE activerecord_\(depth)")
+        }
+    }
+
+    /// Throws `.misuse` unless the calling thread holds the writer, as a thread that began a
+    /// transaction does until it ends. (Read without the lock: `owner` is atomic, and only
+    /// this thread can make it name this thread.)
+    private func requireOwnTransaction(_ verb: String) throws {
+        guard callerHoldsWriter else {
+            throw ActiveRecordError(
+                .misuse,
+                "there is no transaction to \(verb) on this thread: a transaction ends on the thread that began it")
         }
     }
 

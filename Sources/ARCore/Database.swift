@@ -47,11 +47,13 @@ public final class Database: @unchecked Sendable {
     public let location: DatabaseLocation
     /// Whether missing tables and indexes are created on first use.
     public let automaticMigrations: Bool
+    /// Whether the database was opened without write access.
+    public let isReadOnly: Bool
 
     /// Opens (and for a new file creates) a database.
     ///
     /// - Parameters:
-    ///   - location: where the database lives; `.default` is a file in the cache directory.
+    ///   - location: where the database lives; `.default` is a file in the data directory.
     ///   - automaticMigrations: create missing tables and indexes on first use
     ///     (the default); when `false`, nothing is checked or changed.
     ///   - readOnly: open without write access.
@@ -60,8 +62,11 @@ public final class Database: @unchecked Sendable {
     public init(_ location: DatabaseLocation = .default, automaticMigrations: Bool = true, readOnly: Bool = false) throws {
         self.location = location
         self.automaticMigrations = automaticMigrations
-        path = try location.resolvePath()
-        connection = try Connection(path: path, readOnly: readOnly)
-        readers = path == ":memory:" || readOnly ? nil : ReaderPool(path: path)
+        isReadOnly = readOnly
+        let resolved = try location.resolve()
+        path = resolved.path
+        connection = try Connection(path: path, readOnly: readOnly, uri: resolved.isURI)
+        readers = resolved.isMemory || resolved.isURI || readOnly ? nil : ReaderPool(path: path)
+        for note in resolved.notes { log(note) }
     }
 }

@@ -6,12 +6,14 @@ import Foundation
 /// try Database.configure(.inMemory)
 /// try Database.configure(.file("/var/lib/myapp/data.sqlite"))
 /// try Database.configure(.cachesDirectory("data.sqlite"))
-/// try Database.configure()            // .default: <cache dir>/<program>/<program>.sqlite
+/// try Database.configure()            // .default: <data dir>/<program>/<program>.sqlite
 /// ```
 public struct DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
     enum Kind: Sendable, Hashable {
         case memory
         case file(String)
+        case uri(String)
+        case dataDirectory(String)
         case cachesDirectory(String)
         case documentsDirectory(String)
         case temporary
@@ -22,10 +24,23 @@ public struct DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
     /// A private in-memory database, gone when it is closed.
     public static let inMemory = DatabaseLocation(kind: .memory)
 
-    /// A database file at `path`, created when missing (its directory must exist).
+    /// A database file at `path`, created when missing (its directory must exist). The path
+    /// is a file's path, whatever it looks like: `":memory:"` and `"file:…"` name files
+    /// (use ``inMemory`` or ``uri(_:)`` for those meanings).
     public static func file(_ path: String) -> DatabaseLocation { DatabaseLocation(kind: .file(path)) }
 
-    /// `fileName` in the program's cache directory (see ``Database/cachesDirectory()``).
+    /// An SQLite URI filename, such as `"file:data.sqlite?mode=ro"` (see SQLite's "URI
+    /// Filenames"): only this location reads a `file:` string as a URI. Reads go through
+    /// the writer connection (no reader connections).
+    public static func uri(_ uri: String) -> DatabaseLocation { DatabaseLocation(kind: .uri(uri)) }
+
+    /// `fileName` in the program's data directory (see ``Database/dataDirectory()``).
+    public static func dataDirectory(_ fileName: String) -> DatabaseLocation {
+        DatabaseLocation(kind: .dataDirectory(fileName))
+    }
+
+    /// `fileName` in the program's cache directory (see ``Database/cachesDirectory()``),
+    /// which users and cleaning tools may empty: for data that can be rebuilt.
     public static func cachesDirectory(_ fileName: String) -> DatabaseLocation {
         DatabaseLocation(kind: .cachesDirectory(fileName))
     }
@@ -35,27 +50,109 @@ public struct DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
         DatabaseLocation(kind: .documentsDirectory(fileName))
     }
 
-    /// The default: `<program>.sqlite` in the program's cache directory,
-    /// `$XDG_CACHE_HOME/<program>/` or `~/.cache/<program>/`.
-    public static var `default`: DatabaseLocation { .cachesDirectory("\(Database.programName).sqlite") }
+    /// The default: `<program>.sqlite` in the program's data directory,
+    /// `$XDG_DATA_HOME/<program>/` or `~/.local/share/<program>/`.
+    ///
+    /// The default was once in the cache directory: when the data directory holds no
+    /// database but `$XDG_CACHE_HOME/<program>/<program>.sqlite` (or `~/.cache/…`) exists, that
+    /// file (with its `-wal` and `-shm`) is moved to the data directory when the database
+    /// opens, and a line says so on standard error; if it cannot be moved, it is used where
+    /// it is, and a line says why. When both exist, the data directory's is used and a line
+    /// names the one left in the cache directory.
+    public static var `default`: DatabaseLocation { .dataDirectory("\(Database.programName).sqlite") }
 
     /// A separate test database: a new, empty file in a fresh temporary
     /// directory (a file rather than memory, so WAL and several connections work).
     public static let temporary = DatabaseLocation(kind: .temporary)
 
-    /// Resolves the location to a path, creating standard directories as needed.
-    func resolvePath() throws -> String {
+    /// What opening needs: the path (or URI) and whether it is one, plus lines to log.
+    struct Resolved {
+        var path: String
+        var isURI = false
+        var isMemory = false
+        var notes: [String] = []
+    }
+
+    /// Resolves the location to a path, creating standard directories as needed, and checks
+    /// that a file path is one: no NUL byte, not empty, and not something other than a
+    /// regular file (a device such as `/dev/null`, a directory, a pipe).
+    /// - Throws: `.cannotOpen` saying what is wrong with the path.
+    func resolve() throws -> Resolved {
         switch kind {
-        case .memory: return ":memory:"
-        case .file(let path): return path
-        case .cachesDirectory(let name): return try Database.cachesDirectory() + "/" + name
-        case .documentsDirectory(let name): return try Database.documentsDirectory() + "/" + name
+        case .memory: return Resolved(path: ":memory:", isMemory: true)
+        case .uri(let uri):
+            try Self.requireNoNUL(uri)
+            return Resolved(path: uri, isURI: true)
+        case .file(let path): return Resolved(path: try Self.checkedFilePath(path))
+        case .dataDirectory(let name):
+            let path = try Database.dataDirectory() + "/" + name
+            var resolved = Resolved(path: try Self.checkedFilePath(path))
+            if self == .default { resolved = try Self.adoptingOldDefault(resolved) }
+            return resolved
+        case .cachesDirectory(let name): return Resolved(path: try Self.checkedFilePath(try Database.cachesDirectory() + "/" + name))
+        case .documentsDirectory(let name):
+            return Resolved(path: try Self.checkedFilePath(try Database.documentsDirectory() + "/" + name))
         case .temporary:
             let directory = FileManager.default.temporaryDirectory
                 .appendingPathComponent("activerecord-\(UUID().uuidString)").path
             try Database.createDirectory(directory)
-            return directory + "/test.sqlite"
+            return Resolved(path: directory + "/test.sqlite")
         }
+    }
+
+    private static func requireNoNUL(_ path: String) throws {
+        guard !path.utf8.contains(0) else {
+            throw ActiveRecordError(
+                .cannotOpen, "the database path holds a NUL byte, which no file name can; it would name another file")
+        }
+    }
+
+    /// `path`, checked, as SQLite must read it: a file name, never a URI or `:memory:`.
+    private static func checkedFilePath(_ path: String) throws -> String {
+        try requireNoNUL(path)
+        guard !path.isEmpty else {
+            throw ActiveRecordError(.cannotOpen, "the database path is empty; name a file (or use .inMemory or .temporary)")
+        }
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+            throw ActiveRecordError(
+                .cannotOpen,
+                "\(path) is not a regular file (a directory, device or pipe); point the database at a file")
+        }
+        // SQLite reads "file:…" as a URI (when built to) and ":memory:" as memory: a path
+        // relative to the working directory written with "./" is always a file.
+        if path.hasPrefix("file:") || path == ":memory:" { return "./" + path }
+        return path
+    }
+
+    /// For ``default``: the database of the old default location (the cache directory),
+    /// moved to the data directory when it holds none, else noted.
+    private static func adoptingOldDefault(_ resolved: Resolved) throws -> Resolved {
+        let fileManager = FileManager.default
+        let old = try Database.standardDirectory(variable: "XDG_CACHE_HOME", fallback: ".cache", create: false)
+            + "/\(Database.programName).sqlite"
+        guard old != resolved.path, fileManager.fileExists(atPath: old) else { return resolved }
+        var result = resolved
+        if fileManager.fileExists(atPath: resolved.path) {
+            result.notes.append(
+                "the default database is \(resolved.path); another database at the old default location \(old) "
+                    + "(the cache directory) is left alone")
+            return result
+        }
+        do {
+            for suffix in ["", "-wal", "-shm"] where fileManager.fileExists(atPath: old + suffix) {
+                try fileManager.moveItem(atPath: old + suffix, toPath: resolved.path + suffix)
+            }
+            result.notes.append(
+                "moved the database from the old default location \(old) (the cache directory, which cleaning tools "
+                    + "empty) to \(resolved.path)")
+        } catch {
+            result.path = old
+            result.notes.append(
+                "using the database at the old default location \(old): it could not be moved to \(resolved.path) "
+                    + "(\(error.localizedDescription)); move it by hand")
+        }
+        return result
     }
 
     /// `in memory`, or the path or directory named.
@@ -63,6 +160,8 @@ public struct DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
         switch kind {
         case .memory: "in memory"
         case .file(let path): path
+        case .uri(let uri): uri
+        case .dataDirectory(let name): "data directory/\(name)"
         case .cachesDirectory(let name): "caches directory/\(name)"
         case .documentsDirectory(let name): "documents directory/\(name)"
         case .temporary: "temporary file"
@@ -76,6 +175,13 @@ extension Database {
         let name = ProcessInfo.processInfo.processName
         let safe = name.map { $0.isLetter || $0.isNumber || "-_.".contains($0) ? $0 : "_" }
         return safe.isEmpty ? "activerecord" : String(safe)
+    }
+
+    /// The program's data directory, created when missing, where the default database lives:
+    /// `$XDG_DATA_HOME/<program>` or `~/.local/share/<program>`.
+    /// - Throws: `.cannotOpen` when it cannot be created.
+    public static func dataDirectory() throws -> String {
+        try standardDirectory(variable: "XDG_DATA_HOME", fallback: ".local/share")
     }
 
     /// The program's cache directory, created when missing:
@@ -92,7 +198,7 @@ extension Database {
         try standardDirectory(variable: "XDG_DOCUMENTS_DIR", fallback: "Documents")
     }
 
-    private static func standardDirectory(variable: String, fallback: String) throws -> String {
+    static func standardDirectory(variable: String, fallback: String, create: Bool = true) throws -> String {
         let environment = ProcessInfo.processInfo.environment
         let base: String
         if let value = environment[variable], value.hasPrefix("/") {
@@ -101,7 +207,7 @@ extension Database {
             base = (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + "/" + fallback
         }
         let directory = base + "/" + programName
-        try createDirectory(directory)
+        if create { try createDirectory(directory) }
         return directory
     }
 

@@ -22,10 +22,17 @@ public final class DynamicModel: Sendable {
     package let columnNullability: [Bool]
     let defaultValues: [DatabaseValue]
 
-    /// Makes a model for `schema`.
-    public init(_ schema: TableSchema) {
+    /// Makes a model for `schema`. A column that ``ColumnSchema/references`` a table needs
+    /// that table to exist before records are written (SQLite's foreign keys).
+    public convenience init(_ schema: TableSchema) {
+        self.init(schema, parents: { [] })
+    }
+
+    /// A model whose referenced tables are other models' (the C API's belongs-to), which
+    /// automatic migration creates first.
+    package init(_ schema: TableSchema, parents: @escaping @Sendable () throws -> [TableEngine]) {
         self.schema = schema
-        table = TableEngine(schema: schema)
+        table = TableEngine(schema: schema, parents: parents)
         columnTypes = schema.columns.map(\.type)
         columnNullability = schema.columns.map(\.isNullable)
         defaultValues = schema.columns.map(\.defaultValue)
@@ -105,10 +112,11 @@ public final class DynamicRecord: RecordStorage {
     }
 
     /// The record of the row `statement` is on, selected with ``TableSchema/selectList``.
-    package init(model: DynamicModel, decodingRowOf statement: Statement) {
+    /// - Throws: `.typeMismatch` for TEXT that is not valid UTF-8.
+    package init(model: DynamicModel, decodingRowOf statement: Statement) throws {
         self.model = model
         header = RecordHeader(decoding: statement)
-        values = (0..<model.schema.columns.count).map { statement.value(Int32($0 + 3)) }
+        values = try (0..<model.schema.columns.count).map { try statement.value(Int32($0 + 3)) }
         originals = values
     }
 
@@ -194,7 +202,7 @@ public final class DynamicRecord: RecordStorage {
     /// Destroys the record: deletes its row (`DELETE FROM "T" WHERE "id" = ?`).
     /// - Throws: `.misuse` for a new or already destroyed record; `.notFound` when the row
     ///   was deleted elsewhere (the record counts as destroyed).
-    public func destroy() throws { try model.table.destroy(self) }
+    public func destroy() throws { try model.table.delete(self) }
 
     /// Reads the record's row again, discarding unsaved changes.
     public func reload() throws { try model.table.reload(self) }
@@ -206,7 +214,7 @@ public final class DynamicRecord: RecordStorage {
     }
 
     package func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws {
-        values[index] = statement.value(column)
+        values[index] = try statement.value(column)
     }
 
     /// After a whole row was decoded: the originals share the values' storage (copied on write).

@@ -25,3 +25,14 @@ extension String {
     /// `"a""b"` for `a"b`: see ``quoteIdentifier(_:)``.
     package var quotedIdentifier: String { quoteIdentifier(self) }
 }
+
+/// `name` folded the way SQLite compares identifiers: ASCII letters without case, every
+/// other character exactly. (Swift's `lowercased()` folds far more: `É` to `é`, the Kelvin
+/// sign to `k`, so two columns SQLite keeps apart would look like one.)
+package func sqliteFolded(_ name: String) -> String {
+    guard name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return name }
+    return String(decoding: name.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
+}
+
+/// Whether SQLite takes two identifiers for the same name (see ``sqliteFolded(_:)``).
+package func sqliteSameName(_ lhs: String, _ rhs: String) -> Bool { sqliteFolded(lhs) == sqliteFolded(rhs) }

@@ -98,7 +98,8 @@ public protocol ValidationHook: Model {
     /// After a UNIQUE constraint failed on save (a concurrent saver won the race): the
     /// record's uniqueness validations that fail now, as `already_exists` failures; empty
     /// when none does (the constraint was another one).
-    func uniquenessFailures() throws -> [ValidationFailure]
+    /// - Parameter changedColumns: as for ``runValidations(changedColumns:)``.
+    func uniquenessFailures(changedColumns: Set<String>?) throws -> [ValidationFailure]
     /// The columns whose uniqueness validation also asks for a UNIQUE index.
     static func uniquelyIndexedColumns() throws -> [String]
 }

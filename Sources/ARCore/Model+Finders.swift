@@ -129,16 +129,17 @@ extension ModelClassMethods where Self: Model {
     }
 
     /// Destroys every record of the model, each as ``Model/destroy()`` does (callbacks and
-    /// dependencies), all in one transaction: if one fails, none is destroyed. A model
-    /// without callbacks or relations needs no records in memory: it runs `DELETE FROM "T"`.
-    /// Records already in memory are not marked destroyed.
+    /// dependencies), all in one transaction: if one fails, none is destroyed. A record an
+    /// earlier one's dependencies destroyed is skipped. A model with no callbacks and no
+    /// dependencies needs no records in memory: it runs `DELETE FROM "T"`. Records already
+    /// in memory are not marked destroyed.
     /// - Returns: how many rows of the model's table were deleted.
     @discardableResult
     public static func destroyAll() throws -> Int {
         let mapping = try mapping()
         let table = mapping.table
         let database = try Database.current
-        guard !mapping.hooks.isEmpty || mapping.hasCallbacks else {
+        guard mapping.hasDestroyLifecycle else {
             return try database.withTable(table) { connection in
                 try connection.execute("DELETE FROM \(table.schema.name.quotedIdentifier)")
                 return connection.changedRowCount
@@ -147,12 +148,8 @@ extension ModelClassMethods where Self: Model {
         var deleted = 0
         try database.transaction {
             let before = try count()
-            for record in try all() {
-                do {
-                    try record.destroy()
-                } catch let error as ActiveRecordError where error.code == .notFound {
-                    continue  // an earlier record's dependencies destroyed it
-                }
+            for record in try all() where try exists(id: record.id!) {  // not destroyed by an earlier one
+                try record.destroy()
             }
             deleted = before - (try count())
         }

@@ -71,10 +71,10 @@ extension Model {
     private func saveWithLifecycle(_ mapping: ModelMapping, isNew: Bool, changed: [Int]) throws {
         let callbacks = mapping.hasCallbacks ? self as? any Callbacks : nil
         let validating = mapping.validates ? self as? any ValidationHook : nil
+        let changedNames = isNew ? nil : Set(changed.map { mapping.table.schema.columns[$0].name })
         if let validating {
             try callbacks?.beforeValidation()
-            let names = isNew ? nil : Set(changed.map { mapping.table.schema.columns[$0].name })
-            guard try validating.runValidations(changedColumns: names) else {
+            guard try validating.runValidations(changedColumns: changedNames) else {
                 throw ActiveRecordError.validationFailed(ModelMapping.modelName(type(of: self)), errors)
             }
             try callbacks?.afterValidation()
@@ -87,7 +87,9 @@ extension Model {
         } catch let error as ActiveRecordError where error.isUniqueViolation {
             // A concurrent saver won the race at a unique index (or a callback changed the
             // value after validation): the uniqueness validations that now fail say which.
-            guard let failures = try validating?.uniquenessFailures(), !failures.isEmpty else { throw error }
+            guard let failures = try validating?.uniquenessFailures(changedColumns: changedNames), !failures.isEmpty else {
+                throw error
+            }
             errors = failures
             throw ActiveRecordError.validationFailed(ModelMapping.modelName(type(of: self)), failures)
         }
@@ -108,8 +110,15 @@ extension Model {
     ///   when the row was deleted elsewhere (the record counts as destroyed).
     public func destroy() throws {
         let mapping = try mapping()
-        guard !mapping.hooks.isEmpty || mapping.hasCallbacks, let id = header.id, !header.isDestroyed else {
-            return try mapping.table.destroy(self)
+        guard mapping.hasDestroyLifecycle, let id = header.id, !header.isDestroyed else {
+            do {
+                return try mapping.table.delete(self)
+            } catch let error as ActiveRecordError where error.code == .notFound {
+                // Deleted earlier in the cascade that destroys it now: done already.
+                let cascading = try Database.current.withConnection { !$0.destroyingRecords.isEmpty }
+                if cascading { return }
+                throw error
+            }
         }
         let database = try Database.current
         let key = DestroyKey(table: mapping.table.schema.name, id: id)
@@ -124,7 +133,7 @@ extension Model {
             try callbacks?.beforeDestroy()
             for hook in mapping.hooks { try hook.kind.willDestroy(in: self, at: hook.offset) }
             do {
-                try mapping.table.destroy(self)
+                try mapping.table.delete(self)
             } catch let error as ActiveRecordError where error.code == .notFound && cascading {
                 return  // deleted earlier in the same cascade
             }

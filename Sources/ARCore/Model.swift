@@ -148,3 +148,10 @@ open class Model: RecordStorage {
 
 @available(*, unavailable, message: "Records are confined to one thread at a time; fetch by id on another")
 extension Model: Sendable {}
+
+/// `records` as `[To]`: the same array, for free, when the element types are the same (a
+/// relation answering for its own child type), else a conditional cast of each element.
+package func castRecords<From: Model, To: Model>(_ records: [From], to type: To.Type = To.self) -> [To] {
+    if From.self == To.self { return unsafeBitCast(records, to: [To].self) }
+    return records.compactMap { $0 as? To }
+}

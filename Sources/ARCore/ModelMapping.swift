@@ -22,6 +22,8 @@ package final class ModelMapping: Sendable {
         package let propertyName: String
         /// The column the field holds (a belongs-to's key), as an index of the schema's columns.
         package let columnIndex: Int?
+        /// Whether destroying a record has work for the field (a dependency).
+        package let destroys: Bool
     }
 
     package let table: TableEngine
@@ -34,6 +36,8 @@ package final class ModelMapping: Sendable {
     package let validates: Bool
     /// Whether saving needs a transaction of its own (callbacks, validations).
     package var hasLifecycle: Bool { hasCallbacks || validates }
+    /// Whether destroying a record runs more than its `DELETE` (callbacks, dependencies).
+    package var hasDestroyLifecycle: Bool { hasCallbacks || hooks.contains(where: \.destroys) }
 
     private init(
         hasCallbacks: Bool, validates: Bool, table: TableEngine, fields: [Field], hooks: [Hook], propertyNames: [String]
@@ -103,7 +107,9 @@ package final class ModelMapping: Sendable {
         }
         return ModelMapping(
             hasCallbacks: hasCallbacks, validates: validates,
-            table: TableEngine(schema: try TableSchema(name: schema.name, columns: columns), propertyNames: propertyNames),
+            table: TableEngine(
+                schema: try TableSchema(name: schema.name, columns: columns), propertyNames: propertyNames,
+                parents: table.parents),
             fields: fields, hooks: hooks, propertyNames: propertyNames)
     }
 
@@ -114,6 +120,7 @@ package final class ModelMapping: Sendable {
         var fields: [Field] = []
         var propertyNames: [String] = []
         var hooks: [Hook] = []
+        var parents: [Model.Type] = []
         for field in reflected {
             var columnIndex: Int?
             if let (offset, kind) = field.column {
@@ -121,14 +128,17 @@ package final class ModelMapping: Sendable {
                 let name = declaration.name ?? field.defaultColumnName ?? field.propertyName
                 columns.append(ColumnSchema(
                     name: name, type: kind.sqlType, isNullable: kind.isNullable,
-                    index: declaration.index, defaultValue: declaration.value))
+                    index: declaration.index, defaultValue: declaration.value, references: field.references?.tableName))
+                if let parent = field.references { parents.append(parent) }
                 propertyNames.append(field.propertyName)
                 let layout = kind.layout
                 fields.append(Field(valueOffset: offset + layout.value, originalOffset: offset + layout.original, kind: kind))
                 columnIndex = fields.count - 1
             }
             if let hook = field.hook {
-                hooks.append(Hook(offset: field.offset, kind: hook, propertyName: field.propertyName, columnIndex: columnIndex))
+                hooks.append(Hook(
+                    offset: field.offset, kind: hook, propertyName: field.propertyName, columnIndex: columnIndex,
+                    destroys: hook.hasDestroyWork(in: prototype, at: field.offset)))
             }
         }
         withExtendedLifetime(prototype) {}
@@ -140,7 +150,10 @@ package final class ModelMapping: Sendable {
         }
         return ModelMapping(
             hasCallbacks: type is any Callbacks.Type, validates: type is any ValidationHook.Type,
-            table: TableEngine(schema: schema, propertyNames: propertyNames), fields: fields, hooks: hooks,
+            table: TableEngine(
+                schema: schema, propertyNames: propertyNames,
+                parents: { [parents] in try parents.map { try ModelMapping.of($0).table } }),
+            fields: fields, hooks: hooks,
             propertyNames: propertyNames)
     }
 

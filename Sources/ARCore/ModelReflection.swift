@@ -18,6 +18,8 @@ package struct ReflectedField {
     package var column: (offset: Int, kind: any ColumnField.Type)?
     /// The column's name when its declaration gives none and it is not the property name.
     package var defaultColumnName: String?
+    /// The model whose `id` the column holds (a belongs-to's key).
+    package var references: Model.Type?
     /// The field's save and destroy hooks.
     package var hook: (any RecordHookField.Type)?
 }
@@ -45,6 +47,7 @@ package func reflectColumnFields(of modelClass: AnyClass, prototype: AnyObject) 
             let embedded = embedding.embeddedLayout
             field.column = (offset + embedded.offset, embedded.kind)
             field.defaultColumnName = embedding.defaultColumnName
+            field.references = embedding.referencedModel
         }
         field.hook = fieldType as? any RecordHookField.Type
         fields.append(field)

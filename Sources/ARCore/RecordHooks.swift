@@ -16,6 +16,10 @@ package protocol RecordHookField: SendableMetatype {
     static func didSave(_ site: HookFieldSite<Self>) throws
     /// Before the record's `DELETE`, in the same savepoint: dependencies.
     static func willDestroy(_ site: HookFieldSite<Self>) throws
+    /// Whether ``willDestroy(_:)`` has anything to do for a field declared like this one
+    /// (asked once per model, on its prototype): a model whose fields have none destroys its
+    /// records with a plain `DELETE`.
+    static func hasDestroyWork(_ field: Self) -> Bool
 }
 
 /// A model field that holds a ``Column`` inside it (a belongs-to holds its foreign key).
@@ -25,6 +29,8 @@ package protocol EmbeddedColumnField: SendableMetatype {
     static var embeddedColumn: WritableKeyPath<Self, Column<EmbeddedValue>> { get }
     /// The column name when the declaration does not give one (asked once per model, at reflection).
     static var defaultColumnName: String? { get }
+    /// The model whose `id` the column holds, for its `REFERENCES` clause (asked at reflection).
+    static var referencedModel: Model.Type? { get }
 }
 
 extension EmbeddedColumnField {
@@ -77,6 +83,9 @@ extension RecordHookField {
     }
     static func willDestroy(in record: Model, at offset: Int) throws {
         try willDestroy(HookFieldSite(record: record, offset: offset))
+    }
+    static func hasDestroyWork(in record: Model, at offset: Int) -> Bool {
+        hasDestroyWork(record.withHookField(at: offset, as: Self.self) { $0 })
     }
 }
 

@@ -1,4 +1,4 @@
-/// The rows of one query, stepped at the caller's pace: what ``Database/openCursor(_:_:tables:writerFallback:)``
+/// The rows of one query, stepped at the caller's pace: what ``Database/openCursor(_:_:tables:)``
 /// opens, and what both Swift's `RecordCursor` and the C API's `ar_query_next` read from.
 ///
 /// On a leased reader connection (outside a transaction) the cursor holds no lock; on the
@@ -55,10 +55,11 @@ package final class RowCursor {
     }
 
     private func stepAndRead<R>(_ read: (Statement) throws -> R) throws -> R? {
-        guard let statement else { return nil }
+        // No local reference to the statement: finish() must hold the only one.
+        guard statement != nil else { return nil }
         let hasRow: Bool
         do {
-            hasRow = try statement.step()
+            hasRow = try statement.unsafelyUnwrapped.step()
         } catch {
             finish()
             throw error
@@ -67,7 +68,7 @@ package final class RowCursor {
             finish()
             return nil
         }
-        return try read(statement)
+        return try read(statement.unsafelyUnwrapped)
     }
 
     /// Finalizes the statement (under the writer's lock, on the writer) and gives a leased
@@ -77,8 +78,11 @@ package final class RowCursor {
         try? writer.withConnection { _ in finish() }
     }
 
-    /// The statement first: it is finalized on its connection, which the lease keeps open.
+    /// The statement first: it is finalized on its connection, which the lease keeps open,
+    /// before the reader goes back to its pool (where another thread may take it). Whoever
+    /// borrowed the row through ``currentRow`` must have let it go by now.
     private func finish() {
+        assert(statement == nil || isKnownUniquelyReferenced(&statement), "a cursor's statement outlives its cursor")
         statement = nil
         lease = nil
     }

@@ -126,10 +126,12 @@ package final class Statement {
 
     package func double(_ index: Int32) -> Double { sqlite3_column_double(handle, index) }
 
-    package func string(_ index: Int32) -> String {
+    /// The column's TEXT; `nil` when its bytes are not valid UTF-8 (written by another
+    /// program): read as a String they would be changed, so they are a mismatch instead.
+    package func string(_ index: Int32) -> String? {
         guard let text = sqlite3_column_text(handle, index) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, index))
-        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+        return String(validating: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
     package func data(_ index: Int32) -> Data {
@@ -139,13 +141,21 @@ package final class Statement {
     }
 
     /// The column as a ``DatabaseValue``, by its storage class in this row.
-    package func value(_ index: Int32) -> DatabaseValue {
+    /// - Throws: `.typeMismatch` for TEXT that is not valid UTF-8.
+    package func value(_ index: Int32) throws -> DatabaseValue {
         switch sqlite3_column_type(handle, index) {
-        case SQLITE_NULL: .null
-        case SQLITE_INTEGER: .integer(int64(index))
-        case SQLITE_FLOAT: .real(double(index))
-        case SQLITE_TEXT: .text(string(index))
-        default: .blob(data(index))
+        case SQLITE_NULL: return .null
+        case SQLITE_INTEGER: return .integer(int64(index))
+        case SQLITE_FLOAT: return .real(double(index))
+        case SQLITE_TEXT:
+            guard let text = string(index) else {
+                throw ActiveRecordError(
+                    .typeMismatch,
+                    "result column \(index) holds TEXT that is not valid UTF-8 (\(sqlite3_column_bytes(handle, index)) bytes); "
+                        + "it cannot be read as text")
+            }
+            return .text(text)
+        default: return .blob(data(index))
         }
     }
 }

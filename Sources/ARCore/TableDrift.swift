@@ -33,11 +33,14 @@ public struct TableDrift: Sendable, Equatable, CustomStringConvertible {
     public var extraColumns: [String]
     /// Columns whose types differ: left alone (a versioned migration can change them).
     public var typeMismatches: [TypeMismatch]
+    /// Declared foreign keys the table lacks (`groupId → Group(id)`): left alone, since SQLite
+    /// adds a foreign key to an existing column only by rebuilding the table.
+    public var missingForeignKeys: [String]
 
     /// Makes a drift value (the library computes them; this is for comparisons).
     public init(
         table: String, tableIsMissing: Bool = false, missingColumns: [String] = [], missingIndexes: [String] = [],
-        extraColumns: [String] = [], typeMismatches: [TypeMismatch] = []
+        extraColumns: [String] = [], typeMismatches: [TypeMismatch] = [], missingForeignKeys: [String] = []
     ) {
         self.table = table
         self.tableIsMissing = tableIsMissing
@@ -45,19 +48,17 @@ public struct TableDrift: Sendable, Equatable, CustomStringConvertible {
         self.missingIndexes = missingIndexes
         self.extraColumns = extraColumns
         self.typeMismatches = typeMismatches
+        self.missingForeignKeys = missingForeignKeys
     }
 
     /// Whether the table matches its schema.
-    public var isEmpty: Bool {
-        !tableIsMissing && missingColumns.isEmpty && missingIndexes.isEmpty && extraColumns.isEmpty
-            && typeMismatches.isEmpty
-    }
+    public var isEmpty: Bool { !hasAdditions && !hasLeftovers }
 
     /// Whether automatic migration has something to add.
     public var hasAdditions: Bool { tableIsMissing || !missingColumns.isEmpty || !missingIndexes.isEmpty }
 
     /// Whether something differs that automatic migration leaves alone.
-    public var hasLeftovers: Bool { !extraColumns.isEmpty || !typeMismatches.isEmpty }
+    public var hasLeftovers: Bool { !extraColumns.isEmpty || !typeMismatches.isEmpty || !missingForeignKeys.isEmpty }
 
     /// `User: add columns email, age; create index User_email_unique; …`.
     public var description: String {
@@ -72,12 +73,18 @@ public struct TableDrift: Sendable, Equatable, CustomStringConvertible {
             parts.append("\(mismatch.column) is \(mismatch.found) in the database but declared \(mismatch.declared) "
                 + "(left alone; a versioned migration can change it)")
         }
+        if !missingForeignKeys.isEmpty {
+            parts.append("foreign keys not in the table, left alone (a versioned migration can add them): "
+                + missingForeignKeys.joined(separator: ", "))
+        }
         return "\(table): " + (parts.isEmpty ? "up to date" : parts.joined(separator: "; "))
     }
 }
 
 extension TableSchema {
-    /// Compares the schema with the table as it is in the database.
+    /// Compares the schema with the table as it is in the database. Names are compared as
+    /// SQLite compares them (ASCII letters without case); an index counts as present when one
+    /// over exactly its column exists, whatever its name (a unique one serves a plain index).
     package func drift(in connection: Connection) throws -> TableDrift {
         var drift = TableDrift(table: name)
         let info = try connection.rows("SELECT name, type FROM pragma_table_info(?)", [.text(name)])
@@ -91,13 +98,13 @@ extension TableSchema {
         for row in info {
             guard case .text(let column) = row[0] else { continue }
             let type: String = if case .text(let text) = row[1] { text } else { "" }
-            found[column.lowercased()] = type
+            found[sqliteFolded(column)] = type
             order.append(column)
         }
         let declared: [(String, String)] = [("id", "INTEGER"), ("createdAt", "REAL"), ("updatedAt", "REAL")]
             + columns.map { ($0.name, $0.type.rawValue) }
         for (column, type) in declared {
-            guard let actual = found[column.lowercased()] else {
+            guard let actual = found[sqliteFolded(column)] else {
                 drift.missingColumns.append(column)
                 continue
             }
@@ -105,27 +112,60 @@ extension TableSchema {
                 drift.typeMismatches.append(.init(column: column, declared: type, found: actual))
             }
         }
-        let declaredNames = Set(declared.map { $0.0.lowercased() })
-        drift.extraColumns = order.filter { !declaredNames.contains($0.lowercased()) }
-        let indexes = Set(try connection.rows("SELECT name FROM pragma_index_list(?)", [.text(name)]).compactMap { row in
-            if case .text(let index) = row[0] { index.lowercased() } else { nil }
-        })
+        let declaredNames = Set(declared.map { sqliteFolded($0.0) })
+        drift.extraColumns = order.filter { !declaredNames.contains(sqliteFolded($0)) }
+        let indexes = try existingIndexes(in: connection)
         drift.missingIndexes = columns.compactMap { column in
-            guard column.index != nil else { return nil }
-            let index = indexName(for: column)
-            return indexes.contains(index.lowercased()) ? nil : index
+            guard let kind = column.index else { return nil }
+            let covered = indexes.contains { index in
+                index.columns.count == 1 && sqliteSameName(index.columns[0], column.name) && (index.isUnique || kind == .index)
+            }
+            return covered ? nil : indexName(for: column)
+        }
+        let keys = try connection.rows(#"SELECT "from", "table", "to" FROM pragma_foreign_key_list(?)"#, [.text(name)])
+        drift.missingForeignKeys = columns.compactMap { column in
+            guard let parent = column.references, found[sqliteFolded(column.name)] != nil else { return nil }
+            let exists = keys.contains { key in
+                guard case .text(let from) = key[0], case .text(let table) = key[1] else { return false }
+                let target: String = if case .text(let to) = key[2] { to } else { "id" }
+                return sqliteSameName(from, column.name) && sqliteSameName(table, parent) && sqliteSameName(target, "id")
+            }
+            return exists ? nil : "\(column.name) → \(parent)(id)"
         }
         return drift
     }
 
-    /// Creates the table, adds missing columns and creates missing indexes. Nothing else.
+    /// The table's indexes: name, uniqueness and columns in order.
+    package func existingIndexes(in connection: Connection) throws -> [(name: String, isUnique: Bool, columns: [String])] {
+        try connection.rows(#"SELECT name, "unique" FROM pragma_index_list(?)"#, [.text(name)]).compactMap { row in
+            guard case .text(let index) = row[0] else { return nil }
+            let columns = try connection.rows("SELECT name FROM pragma_index_info(?) ORDER BY seqno", [.text(index)])
+                .compactMap { column -> String? in if case .text(let name) = column[0] { name } else { nil } }
+            return (index, row[1] == .integer(1), columns)
+        }
+    }
+
+    /// Creates the table, adds missing columns (the timestamps of a table another program
+    /// made, too) and creates missing indexes. Nothing else.
+    /// - Throws: `.invalidModel` when the table has no `id` column (it cannot be added).
     package func applyAdditions(_ drift: TableDrift, in connection: Connection) throws {
         if drift.tableIsMissing {
             try connection.execute(createTableSQL)
         } else {
             for name in drift.missingColumns {
-                guard let column = columns.first(where: { $0.name == name }) else { continue }
-                try connection.execute("ALTER TABLE \(self.name.quotedIdentifier) ADD COLUMN \(column.definitionSQL)")
+                let definition: String
+                switch name {
+                case "id":
+                    throw ActiveRecordError(
+                        .invalidModel,
+                        "the table \(self.name) has no id column, and a primary key cannot be added to an existing table; "
+                            + "give it \"id\" INTEGER PRIMARY KEY with a versioned migration (a table rebuild)")
+                case "createdAt", "updatedAt": definition = "\(name.quotedIdentifier) REAL"
+                default:
+                    guard let column = columns.first(where: { $0.name == name }) else { continue }
+                    definition = column.definitionSQL
+                }
+                try connection.execute("ALTER TABLE \(self.name.quotedIdentifier) ADD COLUMN \(definition)")
             }
         }
         let missing = Set(drift.missingIndexes)

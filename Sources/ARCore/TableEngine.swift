@@ -23,12 +23,21 @@ package final class TableEngine: Sendable {
     package let qualifiedSelectList: String
     /// Column and property names → position in ``TableSchema/allColumnNames``.
     private let positions: [String: Int]
+    /// The tables this one's foreign keys reference (its belongs-to parents), resolved when
+    /// first needed: automatic migration creates them first, since with foreign keys on SQLite
+    /// needs a parent table to exist to write to a child table.
+    package let parents: @Sendable () throws -> [TableEngine]
 
     /// Makes the engine of `schema`.
-    /// - Parameter propertyNames: the Swift property name of each declared column (a model
-    ///   class's), so that queries and finders accept either name; empty for none.
-    package init(schema: TableSchema, propertyNames: [String] = []) {
+    /// - Parameters:
+    ///   - propertyNames: the Swift property name of each declared column (a model class's),
+    ///     so that queries and finders accept either name; empty for none.
+    ///   - parents: the engines of the tables its foreign keys reference.
+    package init(
+        schema: TableSchema, propertyNames: [String] = [], parents: @escaping @Sendable () throws -> [TableEngine] = { [] }
+    ) {
         self.schema = schema
+        self.parents = parents
         serial = Self.serials.add(1, ordering: .relaxed).newValue
         insertSQL = schema.insertSQL
         selectAllSQL = schema.selectAllSQL
@@ -72,8 +81,8 @@ package final class TableEngine: Sendable {
         }
     }
 
-    /// Deletes `record`'s row on the current database; see ``delete(_:in:)``.
-    package func destroy(_ record: some RecordStorage) throws {
+    /// Deletes `record`'s row on the current database (SQL only); see ``delete(_:in:)``.
+    package func delete(_ record: some RecordStorage) throws {
         try Database.current.withTable(self) { try delete(record, in: $0) }
     }
 

@@ -54,11 +54,12 @@ extension TableSchema {
 }
 
 extension ColumnSchema {
-    /// `"name" TEXT NOT NULL DEFAULT ''`.
+    /// `"name" TEXT NOT NULL DEFAULT ''`, `"groupId" INTEGER REFERENCES "Group"("id") DEFERRABLE INITIALLY DEFERRED`.
     package var definitionSQL: String {
         var sql = "\(name.quotedIdentifier) \(type.rawValue)"
         if !isNullable { sql += " NOT NULL" }
         if !defaultValue.isNull { sql += " DEFAULT \(defaultValue.sqlLiteral)" }
+        if let references { sql += " REFERENCES \(references.quotedIdentifier)(\("id".quotedIdentifier)) DEFERRABLE INITIALLY DEFERRED" }
         return sql
     }
 }

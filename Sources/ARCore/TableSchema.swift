@@ -18,8 +18,15 @@ import Foundation
 /// try note.save()
 /// ```
 public struct TableSchema: Sendable, Hashable {
-    /// The names every table has; no declared column may use them.
+    /// The names every table has; no declared column may use them, in any ASCII case
+    /// (SQLite takes `ID` for `id`).
     public static let reservedColumnNames: Set<String> = ["id", "createdAt", "updatedAt"]
+
+    /// Whether `name` is one of ``reservedColumnNames`` as SQLite compares names.
+    public static func isReserved(_ name: String) -> Bool {
+        let folded = sqliteFolded(name)
+        return folded == "id" || folded == "createdat" || folded == "updatedat"
+    }
 
     /// The table name, as written in SQL (quoted).
     public let name: String
@@ -27,7 +34,8 @@ public struct TableSchema: Sendable, Hashable {
     public let columns: [ColumnSchema]
 
     /// Makes a schema.
-    /// - Throws: `.invalidModel` for an empty or duplicate name, or a reserved column name.
+    /// - Throws: `.invalidModel` for an empty or duplicate name, or a reserved column name
+    ///   (names compared as SQLite compares them: ASCII letters without case).
     public init(name: String, columns: [ColumnSchema]) throws {
         guard !name.isEmpty else { throw ActiveRecordError(.invalidModel, "a table name cannot be empty") }
         var seen = Set<String>()
@@ -35,12 +43,12 @@ public struct TableSchema: Sendable, Hashable {
             guard !column.name.isEmpty else {
                 throw ActiveRecordError(.invalidModel, "table \(name): a column name cannot be empty")
             }
-            guard !Self.reservedColumnNames.contains(column.name) else {
+            guard !Self.isReserved(column.name) else {
                 throw ActiveRecordError(
                     .invalidModel,
                     "table \(name): column '\(column.name)' is reserved (every table has id, createdAt, updatedAt)")
             }
-            guard seen.insert(column.name.lowercased()).inserted else {
+            guard seen.insert(sqliteFolded(column.name)).inserted else {
                 throw ActiveRecordError(.invalidModel, "table \(name): column '\(column.name)' is declared twice")
             }
         }
@@ -85,18 +93,23 @@ public struct ColumnSchema: Sendable, Hashable {
     public var index: IndexKind?
     /// The value a new row gets, and existing rows get when the column is added.
     public var defaultValue: DatabaseValue
+    /// The table whose `id` this column holds (a belongs-to key): the column is declared
+    /// `REFERENCES "table"("id") DEFERRABLE INITIALLY DEFERRED`, so a row cannot point at a
+    /// row that does not exist when its transaction commits.
+    public var references: String?
 
     /// Makes a column. A non-nullable column without a default gets the
     /// type's zero value (`0`, `0.0`, `''`, `X''`).
     public init(
         name: String, type: SQLType, isNullable: Bool = false, index: IndexKind? = nil,
-        defaultValue: DatabaseValue? = nil
+        defaultValue: DatabaseValue? = nil, references: String? = nil
     ) {
         self.name = name
         self.type = type
         self.isNullable = isNullable
         self.index = index
         self.defaultValue = defaultValue ?? (isNullable ? .null : Self.zero(for: type))
+        self.references = references
     }
 
     private static func zero(for type: SQLType) -> DatabaseValue {

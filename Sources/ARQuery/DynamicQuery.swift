@@ -27,7 +27,7 @@ public struct DynamicQuery: @unchecked Sendable {
         do {
             return try PredicateCache.parse(predicate).placeholderCount
         } catch {
-            throw ActiveRecordError(.invalidPredicate, "\(error.message) at position \(error.position) in \"\(predicate.prefix(200))\"")
+            throw QueryClauses.syntaxError(error, in: predicate)
         }
     }
 
@@ -79,12 +79,12 @@ public struct DynamicQuery: @unchecked Sendable {
         }
     }
 
-    /// A cursor over the matching rows on a leased reader connection, or `nil` when no reader
-    /// can be leased (in a transaction, in memory, every reader busy): then ``fetch()``. The
-    /// rows are those of the database as the first step found it (the reader's snapshot).
+    /// A cursor over the matching rows, as `Query.cursor()` opens one: on a leased reader
+    /// connection outside a transaction (the rows as the first step found them), else on
+    /// the writer, locked per step.
     /// - Throws: `.invalidPredicate`, `.unknownColumn`, SQLite errors.
-    package func rowCursor() throws -> RowCursor? {
+    package func rowCursor() throws -> RowCursor {
         let sql = try compile()
-        return try Database.current.openCursor(sql.recordsSQL, sql.arguments, tables: [model.table], writerFallback: false)
+        return try Database.current.openCursor(sql.recordsSQL, sql.arguments, tables: [model.table])
     }
 }

@@ -53,11 +53,11 @@ extension Query {
         let sql = try compile()
         var selectArguments: [DatabaseValue] = []
         let list = try clauses.renderExpressions(expressions, sql.tables, into: &selectArguments)
-        return try withConnection(sql.tables) { connection in
+        return try withReader(sql.tables) { connection in
             try connection.withStatement(sql.select(list.joined(separator: ", ")), selectArguments + sql.arguments) { statement in
                 var rows: [[DatabaseValue]] = []
                 let count = statement.columnCount
-                while try statement.step() { rows.append((0..<count).map { statement.value($0) }) }
+                while try statement.step() { rows.append(try (0..<count).map { try statement.value($0) }) }
                 return rows
             }
         }

@@ -1,8 +1,9 @@
 import ARCore
 
 extension Query {
-    /// Runs `body` with a connection to read from, after making sure every table of the query exists.
-    func withConnection<R>(_ tables: [QueryTable], _ body: (Connection) throws -> R) throws -> R {
+    /// Runs `body` with a connection to read from (a reader, or the writer in a transaction),
+    /// after making sure every table of the query exists.
+    func withReader<R>(_ tables: [QueryTable], _ body: (Connection) throws -> R) throws -> R {
         try Database.current.withReader(tables.map(\.table), body)
     }
 
@@ -19,7 +20,7 @@ extension Query {
         if let records = recordsInMemory { return records }
         let sql = try compile(defaultsToIdOrder: true)
         let mapping = try Record.mapping()
-        let records = try withConnection(sql.tables) { connection in
+        let records = try withReader(sql.tables) { connection in
             try mapping.table.fetch(sql.recordsSQL, sql.arguments, columns: sql.selectedColumns, in: connection) {
                 let record = Record()
                 record.adopt(mapping)
@@ -59,9 +60,9 @@ extension Query {
     }
 
     func scalar(_ text: String, _ arguments: [DatabaseValue], _ tables: [QueryTable]) throws -> DatabaseValue {
-        try withConnection(tables) { connection in
+        try withReader(tables) { connection in
             try connection.withStatement(text, arguments) { statement in
-                try statement.step() ? statement.value(0) : .null
+                try statement.step() ? try statement.value(0) : .null
             }
         }
     }
@@ -98,7 +99,7 @@ extension Query {
     private func fetchJoinedRows<Row>(_ makeRow: ([QueryTable], [Model?]) -> Row) throws -> [Row] {
         let sql = try compile(defaultsToIdOrder: true)
         let text = sql.select(sql.tables.map { $0.selectList() }.joined(separator: ", "))
-        return try withConnection(sql.tables) { connection in
+        return try withReader(sql.tables) { connection in
             try connection.withStatement(text, sql.arguments) { statement in
                 var rows: [Row] = []
                 while try statement.step() {

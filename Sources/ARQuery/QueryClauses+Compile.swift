@@ -104,7 +104,7 @@ extension QueryClauses {
         var from = "FROM \(base.quotedName)"
         for join in joins {
             let joined = try QueryTable(join.model)
-            guard !tables.contains(where: { $0.table.schema.name.lowercased() == joined.table.schema.name.lowercased() }) else {
+            guard !tables.contains(where: { sqliteSameName($0.table.schema.name, joined.table.schema.name) }) else {
                 throw ActiveRecordError(
                     .invalidPredicate, "the table \(joined.table.schema.name) is already in the query; it cannot be joined twice")
             }
@@ -195,7 +195,7 @@ extension QueryClauses {
     private func render(_ condition: Condition, _ tables: [QueryTable], into arguments: inout [DatabaseValue]) throws -> String {
         switch condition {
         case .invalid(let format, let error):
-            throw ActiveRecordError(.invalidPredicate, "\(error.message) at position \(error.position) in \(quote(format))")
+            throw Self.syntaxError(error, in: format)
         case .failed(let error):
             throw error
         case .predicate(let format, let node, let placeholders, let sources):
@@ -309,9 +309,8 @@ extension QueryClauses {
     private func resolve(qualifier: String?, name: String, position: Int, _ tables: [QueryTable]) throws -> String {
         var candidates = tables
         if let qualifier {
-            let lowered = qualifier.lowercased()
             candidates = tables.filter {
-                $0.table.schema.name.lowercased() == lowered || $0.modelName.lowercased() == lowered
+                sqliteSameName($0.table.schema.name, qualifier) || sqliteSameName($0.modelName, qualifier)
             }
             guard !candidates.isEmpty else {
                 throw ResolutionError(
@@ -339,8 +338,16 @@ extension QueryClauses {
         }
     }
 
-    private func quote(_ format: String) -> String {
+    /// The error for a syntax error in `format`: `… at position 5 in "…"`.
+    static func syntaxError(_ error: PredicateSyntaxError, in format: String) -> ActiveRecordError {
+        ActiveRecordError(.invalidPredicate, "\(error.message) at position \(error.position) in \(quote(format))")
+    }
+
+    private func quote(_ format: String) -> String { Self.quote(format) }
+
+    /// A format as messages show it: quoted, at most 200 characters.
+    private static func quote(_ format: String) -> String {
         let shown = format.count > 200 ? String(format.prefix(200)) + "…" : format
-        return "\"" + shown + "\""
+        return "\"\(shown)\""
     }
 }

@@ -46,9 +46,7 @@ extension Query {
     /// - Throws: what ``fetch()`` throws.
     public func cursor() throws -> RecordCursor<Record> {
         let sql = try compile(defaultsToIdOrder: true)
-        let cursor = try Database.current.openCursor(
-            sql.recordsSQL, sql.arguments, tables: sql.tables.map(\.table), writerFallback: true)
-        guard let cursor else { preconditionFailure("a cursor with a writer fallback always opens") }
+        let cursor = try Database.current.openCursor(sql.recordsSQL, sql.arguments, tables: sql.tables.map(\.table))
         return RecordCursor(rows: cursor, mapping: try Record.mapping(), columns: sql.selectedColumns)
     }
 

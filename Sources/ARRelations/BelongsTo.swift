@@ -69,6 +69,8 @@ extension BelongsTo: EmbeddedColumnField {
     package static var embeddedColumn: WritableKeyPath<BelongsTo, Column<Int64?>> { \.key }
 
     package static var defaultColumnName: String? { foreignKey(for: Parent.self) }
+
+    package static var referencedModel: Model.Type? { Parent.self }
 }
 
 extension BelongsTo: RecordHookField {
@@ -85,6 +87,8 @@ extension BelongsTo: RecordHookField {
     }
 
     package static func didSave(_ site: HookFieldSite<BelongsTo>) throws {}
+
+    package static func hasDestroyWork(_ field: BelongsTo) -> Bool { field.dependency == .destroy }
 
     package static func willDestroy(_ site: HookFieldSite<BelongsTo>) throws {
         let relation = site.field

@@ -111,6 +111,8 @@ extension HasMany: RecordHookField {
 
     package static func willSave(_ site: HookFieldSite<HasMany>) throws {}
 
+    package static func hasDestroyWork(_ field: HasMany) -> Bool { field.dependency != .none }
+
     /// Saves the children queued on the unsaved owner, with the owner's new id.
     package static func didSave(_ site: HookFieldSite<HasMany>) throws {
         let record = site.record

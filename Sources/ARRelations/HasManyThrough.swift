@@ -174,6 +174,8 @@ extension HasManyThrough: RecordHookField {
 
     package static func willSave(_ site: HookFieldSite<HasManyThrough>) throws {}
 
+    package static func hasDestroyWork(_ field: HasManyThrough) -> Bool { field.dependency != .none }
+
     /// Links the records queued on the unsaved owner (saving them if needed).
     package static func didSave(_ site: HookFieldSite<HasManyThrough>) throws {
         let record = site.record

@@ -38,12 +38,15 @@ extension Validating {
         return errors.isEmpty
     }
 
-    public func uniquenessFailures() throws -> [ValidationFailure] {
-        try Self.validations.uniquenessFailures(of: self, subject: try Self.subject())
+    public func uniquenessFailures(changedColumns: Set<String>?) throws -> [ValidationFailure] {
+        try Self.validations.failures(of: self, subject: try Self.subject(), changedColumns: changedColumns, uniquenessOnly: true)
     }
 
     public static func uniquelyIndexedColumns() throws -> [String] {
-        try validations.rules.filter { $0.uniqueIndex == true }.map { try $0.column() }
+        try validations.rules.compactMap { rule in
+            guard case .uniqueness(indexed: true) = rule.kind else { return nil }
+            return try rule.column()
+        }
     }
 
     /// How failures of this model are named: the class name, and property names for columns.

@@ -34,11 +34,11 @@ public struct Validations: @unchecked Sendable {
     /// as the key-path forms.
     package init(presence: [String], uniqueness: [String]) {
         rules = presence.map { column in
-            Rule(column: { column }, uniqueIndex: nil) { subject, column in
+            Rule(column: { column }, kind: .check) { subject, column in
                 Check.presence(try subject.storedValue(of: column), message: Check.blankMessage)
             }
         } + uniqueness.map { column in
-            Rule(column: { column }, uniqueIndex: false) { subject, column in
+            Rule(column: { column }, kind: .uniqueness(indexed: false)) { subject, column in
                 try Check.uniqueness(
                     of: subject, column: column, value: subject.storedValue(of: column), scope: [], caseSensitive: true,
                     message: Check.takenMessage)
@@ -48,37 +48,40 @@ public struct Validations: @unchecked Sendable {
 
     /// One validation of one column.
     struct Rule {
+        enum Kind {
+            /// Runs on every save.
+            case check
+            /// Runs for new records and changed columns only; `indexed` asks for a UNIQUE index.
+            case uniqueness(indexed: Bool)
+        }
+
         /// The column it checks (resolved from the key path once, then cached).
         let column: () throws -> String
-        /// For a uniqueness rule (which runs only for new records and changed columns):
-        /// whether it also asks for a UNIQUE index.
-        let uniqueIndex: Bool?
+        let kind: Kind
         let check: (any ValidationSubject, _ column: String) throws -> Check.Outcome?
+
+        var isUniqueness: Bool {
+            if case .uniqueness = kind { return true }
+            return false
+        }
     }
 
-    /// Runs every rule on `record`, in order, and returns the failures.
-    /// - Parameter changedColumns: for a saved record, its changed columns (uniqueness
-    ///   runs only on those); `nil` for a new record.
+    /// Runs the rules on `record`, in order, and returns the failures.
+    /// - Parameters:
+    ///   - changedColumns: for a saved record, its changed columns (uniqueness runs only on
+    ///     those); `nil` for a new record.
+    ///   - uniquenessOnly: only the uniqueness rules: after a UNIQUE constraint failed on
+    ///     save, which of them a concurrent saver broke.
     package func failures(
-        of record: any ValidationSubject, subject names: ValidationSubjectNames, changedColumns: Set<String>?
+        of record: any ValidationSubject, subject names: ValidationSubjectNames, changedColumns: Set<String>?,
+        uniquenessOnly: Bool = false
     ) throws -> [ValidationFailure] {
         var found: [ValidationFailure] = []
-        for rule in rules {
+        for rule in rules where rule.isUniqueness || !uniquenessOnly {
             let column = try rule.column()
-            if rule.uniqueIndex != nil, let changedColumns, !changedColumns.contains(column) { continue }
+            if rule.isUniqueness, let changedColumns, !changedColumns.contains(column) { continue }
             guard let outcome = try rule.check(record, column) else { continue }
             found.append(names.failure(column, outcome))
-        }
-        return found
-    }
-
-    /// The uniqueness rules that fail on `record` now: after a UNIQUE constraint failed,
-    /// which of them a concurrent saver broke.
-    package func uniquenessFailures(of record: any ValidationSubject, subject names: ValidationSubjectNames) throws -> [ValidationFailure] {
-        var found: [ValidationFailure] = []
-        for rule in rules where rule.uniqueIndex != nil {
-            let column = try rule.column()
-            if let outcome = try rule.check(record, column) { found.append(names.failure(column, outcome)) }
         }
         return found
     }
@@ -106,12 +109,12 @@ public final class ValidationRules<Record: Model> {
     init() {}
 
     private func add<Value>(
-        _ keyPath: KeyPath<Record, Value>, uniqueIndex: Bool? = nil,
+        _ keyPath: KeyPath<Record, Value>, kind: Validations.Rule.Kind = .check,
         _ check: @escaping (Record, Value, String) throws -> Check.Outcome?
     ) where Value: ColumnValue {
         rules.append(Validations.Rule(
             column: { try KeyPathColumns.columnName(keyPath) },
-            uniqueIndex: uniqueIndex,
+            kind: kind,
             check: { subject, column in
                 let record = subject as! Record  // swiftlint:disable:this force_cast
                 return try check(record, record[keyPath: keyPath], column)
@@ -136,7 +139,7 @@ public final class ValidationRules<Record: Model> {
     public func uniqueness<Value: ColumnValue>(
         _ keyPath: KeyPath<Record, Value>, caseSensitive: Bool = true, index: Bool = false, message: String = "already exists"
     ) {
-        add(keyPath, uniqueIndex: index) { record, value, column in
+        add(keyPath, kind: .uniqueness(indexed: index)) { record, value, column in
             try Check.uniqueness(
                 of: record, column: column, value: value.toSQL(), scope: [], caseSensitive: caseSensitive, message: message)
         }
@@ -150,7 +153,7 @@ public final class ValidationRules<Record: Model> {
     public func uniqueness<Value: ColumnValue>(
         _ keyPath: KeyPath<Record, Value>, scope: [String], caseSensitive: Bool = true, message: String = "already exists"
     ) {
-        add(keyPath, uniqueIndex: false) { record, value, column in
+        add(keyPath, kind: .uniqueness(indexed: false)) { record, value, column in
             try Check.uniqueness(
                 of: record, column: column, value: value.toSQL(), scope: scope, caseSensitive: caseSensitive, message: message)
         }

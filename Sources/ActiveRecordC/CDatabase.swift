@@ -15,8 +15,8 @@ private let version: StaticString = "0.1.0"
 @c public func ar_open(_ path: UnsafePointer<CChar>?, _ database_out: UnsafeMutablePointer<OpaquePointer?>?) -> ar_result {
     guard let path, let database_out else { return failWithoutDatabase(.misuse, "ar_open: path and database_out must not be NULL") }
     database_out.pointee = nil
-    let text = String(cString: path)
     do {
+        let text = try utf8Text(path, "the path", in: "ar_open")
         let database = try Database(text == ":memory:" ? .inMemory : .file(text))
         database.logger = nil
         database_out.pointee = DatabaseHandle(database).retainedPointer()

@@ -13,7 +13,8 @@ import Foundation
     }
     guard let name, let model_out else { return handle.fail(.misuse, "ar_model_define: name and model_out must not be NULL") }
     model_out.pointee = nil
-    let text = String(cString: name)
+    let text: String
+    do { text = try utf8Text(name, "the name", in: "ar_model_define") } catch { return handle.fail(error) }
     guard !text.isEmpty else { return handle.fail(.misuse, "ar_model_define: the name is empty") }
     model_out.pointee = ModelHandle(database: handle, name: text).retainedPointer()
     return .ok
@@ -32,7 +33,8 @@ import Foundation
     guard let type = ar_type(rawValue: type) else {
         return handle.database.fail(.misuse, "ar_model_add_column: \(type) is not an ar_type")
     }
-    let column = String(cString: name)
+    let column: String
+    do { column = try utf8Text(name, "the column name", in: "ar_model_add_column") } catch { return handle.database.fail(error) }
     let sqlType: SQLType = switch type {
     case .text, .decimal: .text
     case .integer, .bool: .integer
@@ -43,8 +45,8 @@ import Foundation
         : flags & ar_column_flag.indexed.rawValue != 0 ? .index : nil
     let problem: String? = handle.withDefinition { definition, isFrozen in
         guard !isFrozen else { return "\(handle.name): add columns before the first record, query or find" }
-        guard !column.isEmpty, !TableSchema.reservedColumnNames.contains(column),
-              !definition.columns.contains(where: { $0.name.lowercased() == column.lowercased() }) else {
+        guard !column.isEmpty, !TableSchema.isReserved(column),
+              !definition.columns.contains(where: { sqliteSameName($0.name, column) }) else {
             return "\(handle.name): the column name '\(column)' is empty, reserved or declared twice"
         }
         definition.columns.append(ColumnSchema(
@@ -75,7 +77,8 @@ private func addValidation(
         return failWithoutDatabase(.misuse, "\(function): not a model handle")
     }
     guard let column else { return handle.database.fail(.misuse, "\(function): column must not be NULL") }
-    let name = String(cString: column)
+    let name: String
+    do { name = try utf8Text(column, "the column name", in: function) } catch { return handle.database.fail(error) }
     let problem: String? = handle.withDefinition { definition, _ in
         guard definition.columns.contains(where: { $0.name == name }) else {
             return "\(handle.name) has no column '\(name)'; its columns are: \(definition.columns.map(\.name).joined(separator: ", "))"
@@ -88,8 +91,9 @@ private func addValidation(
 }
 
 /// Declares that `model` belongs to `parent_model`: adds the nullable, indexed column
-/// <lowerCamel(parent name)>Id (Group → groupId). Use ar_query_children for the
-/// other direction (has-many).
+/// <lowerCamel(parent name)>Id (Group → groupId), a foreign key to the parent's table (a
+/// key naming no parent row fails with AR_CONSTRAINT when its transaction commits). Use
+/// ar_query_children for the other direction (has-many).
 @c public func ar_model_belongs_to(_ model: OpaquePointer?, _ parent_model: OpaquePointer?) -> ar_result {
     guard let handle = Handle.from(model, as: ModelHandle.self) else {
         return failWithoutDatabase(.misuse, "ar_model_belongs_to: not a model handle")
@@ -97,9 +101,17 @@ private func addValidation(
     guard let parentHandle = Handle.from(parent_model, as: ModelHandle.self) else {
         return handle.database.fail(.misuse, "ar_model_belongs_to: parent is not a model handle")
     }
-    return foreignKeyName(forModelNamed: parentHandle.name).withCString { key in
+    let key = foreignKeyName(forModelNamed: parentHandle.name)
+    let status = key.withCString { key in
         ar_model_add_column(model, key, ar_type.integer.rawValue, ar_column_flag.nullable.rawValue | ar_column_flag.indexed.rawValue)
     }
+    guard status == .ok else { return status }
+    // The key references the parent's table: no row can point at a parent that does not exist.
+    handle.withDefinition { definition, _ in
+        if let index = definition.columns.firstIndex(where: { $0.name == key }) { definition.columns[index].references = parentHandle.name }
+        definition.parents.append(parentHandle)
+    }
+    return .ok
 }
 
 /// Defines a model from an existing table's columns (their SQLite types: INTEGER, REAL,
@@ -112,13 +124,13 @@ private func addValidation(
     }
     guard let table, let model_out else { return handle.fail(.misuse, "ar_model_attach: table and model_out must not be NULL") }
     model_out.pointee = nil
-    let name = String(cString: table)
     return handle.run {
+        let name = try utf8Text(table, "the table name", in: "ar_model_attach")
         let info = try handle.database.rows(#"SELECT name, type, "notnull" FROM pragma_table_info(?)"#, [.text(name)])
         guard !info.isEmpty else { throw ActiveRecordError(.unknownTable, "there is no table \(name)") }
         let model = ModelHandle(database: handle, name: name)
         for row in info {
-            guard case .text(let column) = row[0], !TableSchema.reservedColumnNames.contains(column) else { continue }
+            guard case .text(let column) = row[0], !TableSchema.isReserved(column) else { continue }
             let declared: String = if case .text(let type) = row[1] { type.uppercased() } else { "" }
             let type: ar_type = declared.contains("INT") ? .integer : declared.contains("REAL") || declared.contains("FLOA")
                 || declared.contains("DOUB") ? .real : declared.contains("BLOB") ? .blob : .text

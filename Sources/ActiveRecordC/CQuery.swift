@@ -24,7 +24,7 @@ private func withQuery(_ query: OpaquePointer?, _ function: String, _ body: (Que
     guard let query_out else { return handle.database.fail(.misuse, "ar_query_new: query_out must not be NULL") }
     query_out.pointee = nil
     return handle.database.run {
-        let text = predicate.map { String(cString: $0) }
+        let text = try predicate.map { try utf8Text($0, "the predicate", in: "ar_query_new") }
         let placeholders = try text.map { try DynamicQuery.placeholderCount(in: $0) } ?? 0
         // Unknown columns are reported now, not at the first ar_query_next.
         let frozen = try handle.frozen()
@@ -73,7 +73,9 @@ private func bind(_ query: OpaquePointer?, _ index: Int32, _ function: String, _
 
 /// Binds text to placeholder `index` (from 1); NULL `value` binds SQL NULL.
 @c public func ar_query_bind_text(_ query: OpaquePointer?, _ index: Int32, _ value: UnsafePointer<CChar>?) -> ar_result {
-    bind(query, index, "ar_query_bind_text") { value.map { .text(String(cString: $0)) } ?? .null }
+    bind(query, index, "ar_query_bind_text") {
+        try value.map { .text(try utf8Text($0, "the text", in: "ar_query_bind_text")) } ?? .null
+    }
 }
 
 /// Binds an integer to placeholder `index` (from 1).
@@ -109,7 +111,7 @@ private func bind(_ query: OpaquePointer?, _ index: Int32, _ function: String, _
     withQuery(query, "ar_query_order") { handle in
         guard let column else { throw ActiveRecordError(.misuse, "ar_query_order: column must not be NULL") }
         try handle.checkNotRun("ar_query_order")
-        let name = String(cString: column)
+        let name = try utf8Text(column, "the column name", in: "ar_query_order")
         let schema = handle.frozen.model.schema
         guard schema.allColumnNames.contains(name) else { throw schema.unknownColumn(name) }
         handle.orderings.append((name, ascending != 0))
@@ -147,10 +149,12 @@ private func setBound(_ query: OpaquePointer?, _ count: Int64, _ function: Strin
 
 /// The next matching record: AR_OK with a new handle in `*record_out` (release it with
 /// ar_record_free), or AR_DONE with NULL when there are no more. The first call runs the
-/// query: the records are those matching at that moment, even if rows change later. On a
-/// file database outside a transaction the rows are read one per call, through one of the
-/// database's four reader connections until AR_DONE or ar_query_free; otherwise (in memory,
-/// in a transaction, all readers busy) all are read at the first call.
+/// query, and each call reads one row. On a file database outside a transaction it reads
+/// through one of the database's four reader connections, held until AR_DONE or
+/// ar_query_free: the records are those matching at the first call, even if rows change
+/// later. Otherwise (in memory, in a transaction, all readers busy) it reads through the
+/// database's writer connection, locked per call (as Swift's cursor does): then rows the
+/// program changes during the loop may or may not be seen.
 @c public func ar_query_next(_ query: OpaquePointer?, _ record_out: UnsafeMutablePointer<OpaquePointer?>?) -> ar_result {
     guard let handle = Handle.from(query, as: QueryHandle.self) else {
         return failWithoutDatabase(.misuse, "ar_query_next: not a query handle")
@@ -159,37 +163,35 @@ private func setBound(_ query: OpaquePointer?, _ count: Int64, _ function: Strin
     record_out.pointee = nil
     if handle.rows == nil {
         // Only the first call makes the database current: it compiles the query and opens
-        // the cursor (or reads every record); later calls step without it.
+        // the cursor; later calls step without it.
         let status = handle.model.database.run {
-            let query = try handle.query()
-            handle.rows = if let cursor = try query.rowCursor() { .cursor(cursor) } else { .fetched(try query.fetch(), next: 0) }
+            handle.rows = try handle.query().rowCursor()
             return .ok
         }
         guard status == .ok else { return status }
     }
     return handle.model.database.catching {
+        // The last record lets the cursor's row go before the cursor moves (or finishes, and
+        // finalizes its statement): one C holds keeps its values, one C released is reused.
         let reusable = handle.releasedCurrent()
+        reusable?.reset(row: nil, record: nil)
+        handle.current = nil
+        guard let cursor = handle.rows else { return .done }
+        // On a reader the record reads the cursor's row in place (until the next step); on
+        // the writer the row is decoded under the writer's lock, as the step is taken.
+        let next: DynamicRecord?? = try cursor.next { statement in
+            cursor.isOnReader ? nil : try DynamicRecord(model: handle.frozen.model, decodingRowOf: statement)
+        }
+        guard let decoded = next else { return .done }
+        let row = decoded == nil ? cursor.currentRow : nil
         let record: RecordHandle
-        switch handle.rows {
-        case .cursor(let cursor)?:
-            guard try cursor.next({ _ in }) != nil, let row = cursor.currentRow else { return .done }
-            if let reusable {
-                reusable.reset(row: row, record: nil)
-                record = reusable
-            } else {
-                record = RecordHandle(model: handle.model, frozen: handle.frozen, row: row)
-            }
-        case .fetched(let records, let next)?:
-            guard next < records.count else { return .done }
-            handle.rows = .fetched(records, next: next + 1)
-            if let reusable {
-                reusable.reset(row: nil, record: records[next])
-                record = reusable
-            } else {
-                record = RecordHandle(model: handle.model, frozen: handle.frozen, record: records[next])
-            }
-        case nil:
-            return .done
+        if let reusable {
+            reusable.reset(row: row, record: decoded)
+            record = reusable
+        } else if let row {
+            record = RecordHandle(model: handle.model, frozen: handle.frozen, row: row)
+        } else {
+            record = RecordHandle(model: handle.model, frozen: handle.frozen, record: decoded!)
         }
         handle.current = record
         record_out.pointee = record.retainedPointer()

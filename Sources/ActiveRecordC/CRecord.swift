@@ -86,19 +86,24 @@ func position(_ column: UnsafePointer<CChar>?, in handle: RecordHandle, _ functi
 private func validateAndSave(_ record: OpaquePointer?, _ validations: Validations) -> ar_result {
     withRecord(record, "ar_record_save") { handle in
         handle.errors = []
-        let record = handle.record
+        let record = try handle.record
         let table = record.model.table
         let changed = table.changedColumns(of: record)
-        guard record.isNewRecord || !changed.isEmpty else { return .ok }  // nothing to write, as in Swift
+        // As in Swift: a destroyed record is refused, and with nothing to write nothing runs.
+        guard !record.isDestroyed, record.isNewRecord || !changed.isEmpty else {
+            try record.save()
+            return .ok
+        }
         let names = ValidationSubjectNames(model: handle.model.name)
+        let changedColumns = record.isNewRecord ? nil : Set(changed.map { table.schema.columns[$0].name })
         try handle.model.database.database.transaction {
-            let changedColumns = record.isNewRecord ? nil : Set(changed.map { table.schema.columns[$0].name })
             let failures = try validations.failures(of: record, subject: names, changedColumns: changedColumns)
             guard failures.isEmpty else { throw handle.failed(failures) }
             do {
                 try record.save()
             } catch let error as ActiveRecordError where error.isUniqueViolation {
-                let failures = try validations.uniquenessFailures(of: record, subject: names)
+                let failures = try validations.failures(
+                    of: record, subject: names, changedColumns: changedColumns, uniquenessOnly: true)
                 guard failures.isEmpty else { throw handle.failed(failures) }
                 throw error
             }

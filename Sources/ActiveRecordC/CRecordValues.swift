@@ -7,10 +7,12 @@ private func checkCType(_ value: DatabaseValue, _ handle: RecordHandle, _ positi
     var name: String { handle.frozen.model.schema.allColumnNames[position] }  // for messages only
     switch (handle.frozen.typeByPosition[position], value) {
     case (.bool?, .integer(let int)) where int != 0 && int != 1:
-        throw ActiveRecordError(.typeMismatch, "\(handle.model.name).\(name) is a bool: 0 or 1 (or use ar_record_set_bool), not \(int)")
+        throw ActiveRecordError(
+            .typeMismatch, "\(handle.model.name).\(name) is a bool: set 0 or 1 (or use ar_record_set_bool), not another integer")
     case (.decimal?, .text(let text)):
-        guard (try? Decimal.fromSQL(.text(text))) != nil else {
-            throw ActiveRecordError(.invalidValue, "\(handle.model.name).\(name) is a decimal: '\(text.prefix(40))' is not one")
+        guard isPlainDecimal(text), (try? Decimal.fromSQL(.text(text))) != nil else {
+            throw ActiveRecordError(
+                .invalidValue, "\(handle.model.name).\(name) is a decimal: the text is not plain decimal text (such as \"1123.563\")")
         }
     default:
         return
@@ -32,7 +34,9 @@ private func set(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ fu
 
 /// Sets a text column (NULL `value`: SQL NULL, for a nullable column).
 @c public func ar_record_set_text(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> ar_result {
-    set(record, column, "ar_record_set_text") { value.map { .text(String(cString: $0)) } ?? .null }
+    set(record, column, "ar_record_set_text") {
+        try value.map { .text(try utf8Text($0, "the text", in: "ar_record_set_text")) } ?? .null
+    }
 }
 
 /// Sets an integer column.
@@ -55,17 +59,36 @@ private func set(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ fu
     set(record, column, "ar_record_set_date") { .real(seconds) }
 }
 
-/// Sets a decimal column from POSIX text such as "1123.563" (anything else: AR_INVALID_VALUE).
+/// Sets a decimal column from plain decimal text: digits with an optional sign and decimal
+/// point, such as "1123.563" or "-0.5" (anything else, an exponent too: AR_INVALID_VALUE).
 @c public func ar_record_set_decimal(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> ar_result {
     set(record, column, "ar_record_set_decimal") {
         guard let value else { return .null }
-        let text = String(cString: value)
+        let text = try utf8Text(value, "the decimal", in: "ar_record_set_decimal")
+        guard isPlainDecimal(text) else {
+            throw ActiveRecordError(
+                .invalidValue, "ar_record_set_decimal: not plain decimal text (digits, an optional sign and point, such as \"1123.563\")")
+        }
         do {
             return .text(try Decimal.fromSQL(.text(text)).description)
         } catch let error as ActiveRecordError {
-            throw ActiveRecordError(.invalidValue, error.message)
+            throw ActiveRecordError(.invalidValue, "ar_record_set_decimal: \(error.message)")
         }
     }
+}
+
+/// `-12.50`, `+3`, `.5`: a sign, digits, an optional point and digits; nothing else.
+private func isPlainDecimal(_ text: String) -> Bool {
+    var digits = 0, points = 0
+    for (offset, byte) in text.utf8.enumerated() {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digits += 1
+        case UInt8(ascii: "."): points += 1
+        case UInt8(ascii: "-") where offset == 0, UInt8(ascii: "+") where offset == 0: continue
+        default: return false
+        }
+    }
+    return digits > 0 && points <= 1
 }
 
 /// Sets a blob column from `length` bytes (copied). NULL `bytes` with length 0: an empty blob.
@@ -94,9 +117,8 @@ private func get<T>(
         let position = try position(column, in: handle, function)
         return try handle.withCell(at: position) { cell in
             guard let converted = try read(handle, cell) else {
-                // The error path alone decodes a row record (it keeps the same values).
                 let name = handle.frozen.model.schema.allColumnNames[position]
-                let storageClass = handle.record.value(at: position).storageClassName
+                let storageClass = cell.storageClassName
                 throw ActiveRecordError(.typeMismatch, "\(handle.model.name).\(name) holds \(storageClass); \(function) cannot read it")
             }
             out.pointee = converted

@@ -39,3 +39,14 @@ class Handle {
         Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(pointer)).release()
     }
 }
+
+/// A C string as Swift text, checked: text that is not valid UTF-8 would otherwise be
+/// repaired with replacement characters, so that two different names could become one
+/// (`"T\xff"` and `"T\xfe"`) and a name could not be addressed as it was given.
+/// - Throws: `.invalidValue` saying which argument of which function.
+func utf8Text(_ pointer: UnsafePointer<CChar>, _ what: String, in function: String) throws -> String {
+    guard let text = String(validatingCString: pointer) else {
+        throw ActiveRecordError(.invalidValue, "\(function): \(what) is not valid UTF-8 text; pass UTF-8")
+    }
+    return text
+}

@@ -4,7 +4,9 @@ import Synchronization
 
 /// `ar_model`: a model defined at run time. Its schema is fixed by the first record,
 /// query or find; defining columns after that is an error.
-final class ModelHandle: Handle {
+/// `@unchecked Sendable`: its name and database never change, and its definition and frozen
+/// state are behind `state`'s lock (models are shared between threads, see the header).
+final class ModelHandle: Handle, @unchecked Sendable {
     let database: DatabaseHandle
     let name: String
 
@@ -16,6 +18,8 @@ final class ModelHandle: Handle {
         /// The columns with a presence and with a uniqueness validation, in declaration order.
         var presence: [String] = []
         var uniqueness: [String] = []
+        /// The models this one belongs to (ar_model_belongs_to): their tables come first.
+        var parents: [ModelHandle] = []
     }
 
     /// The definition and, once fixed, the frozen model: a model may be used from several threads.
@@ -110,7 +114,11 @@ final class ModelHandle: Handle {
         try state.withLock { state in
             if let frozen = state.frozen { return frozen }
             let definition = state.definition
-            let built = Frozen(DynamicModel(try TableSchema(name: name, columns: definition.columns)), types: definition.types)
+            let parents = definition.parents
+            let model = DynamicModel(
+                try TableSchema(name: name, columns: definition.columns),
+                parents: { try parents.map { try $0.frozen().model.table } })
+            let built = Frozen(model, types: definition.types)
             state.frozen = built
             return built
         }

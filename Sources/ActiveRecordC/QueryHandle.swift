@@ -10,16 +10,11 @@ final class QueryHandle: Handle {
     var orderings: [(String, Bool)] = []
     var limit: Int?
     var offset: Int?
-    /// Set when ar_query_next first runs the query: the rows of a cursor on a reader, or
-    /// all records read at once (in a transaction, in memory, all readers busy).
-    var rows: Rows?
+    /// Set when ar_query_next first runs the query: the cursor over its rows, on a leased
+    /// reader (outside a transaction) or on the writer (see ``RowCursor``).
+    var rows: RowCursor?
     /// The record last returned, kept to be reused once C releases it.
     @exclusivity(unchecked) var current: RecordHandle?
-
-    enum Rows {
-        case cursor(RowCursor)
-        case fetched([DynamicRecord], next: Int)
-    }
 
     init(model: ModelHandle, frozen: ModelHandle.Frozen, predicate: String?, placeholders: Int) {
         self.model = model
@@ -29,7 +24,16 @@ final class QueryHandle: Handle {
         super.init(kind: .query)
     }
 
-    deinit { _ = releasedCurrent() }
+    /// The records first let go of the cursor's row, so that the cursor finalizes its
+    /// statement before it gives its reader back.
+    deinit { forgetCurrent() }
+
+    /// Lets the last record go: a record C still holds gets its row's values; one C released
+    /// drops its row. Call when the rows end, before the cursor closes.
+    func forgetCurrent() {
+        releasedCurrent()?.reset(row: nil, record: nil)
+        current = nil
+    }
 
     /// The record last returned if C released it (to reuse), else `nil`, the record then
     /// keeping its values: call before the cursor leaves the row.

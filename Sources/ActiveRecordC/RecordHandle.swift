@@ -57,30 +57,47 @@ final class RecordHandle: Handle {
         super.init(kind: .record)
     }
 
+    /// Why a row record could not be decoded when the cursor left its row (TEXT that is not
+    /// valid UTF-8): every later call on the record fails with it.
+    @exclusivity(unchecked) private var undecodable: (any Error)?
+
     /// The record; a row record decodes its row into one first.
+    /// - Throws: `.typeMismatch` for a row holding TEXT that is not valid UTF-8.
     var record: DynamicRecord {
-        if let stored { return stored }
-        guard let row else { preconditionFailure("a record handle with neither a record nor a row") }
-        let decoded = DynamicRecord(model: frozen.model, decodingRowOf: row)
-        stored = decoded
-        self.row = nil
-        return decoded
+        get throws {
+            if let stored { return stored }
+            if let undecodable { throw undecodable }
+            guard let row else { preconditionFailure("a record handle with neither a record nor a row") }
+            let decoded = try DynamicRecord(model: frozen.model, decodingRowOf: row)
+            stored = decoded
+            self.row = nil
+            return decoded
+        }
     }
 
     /// Gives a row record a record of its own, before the cursor leaves its row.
-    func detach() { _ = record }
+    func detach() {
+        guard stored == nil, row != nil else { return }
+        do {
+            _ = try record
+        } catch {
+            undecodable = error
+            row = nil
+        }
+    }
 
     /// Reuses this handle (which C released) for another row or record.
     func reset(row: Statement?, record: DynamicRecord?) {
         self.row = row
         stored = record
+        undecodable = nil
         errors = []
     }
 
     /// The row id (`nil`: unsaved).
     var id: Int64? {
         if let rowHandle { return sqlite3_column_int64(rowHandle, 0) }
-        return record.id
+        return try? record.id
     }
 
     /// Calls `body` with the value at `position` in the schema's `allColumnNames`; text and
@@ -100,7 +117,7 @@ final class RecordHandle: Handle {
                 return try body(.blob(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column)))))
             }
         }
-        switch record.value(at: position) {
+        switch try record.value(at: position) {
         case .null: return try body(.null)
         case .integer(let int): return try body(.integer(int))
         case .real(let real): return try body(.real(real))
@@ -117,4 +134,15 @@ enum Cell {
     case real(Double)
     case text(UnsafeRawBufferPointer)
     case blob(UnsafeRawBufferPointer)
+
+    /// `NULL`, `INTEGER`, `REAL`, `TEXT` or `BLOB`, for messages.
+    var storageClassName: String {
+        switch self {
+        case .null: "NULL"
+        case .integer: "INTEGER"
+        case .real: "REAL"
+        case .text: "TEXT"
+        case .blob: "BLOB"
+        }
+    }
 }

@@ -49,6 +49,8 @@ struct ConfigurationTests {
         #expect(FileManager.default.fileExists(atPath: caches))
         let documents = try Database.documentsDirectory()
         #expect(documents.hasSuffix("/" + Database.programName))
-        #expect(DatabaseLocation.default == .cachesDirectory("\(Database.programName).sqlite"))
+        let data = try Database.dataDirectory()
+        #expect(data.hasSuffix("/" + Database.programName))
+        #expect(DatabaseLocation.default == .dataDirectory("\(Database.programName).sqlite"))
     }
 }

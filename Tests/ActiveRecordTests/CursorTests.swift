@@ -71,6 +71,31 @@ struct CursorTests {
                 cursor.close()
                 #expect(try cursor.next() == nil)
             }
+            // Every reader came back: four cursors at once all read a snapshot (a cursor
+            // without a reader would step on the writer and see the row written meanwhile).
+            let cursors = try (0..<4).map { _ in try Reading.query().cursor() }
+            for cursor in cursors { #expect(try cursor.next()?.n == 1) }
+            try Reading.create(["n": 4])
+            for cursor in cursors {
+                var rest: [Int] = []
+                while let reading = try cursor.next() { rest.append(reading.n) }
+                #expect(rest == [2, 3])
+            }
+        }
+    }
+
+    @Test func withEveryReaderBusyACursorStepsOnTheWriter() throws {
+        try withReadings { _ in
+            let busy = try (0..<4).map { _ in try Reading.query().cursor() }
+            for cursor in busy { _ = try cursor.next() }
+            // A fifth cursor reads through the writer, locked per step: it sees a row written
+            // between its steps (no snapshot), and never fails for want of a reader.
+            let fifth = try Reading.query().cursor()
+            #expect(try fifth.next()?.n == 1)
+            try Reading.create(["n": 4])
+            var rest: [Int] = []
+            while let reading = try fifth.next() { rest.append(reading.n) }
+            #expect(rest == [2, 3, 4])
         }
     }
 

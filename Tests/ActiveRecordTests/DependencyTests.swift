@@ -80,7 +80,8 @@ struct DependencyTests {
             try world.swift.destroy()
             #expect(try Issue.all().map(\.title) == ["borrow", "unrelated"])
             #expect(try Issue.find(unrelated.id!) != nil)
-            #expect(try User.count() == 3)  // Project.users has no dependency
+            #expect(try User.count() == 3)  // Project.users nullifies: the users stay
+            #expect(try Destroying.UserProject.count() == 1)  // alex–rust; the swift rows went
         }
     }
 

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `DynamicQuery.rowCursor()`, what the C API's ar_query_next steps: a `RowCursor` on a
-/// leased reader connection, or `nil` when the query must read everything at once.
+/// leased reader connection, or on the writer when no reader can serve.
 @Suite struct DynamicCursorTests {
     private static func numbers(_ database: Database, count: Int) throws -> DynamicModel {
         let model = DynamicModel(try TableSchema(name: "Number", columns: [ColumnSchema(name: "n", type: .integer)]))
@@ -37,7 +37,7 @@ import Testing
     @Test func aCursorStepsTheRowsOfItsSnapshotAndGivesItsReaderBack() throws {
         try Self.withNumbers(5) { _, model in
             let query = DynamicQuery(model, where: "n >= ?", arguments: [.value(.integer(1))]).order(by: "n", ascending: false)
-            let cursor = try #require(try query.rowCursor())
+            let cursor = try query.rowCursor()
             #expect(try cursor.next { _ in } != nil)
             #expect(cursor.isOnReader)
             #expect(cursor.currentRow?.int64(3) == 4)
@@ -52,27 +52,39 @@ import Testing
         }
     }
 
-    @Test func readersRunningOutInATransactionOrInMemoryMeanReadingAllAtOnce() throws {
+    @Test func withoutAReaderACursorStepsOnTheWriter() throws {
         try Self.withNumbers(3) { database, model in
             let query = DynamicQuery(model)
             // Each open cursor holds a reader: the pool has four.
-            var open = try (0..<4).map { _ in try #require(try query.rowCursor()) }
-            for cursor in open { #expect(try cursor.next { _ in } != nil) }
-            #expect(try query.rowCursor() == nil)
+            var open = try (0..<4).map { _ in try query.rowCursor() }
+            for cursor in open { #expect(try cursor.next { _ in } != nil && cursor.isOnReader) }
+            let fifth = try query.rowCursor()
+            #expect(!fifth.isOnReader && fifth.currentRow == nil)
+            #expect(try Self.values(fifth) == [0, 1, 2])
             // A cursor that ran out, or was closed, gave its reader back; so does a released one.
             #expect(try Self.values(open[0]) == [1, 2])
             open[1].close()
-            var more = try (0..<2).map { _ in try #require(try query.rowCursor()) }
-            #expect(try query.rowCursor() == nil)
+            var more = try (0..<2).map { _ in try query.rowCursor() }
+            #expect(more.allSatisfy { $0.isOnReader })
+            #expect(try !query.rowCursor().isOnReader)
             #expect(try Self.values(more[0]) == [0, 1, 2])
             open.removeAll()
             more.removeAll()
-            let again = try (0..<4).map { _ in try #require(try query.rowCursor()) }
+            let again = try (0..<4).map { _ in try query.rowCursor() }
+            #expect(again.allSatisfy { $0.isOnReader })
             #expect(try again.map { try Self.values($0).count } == [3, 3, 3, 3])
-            // In a transaction the query must read the transaction's writes: no cursor.
-            try database.transaction { () throws in #expect(try query.rowCursor() == nil) }
+            // In a transaction the cursor must read the transaction's writes: the writer.
+            try database.transaction {
+                let late = model.makeRecord()
+                try late.set("n", .integer(7))
+                try late.save()
+                let inside = try query.rowCursor()
+                #expect(!inside.isOnReader)
+                #expect(try Self.values(inside) == [0, 1, 2, 7])
+                throw Rollback()
+            }
             // In memory there are no readers.
-            try withMemoryDatabase { _ throws in #expect(try DynamicQuery(DynamicModel(model.schema)).rowCursor() == nil) }
+            try withMemoryDatabase { _ throws in #expect(try !DynamicQuery(DynamicModel(model.schema)).rowCursor().isOnReader) }
         }
     }
 }

@@ -59,7 +59,7 @@ struct PredicateTests {
         ("", [], "invalidPredicate", "the predicate is empty at position 1 in \"\""),
         ("id IN %@", [5], "invalidPredicate", "IN %@ needs an array or a set for placeholder 1, but a single value was given at position 7 in \"id IN %@\""),
         ("id = %@", [[1, 2]], "invalidPredicate", "an array or set was given for placeholder 1, which is not after IN; write 'column IN %@' to match any of its elements at position 6 in \"id = %@\""),
-        ("age = %@", [UInt64.max], "invalidValue", "argument 1 in \"age = %@\": UInt64 value 18446744073709551615 is above Int64.max (9223372036854775807), the largest integer SQLite stores"),
+        ("age = %@", [UInt64.max], "invalidValue", "argument 1 in \"age = %@\": a UInt64 value above Int64.max (9223372036854775807) cannot be stored: the largest integer is 64-bit signed"),
         ("age = 99999999999999999999999999999999999999e999999", [], "invalidPredicate", "the number 99999999999999999999999999999999999999e9 is out of range at position 7 in \"age = 99999999999999999999999999999999999999e999999\""),
         ("name = %@ AND sum(age) > 1 AND count(name) = 1 AND max(*) = 1", ["x"], "invalidPredicate", "only count takes '*' at position 56 in \"name = %@ AND sum(age) > 1 AND count(name) = 1 AND max(*) = 1\""),
     ] as [(String, [(any ColumnValue & Sendable)?], String, String)])

@@ -25,14 +25,16 @@ struct QuickstartTests {
     }
 
     @Test func quickstartRunsTheSeedScenarioOnTheDefaultDatabase() throws {
-        let cache = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: cache) }
+        let data = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: data) }
         // Twice: the second run starts from an empty table, too.
         for _ in 1...2 {
-            let (status, output) = try run("ActiveRecordQuickstart", environment: ["XDG_CACHE_HOME": cache.path, "ACTIVERECORD_DATABASE": ""])
+            let (status, output) = try run(
+                "ActiveRecordQuickstart",
+                environment: ["XDG_DATA_HOME": data.path, "XDG_CACHE_HOME": data.path + "/cache", "ACTIVERECORD_DATABASE": ""])
             #expect(status == 0, "\(output)")
             #expect(output == """
-                database: \(cache.path)/ActiveRecordQuickstart/ActiveRecordQuickstart.sqlite
+                database: \(data.path)/ActiveRecordQuickstart/ActiveRecordQuickstart.sqlite
                 created: User #1 name=Alex age=31
                 listed: 2 users: Alex, Maria
                 changed: name: 'Alex' → 'John'
@@ -41,7 +43,7 @@ struct QuickstartTests {
 
                 """)
         }
-        #expect(FileManager.default.fileExists(atPath: "\(cache.path)/ActiveRecordQuickstart/ActiveRecordQuickstart.sqlite"))
+        #expect(FileManager.default.fileExists(atPath: "\(data.path)/ActiveRecordQuickstart/ActiveRecordQuickstart.sqlite"))
     }
 
     @Test func quickstartReportsABadDatabaseClearly() throws {

@@ -21,7 +21,8 @@ enum Destroying {
 
     final class Project: Model {
         @Column var name: String = ""
-        @HasManyThrough(UserProject.self) var users: Query<User>
+        // Nullify: the users stay, the join rows that would point at nothing go (a foreign key).
+        @HasManyThrough(UserProject.self, dependency: .nullify) var users: Query<User>
         @HasMany(dependency: .destroy) var issues: Query<Issue>
     }
 

@@ -1277,9 +1277,17 @@ static void test_validations(void) {
     CHECK_OK(ar_record_save(other));
     CHECK_OK(ar_count(model, &count));
     CHECK(count == 2);
+
     /* An update into a taken value too. */
     CHECK_OK(ar_record_set_text(other, "email", "a@example.com"));
     CHECK_RC(ar_record_save(other), AR_CONSTRAINT);
+
+    /* A destroyed record of a model with validations cannot be saved again, as without. */
+    CHECK_OK(ar_record_destroy(other));
+    CHECK_RC(ar_record_save(other), AR_MISUSE);
+    CHECK(strstr(ar_last_error(db), "destroyed") != NULL);
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 1);
 
     ar_record_free(other);
     ar_record_free(record);
