@@ -223,6 +223,12 @@ package final class Connection {
         }
     }
 
+    /// Turns SQLite's legacy reading of a double-quoted unknown name as a string on or off,
+    /// for the statements this connection runs.
+    package func setDoubleQuotedStrings(_ enabled: Bool) {
+        _ = ar_sqlite_set_double_quoted_strings(handle, enabled ? 1 : 0)
+    }
+
     /// The rowid of the last successful `INSERT`.
     package var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 

@@ -15,8 +15,13 @@ extension Database {
         _ location: DatabaseLocation = .default, automaticMigrations: Bool = true, readOnly: Bool = false
     ) throws -> Database {
         let database = try Database(location, automaticMigrations: automaticMigrations, readOnly: readOnly)
-        configured.withLock { $0 = database }
+        install(database)
         return database
+    }
+
+    /// Makes `database` the configured one (for configuring variants in other targets).
+    package static func install(_ database: Database) {
+        configured.withLock { $0 = database }
     }
 
     /// The database models use: the one of an enclosing ``use(_:)``, else the

@@ -36,6 +36,17 @@ extension Database {
         try withConnection { try $0.execute(sql, arguments) }
     }
 
+    /// Runs `body` on the writer with SQLite's double-quoted-string misfeature off, so that a
+    /// double-quoted name that is no column is an error rather than a string (how a rebuild
+    /// checks that the views it remade still name real columns).
+    package func withStrictIdentifiers<R>(_ body: () throws -> R) throws -> R {
+        try withConnection { connection in
+            connection.setDoubleQuotedStrings(false)
+            defer { connection.setDoubleQuotedStrings(true) }
+            return try body()
+        }
+    }
+
     /// Runs one SQL query with its `?` parameters bound and returns every row.
     public func rows(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
         try withConnection { try $0.rows(sql, arguments) }

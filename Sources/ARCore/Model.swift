@@ -42,8 +42,13 @@ open class Model: RecordStorage {
         try set(values)
     }
 
-    /// The table name: the class name as written. Override to change it.
-    open class var tableName: String { String(describing: self) }
+    /// The table name: the class name as written, without its namespace (`Shop.User` →
+    /// `User`). Override to change it, or to share a table with another class on purpose:
+    /// two classes that both take the default name of one table are an error.
+    open class var tableName: String {
+        DefaultTableName.probe?.used = true
+        return String(describing: self)
+    }
 
     /// The row id, assigned on first save; `nil` for a new record.
     public var id: Int64? { header.id }
@@ -154,4 +159,15 @@ extension Model: Sendable {}
 package func castRecords<From: Model, To: Model>(_ records: [From], to type: To.Type = To.self) -> [To] {
     if From.self == To.self { return unsafeBitCast(records, to: [To].self) }
     return records.compactMap { $0 as? To }
+}
+
+/// Tells whether ``Model/tableName`` ran its default implementation (the class did not name
+/// its table itself): ``ModelMapping`` asks, once per class, with a probe in place.
+enum DefaultTableName {
+    /// `@unchecked Sendable`: made, set and read by one thread, inside one `withValue`.
+    final class Probe: @unchecked Sendable {
+        var used = false
+    }
+
+    @TaskLocal static var probe: Probe?
 }

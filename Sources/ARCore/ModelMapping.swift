@@ -53,6 +53,8 @@ package final class ModelMapping: Sendable {
     private static let mappings = Lock<[ObjectIdentifier: ModelMapping]>([:])
     private static let reflections = Lock<[ObjectIdentifier: ModelMapping]>([:])
     private static let names = Lock<[ObjectIdentifier: String]>([:])
+    /// Which class maps each table (by folded name), and whether it named the table itself.
+    private static let tableOwners = Lock<[String: (type: ObjectIdentifier, name: String, isExplicit: Bool)]>([:])
 
     /// The class name as written (`String(describing:)` costs thousands of
     /// instructions, so it is asked once per class).
@@ -113,7 +115,32 @@ package final class ModelMapping: Sendable {
             fields: fields, hooks: hooks, propertyNames: propertyNames)
     }
 
+    /// The table name of `type`, checked against the other classes': two classes that both
+    /// take the default name (their class names without namespace, `Admin.User` and
+    /// `Shop.User` → `User`) would mix their rows and columns in one table.
+    /// - Throws: `.invalidModel` naming both classes.
+    private static func tableName(of type: Model.Type) throws -> String {
+        let probe = DefaultTableName.Probe()
+        let name = DefaultTableName.$probe.withValue(probe) { type.tableName }
+        let isExplicit = !probe.used
+        let key = sqliteFolded(name)
+        let owner = tableOwners.withLock { owners -> (type: ObjectIdentifier, name: String, isExplicit: Bool)? in
+            if let owner = owners[key] { return owner }
+            owners[key] = (ObjectIdentifier(type), String(reflecting: type), isExplicit)
+            return nil
+        }
+        if let owner, owner.type != ObjectIdentifier(type), !owner.isExplicit, !isExplicit {
+            throw ActiveRecordError(
+                .invalidModel,
+                "\(owner.name) and \(String(reflecting: type)) both map to the table \(name) (a class's default table is "
+                    + "its name without its namespace), so their rows would mix; give one a tableName of its own "
+                    + "(override class var tableName), or set tableName to share the table on purpose")
+        }
+        return name
+    }
+
     private static func reflect(_ type: Model.Type) throws -> ModelMapping {
+        let tableName = try tableName(of: type)
         let prototype = type.init()
         let reflected = try reflectColumnFields(of: type, prototype: prototype)
         var columns: [ColumnSchema] = []
@@ -144,7 +171,7 @@ package final class ModelMapping: Sendable {
         withExtendedLifetime(prototype) {}
         let schema: TableSchema
         do {
-            schema = try TableSchema(name: type.tableName, columns: columns)
+            schema = try TableSchema(name: tableName, columns: columns)
         } catch let error as ActiveRecordError {
             throw ActiveRecordError(.invalidModel, "model \(type): \(error.message)")
         }

@@ -6,14 +6,20 @@ import Foundation
 ///
 /// ```swift
 /// var migrator = Migrator()
-/// migrator.register("rename Client to Customer") { try $0.renameTable("Client", to: "Customer") }
+/// migrator.register("rename Bookmark.link to url") { try $0.renameColumn("link", to: "url", in: "Bookmark") }
 /// migrator.register("drop User.legacy") { try $0.dropColumn("legacy", from: "User") }
-/// try migrator.migrate(db)     // runs the steps this database has not run, in order
+/// let db = try Database.configure(.file(path), migrator: migrator)   // the steps run here
 /// ```
 ///
-/// The database records which steps ran (in the table `activerecord_migrations`),
-/// so each runs once. Each step runs in its own transaction: a failing step
-/// leaves the database as it was before that step and the error names it.
+/// The migrator is given to the database when it opens, and its steps run then, before
+/// any model uses the database, so before automatic migration looks at any table: a
+/// rename finds the old column, not an empty new one that automatic migration added. On a
+/// database with no tables yet nothing runs: the models create the latest schema (the
+/// classes describe the end state), and every step is recorded as applied. The database
+/// records which steps ran (in the table `activerecord_migrations`), so each runs once.
+/// Each step runs in its own transaction, with foreign keys checked at its end rather than
+/// enforced on the way (a table rebuild drops and remakes tables): a failing step leaves
+/// the database as it was before that step, and the error names it.
 public struct Migrator: Sendable {
     /// The table where the database records the steps it ran.
     public static let tableName = "activerecord_migrations"
@@ -29,32 +35,57 @@ public struct Migrator: Sendable {
         steps.append((name, step))
     }
 
-    /// The names of the steps this database has run, in the order they ran.
+    /// The names of the steps this database has run (or recorded as applied), in order.
     public func appliedMigrations(in database: Database) throws -> [String] {
-        try ensureTable(database)
+        guard try database.tableNames().contains(Self.tableName) else { return [] }
         return try database.rows("SELECT name FROM \(Self.tableName.quotedIdentifier) ORDER BY rowid").compactMap { row in
             if case .text(let name) = row.first { name } else { nil }
         }
     }
 
-    /// Runs, in order, every registered step the database has not run yet.
+    /// Brings `database` up to date: on a database without tables, records every step as
+    /// applied; otherwise runs, in order, every step it has not run. Called when the
+    /// database opens (``Database/init(_:automaticMigrations:readOnly:migrator:)``).
     /// - Returns: the names of the steps it ran.
     /// - Throws: `.migrationFailed` naming the step; that step's changes are rolled back,
-    ///   the steps before it stay applied.
+    ///   the steps before it stay applied. `.readOnly` when steps are pending on a database
+    ///   opened read-only.
     @discardableResult
-    public func migrate(_ database: Database) throws -> [String] {
-        let applied = Set(try appliedMigrations(in: database))
+    func apply(to database: Database) throws -> [String] {
+        guard !database.isReadOnly else {
+            let applied = Set(try appliedMigrations(in: database))
+            let pending = steps.map(\.name).filter { !applied.contains($0) }
+            let hasTables = !(try database.tableNames().isEmpty)
+            guard pending.isEmpty || !hasTables else {
+                throw ActiveRecordError(
+                    .readOnly, "the database is open read-only, but migrations are pending: \(pending.joined(separator: ", "))")
+            }
+            return []
+        }
+        try database.execute(
+            "CREATE TABLE IF NOT EXISTS \(Self.tableName.quotedIdentifier) (name TEXT PRIMARY KEY, appliedAt REAL NOT NULL)")
+        // A new database: the models will create the latest schema, so no step has anything to do.
+        var isNew = false
+        try database.transaction {
+            guard try MigrationContext(database: database).tableNames().isEmpty else { return }
+            isNew = true
+            for step in steps { try record(step.name, in: database) }
+        }
+        guard !isNew else { return [] }
         var ran: [String] = []
-        for (position, step) in steps.enumerated() where !applied.contains(step.name) {
+        for (position, step) in steps.enumerated() {
             do {
+                var didRun = false
                 try database.withForeignKeysDeferredToCheck {
                     try database.transaction {
+                        // Read under the write lock: another process may have run it meanwhile.
+                        guard !(try isApplied(step.name, in: database)) else { return }
                         try step.run(MigrationContext(database: database))
-                        try database.execute(
-                            "INSERT INTO \(Self.tableName.quotedIdentifier) (name, appliedAt) VALUES (?, ?)",
-                            [.text(step.name), .real(Date().timeIntervalSince1970)])
+                        try record(step.name, in: database)
+                        didRun = true
                     }
                 }
+                if didRun { ran.append(step.name) }
             } catch {
                 let reason = (error as? ActiveRecordError)?.message ?? "\(error)"
                 throw ActiveRecordError(
@@ -63,15 +94,48 @@ public struct Migrator: Sendable {
                         + "the database is as it was before this step",
                     resultCode: (error as? ActiveRecordError)?.resultCode, sql: (error as? ActiveRecordError)?.sql)
             }
-            ran.append(step.name)
         }
         if !ran.isEmpty { database.forgetCheckedTables() }
         return ran
     }
 
-    private func ensureTable(_ database: Database) throws {
+    private func isApplied(_ name: String, in database: Database) throws -> Bool {
+        try database.rows("SELECT 1 FROM \(Self.tableName.quotedIdentifier) WHERE name = ?", [.text(name)]).isEmpty == false
+    }
+
+    private func record(_ name: String, in database: Database) throws {
         try database.execute(
-            "CREATE TABLE IF NOT EXISTS \(Self.tableName.quotedIdentifier) (name TEXT PRIMARY KEY, appliedAt REAL NOT NULL)")
+            "INSERT OR IGNORE INTO \(Self.tableName.quotedIdentifier) (name, appliedAt) VALUES (?, ?)",
+            [.text(name), .real(Date().timeIntervalSince1970)])
+    }
+}
+
+extension Database {
+    /// Opens a database and brings it up to date with `migrator`'s steps before anything
+    /// else uses it (see ``Migrator``).
+    ///
+    /// ```swift
+    /// let db = try Database(.file(path), migrator: migrator)
+    /// ```
+    /// - Throws: what opening throws; `.migrationFailed` naming the step that failed (the
+    ///   database is not opened).
+    public convenience init(
+        _ location: DatabaseLocation = .default, automaticMigrations: Bool = true, readOnly: Bool = false, migrator: Migrator
+    ) throws {
+        try self.init(location, automaticMigrations: automaticMigrations, readOnly: readOnly)
+        try migrator.apply(to: self)
+    }
+
+    /// ``configure(_:automaticMigrations:readOnly:)`` with versioned migrations: the new
+    /// database is opened and brought up to date with `migrator`'s steps before it replaces
+    /// the configured one (which stays if either fails).
+    @discardableResult
+    public static func configure(
+        _ location: DatabaseLocation = .default, automaticMigrations: Bool = true, readOnly: Bool = false, migrator: Migrator
+    ) throws -> Database {
+        let database = try Database(location, automaticMigrations: automaticMigrations, readOnly: readOnly, migrator: migrator)
+        install(database)
+        return database
     }
 }
 

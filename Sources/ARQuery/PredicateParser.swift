@@ -55,8 +55,8 @@ package struct PredicateParser {
         switch token.kind {
         case .bareIdentifier(let name): "'\(name)'"
         case .quotedIdentifier(let name): "\"\(name)\""
-        case .singleQuoted(let text): "'\(text.prefix(40))'"
-        case .number(let text): text
+        case .singleQuoted: "a string"  // a literal's value may be data: never in messages
+        case .number: "a number"
         case .placeholder: "a placeholder"
         case .comparison(let op): "'\(op.rawValue)'"
         case .keyword(let keyword): keyword.rawValue.uppercased()
@@ -289,6 +289,6 @@ package struct PredicateParser {
         let signed = negative ? "-" + text : text
         if let integer = Int64(signed) { return .integer(integer) }
         if let real = Double(signed), real.isFinite { return .real(real) }
-        throw PredicateSyntaxError("the number \(signed.prefix(40)) is out of range", at: position)
+        throw PredicateSyntaxError("a number literal is out of range", at: position)
     }
 }

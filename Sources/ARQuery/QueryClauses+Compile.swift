@@ -345,9 +345,59 @@ extension QueryClauses {
 
     private func quote(_ format: String) -> String { Self.quote(format) }
 
-    /// A format as messages show it: quoted, at most 200 characters.
+    /// A format as messages show it: quoted, at most 200 characters, with the values of its
+    /// literals masked (they may be data, as bound values may): a string's characters and a
+    /// number's digits become `*`, so that positions in the message still point right.
     private static func quote(_ format: String) -> String {
         let shown = format.count > 200 ? String(format.prefix(200)) + "…" : format
-        return "\"\(shown)\""
+        return "\"\(maskingLiterals(shown))\""
+    }
+
+    /// `name = 'secret' AND age > 4.2e1` → `name = '******' AND age > *****`.
+    static func maskingLiterals(_ format: String) -> String {
+        let scalars = Array(format.unicodeScalars)
+        var result = String.UnicodeScalarView()
+        func isDigit(_ scalar: Unicode.Scalar) -> Bool { scalar >= "0" && scalar <= "9" }
+        func isWord(_ scalar: Unicode.Scalar) -> Bool {
+            isDigit(scalar) || scalar == "_" || scalar == "$" || scalar.properties.isAlphabetic
+        }
+        var index = 0
+        while index < scalars.count {
+            let scalar = scalars[index]
+            let previous: Unicode.Scalar? = index > 0 ? scalars[index - 1] : nil
+            if scalar == "'" {
+                // A string literal: its characters masked, a doubled quote inside counted as two.
+                result.append(scalar)
+                index += 1
+                while index < scalars.count {
+                    if scalars[index] == "'" {
+                        if index + 1 < scalars.count, scalars[index + 1] == "'" {
+                            result.append(contentsOf: "**".unicodeScalars)
+                            index += 2
+                            continue
+                        }
+                        result.append("'")
+                        index += 1
+                        break
+                    }
+                    result.append("*")
+                    index += 1
+                }
+            } else if (isDigit(scalar) || (scalar == "." && index + 1 < scalars.count && isDigit(scalars[index + 1])))
+                        && !(previous.map(isWord) ?? false) {
+                // A number literal (not digits inside a name): digits, point, exponent.
+                while index < scalars.count {
+                    let current = scalars[index]
+                    let signAfterExponent = (current == "+" || current == "-") && (scalars[index - 1] == "e" || scalars[index - 1] == "E")
+                    guard isDigit(current) || current == "." || current == "e" || current == "E" || signAfterExponent else { break }
+                    result.append("*")
+                    index += 1
+                }
+            } else {
+                result.append(scalar)
+                index += 1
+            }
+        }
+        return String(result)
     }
 }

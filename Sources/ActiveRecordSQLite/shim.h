@@ -10,4 +10,10 @@ static const int AR_SQLITE_CONSTRAINT_FOREIGNKEY = SQLITE_CONSTRAINT_FOREIGNKEY;
 static const int AR_SQLITE_CONSTRAINT_NOTNULL = SQLITE_CONSTRAINT_NOTNULL;
 static const int AR_SQLITE_CONSTRAINT_CHECK = SQLITE_CONSTRAINT_CHECK;
 
+/* sqlite3_db_config is variadic, which Swift cannot call: whether a double-quoted name that
+ * is no column is read as a string (SQLite's legacy "DQS" misfeature) in statements. */
+static inline int ar_sqlite_set_double_quoted_strings(sqlite3 *db, int enabled) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, enabled, (int *)0);
+}
+
 #endif

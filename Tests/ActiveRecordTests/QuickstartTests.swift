@@ -1,3 +1,4 @@
+import ActiveRecord
 import Foundation
 import Testing
 
@@ -44,6 +45,34 @@ struct QuickstartTests {
                 """)
         }
         #expect(FileManager.default.fileExists(atPath: "\(data.path)/ActiveRecordQuickstart/ActiveRecordQuickstart.sqlite"))
+    }
+
+    /// The default database moved from the cache directory (which cleaning tools empty) to
+    /// the data directory: one found in the old place is moved, never silently ignored.
+    @Test func anOldDefaultDatabaseInTheCacheDirectoryIsMovedToTheDataDirectory() throws {
+        let home = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let cache = home.appendingPathComponent("cache/ActiveRecordQuickstart")
+        let data = home.appendingPathComponent("data/ActiveRecordQuickstart")
+        try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
+        let old = cache.appendingPathComponent("ActiveRecordQuickstart.sqlite").path
+        try Database(.file(old)).execute("CREATE TABLE kept (x)")
+        let environment = [
+            "XDG_DATA_HOME": home.appendingPathComponent("data").path, "XDG_CACHE_HOME": home.appendingPathComponent("cache").path,
+            "ACTIVERECORD_DATABASE": "",
+        ]
+        let (status, output) = try run("ActiveRecordQuickstart", environment: environment)
+        #expect(status == 0, "\(output)")
+        let moved = data.appendingPathComponent("ActiveRecordQuickstart.sqlite").path
+        #expect(output.contains("activerecord: moved the database from the old default location \(old)"))
+        #expect(output.contains("database: \(moved)"))
+        #expect(!FileManager.default.fileExists(atPath: old))
+        #expect(try Database(.file(moved)).tableNames().contains("kept"))
+        // Both there: the data directory's is used, and the other one is named, not ignored.
+        try Database(.file(old)).execute("CREATE TABLE other (x)")
+        let (_, second) = try run("ActiveRecordQuickstart", environment: environment)
+        #expect(second.contains("database: \(moved)"))
+        #expect(second.contains("another database at the old default location \(old) (the cache directory) is left alone"))
     }
 
     @Test func quickstartReportsABadDatabaseClearly() throws {

@@ -1,8 +1,14 @@
-// A child process for the crash tests: inserts `rows` rows tagged `marker` into
-// the database at `path` in ONE transaction, saying "inserting" once it has
-// started, so that the parent can kill -9 it in the middle.
+// A child process for the tests that need several processes:
 //
 //     ActiveRecordStressChild <path> <marker> <rows>
+//         inserts `rows` rows tagged `marker` into the database at `path` in ONE transaction,
+//         saying "inserting" once it has started, so that the parent can kill -9 it mid-way;
+//     ActiveRecordStressChild migrate <path> <start>
+//         waits until the clock reaches `start` (seconds since 1970), then uses a model whose
+//         class has two columns the table lacks (automatic migration adds them) and saves one;
+//     ActiveRecordStressChild open <path>
+//         opens `path` as given (relative to the working directory), saves a row, and prints
+//         how many rows the writer and a reader connection see.
 import ActiveRecord
 import Foundation
 
@@ -11,25 +17,58 @@ final class CrashBatch: Model {
     @Column var n: Int = 0
 }
 
-let arguments = CommandLine.arguments
-guard arguments.count == 4, let marker = Int(arguments[2]), let rows = Int(arguments[3]) else {
-    FileHandle.standardError.write(Data("usage: ActiveRecordStressChild <path> <marker> <rows>\n".utf8))
+/// The later version of a table the parent made with the columns `name` only.
+final class Widened: Model {
+    @Column var name: String = ""
+    @Column var colour: String = "grey"
+    @Column var size: Int = 0
+}
+
+final class Opened: Model {
+    @Column var n: Int = 0
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("\(message)\n".utf8))
     exit(2)
 }
+
+let arguments = CommandLine.arguments
 do {
-    let database = try Database(.file(arguments[1]))
-    try database.use {
-        try database.transaction {
-            for n in 0..<rows {
-                let row = CrashBatch()
-                row.marker = marker
-                row.n = n
-                try row.save()
-                if n == 100 { FileHandle.standardOutput.write(Data("inserting\n".utf8)) }
+    switch arguments.dropFirst().first {
+    case "migrate":
+        guard arguments.count == 4, let start = Double(arguments[3]) else { fail("usage: migrate <path> <start>") }
+        let database = try Database(.file(arguments[2]))
+        while Date().timeIntervalSince1970 < start { usleep(200) }
+        try database.use { try Widened.create(["name": "from \(getpid())", "colour": "red", "size": 3]) }
+        print("migrated")
+    case "open":
+        guard arguments.count == 3 else { fail("usage: open <path>") }
+        let database = try Database(.file(arguments[2]))
+        try database.use {
+            try Opened.create(["n": 1])
+            var writerCount = 0
+            try database.transaction { writerCount = try Opened.count() }
+            print("path \(database.path) writer \(writerCount) reader \(try Opened.count())")
+        }
+    default:
+        guard arguments.count == 4, let marker = Int(arguments[2]), let rows = Int(arguments[3]) else {
+            fail("usage: ActiveRecordStressChild <path> <marker> <rows> | migrate <path> <start> | open <path>")
+        }
+        let database = try Database(.file(arguments[1]))
+        try database.use {
+            try database.transaction {
+                for n in 0..<rows {
+                    let row = CrashBatch()
+                    row.marker = marker
+                    row.n = n
+                    try row.save()
+                    if n == 100 { FileHandle.standardOutput.write(Data("inserting\n".utf8)) }
+                }
             }
         }
+        FileHandle.standardOutput.write(Data("committed\n".utf8))
     }
-    FileHandle.standardOutput.write(Data("committed\n".utf8))
 } catch {
     print("error: \(error)")
     exit(1)

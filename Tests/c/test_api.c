@@ -404,6 +404,9 @@ static void test_types(void) {
     CHECK_RC(ar_record_set_decimal(record, "dec", "abc"), AR_INVALID_VALUE);
     CHECK_RC(ar_record_set_decimal(record, "dec", "1,5"), AR_INVALID_VALUE);
     CHECK_RC(ar_record_set_decimal(record, "dec", ""), AR_INVALID_VALUE);
+    CHECK_RC(ar_record_set_decimal(record, "dec", "1e5"), AR_INVALID_VALUE); /* plain decimal text only */
+    CHECK(strstr(ar_last_error(db), "1e5") == NULL);                         /* never the value */
+    CHECK_RC(ar_record_set_decimal(record, "dec", "1-5"), AR_INVALID_VALUE);
     CHECK(ar_last_error(db)[0] != '\0');
     CHECK_OK(ar_record_get_text(record, "dec", &text)); /* unchanged by the failures */
     CHECK(same_text(text, "12345678901234567890.123456789"));
@@ -1132,6 +1135,99 @@ static void test_transactions(void) {
     remove_database(path);
 }
 
+/* ---- text that is not UTF-8 ----------------------------------------------------------- */
+
+/* C hands bytes: text, names and paths that are not UTF-8 are refused, not repaired (repaired,
+ * "T\xff" and "T\xfe" would be one table, and a column could not be named as it was given). */
+static void test_invalid_text(void) {
+    ar_database *db = NULL, *other = NULL;
+    ar_model *model = NULL, *bad = NULL;
+    ar_record *record = NULL;
+    ar_query *query = NULL;
+    CHECK_OK(open_test_db(&db));
+    current_db = db;
+    CHECK_RC(ar_model_define(db, "T\xff", &bad), AR_INVALID_VALUE);
+    CHECK(bad == NULL);
+    CHECK(strstr(ar_last_error(db), "UTF-8") != NULL);
+    CHECK_OK(ar_model_define(db, "Words", &model));
+    CHECK_RC(ar_model_add_column(model, "caf\xc3", AR_TYPE_TEXT, 0), AR_INVALID_VALUE);
+    CHECK_OK(ar_model_add_column(model, "word", AR_TYPE_TEXT, 0));
+    CHECK_RC(ar_model_validate_presence(model, "wor\xc3"), AR_INVALID_VALUE);
+    CHECK_OK(ar_record_new(model, &record));
+    CHECK_RC(ar_record_set_text(record, "word", "caf\xc3"), AR_INVALID_VALUE);
+    CHECK_RC(ar_record_set_text(record, "word", "\xff\xfe"), AR_INVALID_VALUE);
+    CHECK_OK(ar_record_set_text(record, "word", "caf\xc3\xa9")); /* café, valid */
+    CHECK_OK(ar_record_save(record));
+    CHECK_RC(ar_query_new(model, "word = '\xff'", &query), AR_INVALID_VALUE);
+    CHECK(query == NULL);
+    CHECK_OK(ar_query_new(model, "word = ?", &query));
+    CHECK_RC(ar_query_bind_text(query, 1, "\xfe"), AR_INVALID_VALUE);
+    CHECK_OK(ar_query_bind_text(query, 1, "caf\xc3\xa9"));
+    CHECK(count_and_free(query) == 1);
+    CHECK_RC(ar_open("scratch-\xff.sqlite", &other), AR_INVALID_VALUE);
+    CHECK(other == NULL);
+    ar_record_free(record);
+    ar_model_free(model);
+    close_test_db(db);
+    current_db = NULL;
+}
+
+/* ---- a transaction ends on the thread that began it ------------------------------------ */
+
+typedef struct {
+    ar_database *db;
+    ar_model *model;
+    ar_result commit;
+    ar_result save;
+} WrongThread;
+
+static void *commit_from_another_thread(void *argument) {
+    WrongThread *work = argument;
+    work->commit = ar_commit(work->db);
+    return NULL;
+}
+
+static void *save_from_another_thread(void *argument) {
+    WrongThread *work = argument;
+    ar_record *record = NULL;
+    if (ar_record_new(work->model, &record) == AR_OK) {
+        ar_record_set_text(record, "name", "other thread");
+        work->save = ar_record_save(record);
+    }
+    ar_record_free(record);
+    return NULL;
+}
+
+/* ar_begin on one thread and ar_commit on another would leave the transaction open and every
+ * other writer waiting forever: it is AR_MISUSE, and the transaction stays its thread's. */
+static void test_transaction_on_another_thread(void) {
+    ar_database *db = NULL;
+    WrongThread work;
+    pthread_t thread;
+    char path[600];
+    open_scratch_db(path, sizeof path, "wrong-thread.sqlite", &db);
+    memset(&work, 0, sizeof work);
+    work.db = db;
+    CHECK_OK(ar_model_define(db, "Entry", &work.model));
+    CHECK_OK(ar_model_add_column(work.model, "name", AR_TYPE_TEXT, 0));
+    CHECK(count_of(work.model) == 0);
+    CHECK_OK(ar_begin(db));
+    add_named(work.model, "mine");
+    CHECK(pthread_create(&thread, NULL, commit_from_another_thread, &work) == 0);
+    CHECK(pthread_join(thread, NULL) == 0);
+    CHECK(work.commit == AR_MISUSE);
+    CHECK_OK(ar_commit(db)); /* its own thread ends it */
+    /* Nobody waits forever: another thread saves. */
+    CHECK(pthread_create(&thread, NULL, save_from_another_thread, &work) == 0);
+    CHECK(pthread_join(thread, NULL) == 0);
+    CHECK(work.save == AR_OK);
+    CHECK(count_of(work.model) == 2);
+    ar_model_free(work.model);
+    ar_close(db);
+    current_db = NULL;
+    remove_database(path);
+}
+
 /* ---- a quote followed by a combining mark ------------------------------------------- */
 
 /* `"` followed by U+0301 is one Swift Character but two UTF-8 sequences to SQLite: names
@@ -1832,6 +1928,7 @@ int main(int argc, char **argv) {
         test_queries();
         test_injection();
         test_quote_with_combining_mark();
+        test_invalid_text();
         test_validations();
         test_children();
         test_null_arguments();
@@ -1840,6 +1937,7 @@ int main(int argc, char **argv) {
     test_cursor();
     test_threads();
     test_transactions();
+    test_transaction_on_another_thread();
     test_attach();
     test_wrong_handles();
 
