@@ -128,10 +128,16 @@ package final class Statement {
 
     /// The column's TEXT; `nil` when its bytes are not valid UTF-8 (written by another
     /// program): read as a String they would be changed, so they are a mismatch instead.
+    @inline(__always)
     package func string(_ index: Int32) -> String? {
         guard let text = sqlite3_column_text(handle, index) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, index))
-        return String(validating: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+        // SQLite ends TEXT with a NUL: without a NUL inside, the C-string initializer validates
+        // on its fast path (the generic `String(validating:as:)` looks up type metadata per call).
+        return text.withMemoryRebound(to: CChar.self, capacity: count + 1) { cString in
+            if strlen(cString) == count { return String(validatingCString: cString) }
+            return String(validating: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+        }
     }
 
     package func data(_ index: Int32) -> Data {
@@ -142,21 +148,26 @@ package final class Statement {
 
     /// The column as a ``DatabaseValue``, by its storage class in this row.
     /// - Throws: `.typeMismatch` for TEXT that is not valid UTF-8.
+    @inline(__always)
     package func value(_ index: Int32) throws -> DatabaseValue {
         switch sqlite3_column_type(handle, index) {
         case SQLITE_NULL: return .null
         case SQLITE_INTEGER: return .integer(int64(index))
         case SQLITE_FLOAT: return .real(double(index))
         case SQLITE_TEXT:
-            guard let text = string(index) else {
-                throw ActiveRecordError(
-                    .typeMismatch,
-                    "result column \(index) holds TEXT that is not valid UTF-8 (\(sqlite3_column_bytes(handle, index)) bytes); "
-                        + "it cannot be read as text")
-            }
+            guard let text = string(index) else { throw invalidUTF8(index) }
             return .text(text)
         default: return .blob(data(index))
         }
+    }
+
+    /// The error for TEXT that is not valid UTF-8 (kept out of line: it is rare).
+    @inline(never)
+    private func invalidUTF8(_ index: Int32) -> ActiveRecordError {
+        ActiveRecordError(
+            .typeMismatch,
+            "result column \(index) holds TEXT that is not valid UTF-8 (\(sqlite3_column_bytes(handle, index)) bytes); "
+                + "it cannot be read as text")
     }
 }
 

@@ -199,7 +199,8 @@ extension QueryClauses {
         case .failed(let error):
             throw error
         case .predicate(let format, let node, let placeholders, let sources):
-            let context = format.map { " in \(quote($0))" } ?? ""
+            // Made only for a message: masking and quoting the format costs more than rendering it.
+            let context = { format.map { " in \(quote($0))" } ?? "" }
             guard sources.count == placeholders else {
                 throw ActiveRecordError(
                     .invalidPredicate,
@@ -235,12 +236,12 @@ extension QueryClauses {
 
     /// Renders a comma-separated list of column or aggregate expressions.
     func renderExpressions(_ text: String, _ tables: [QueryTable], into arguments: inout [DatabaseValue]) throws -> [String] {
-        let context = " in \(quote(text))"
+        let context = { " in \(quote(text))" }
         let operands: [PredicateOperand]
         do {
             operands = try PredicateCache.parseOperands(text)
         } catch {
-            throw ActiveRecordError(.invalidPredicate, "\(error.message) at position \(error.position)\(context)")
+            throw ActiveRecordError(.invalidPredicate, "\(error.message) at position \(error.position)\(context())")
         }
         var renderer = makeRenderer(tables, values: [])
         let rendered = try rethrowing(context: context, format: text) { try operands.map { try renderer.render($0) } }
@@ -265,19 +266,19 @@ extension QueryClauses {
             })
     }
 
-    private func rethrowing<R>(context: String, format: String?, _ body: () throws -> R) throws -> R {
+    private func rethrowing<R>(context: () -> String, format: String?, _ body: () throws -> R) throws -> R {
         do {
             return try body()
         } catch let error as PredicateSyntaxError {
             let at = format == nil ? "" : " at position \(error.position)"
-            throw ActiveRecordError(.invalidPredicate, "\(error.message)\(at)\(context)")
+            throw ActiveRecordError(.invalidPredicate, "\(error.message)\(at)\(context())")
         } catch let error as ResolutionError {
             let at = format == nil ? "" : " at position \(error.position)"
-            throw ActiveRecordError(error.code, "\(error.subject)\(at)\(context); \(error.detail)")
+            throw ActiveRecordError(error.code, "\(error.subject)\(at)\(context()); \(error.detail)")
         }
     }
 
-    private func convert(_ source: QueryArgument.Source, placeholder: Int, context: String) throws -> QueryArgument {
+    private func convert(_ source: QueryArgument.Source, placeholder: Int, context: () -> String) throws -> QueryArgument {
         do {
             switch source {
             case .converted(let argument): return argument
@@ -285,7 +286,7 @@ extension QueryClauses {
             case .list(let values): return .list(try values.map { try $0.toSQL() })
             }
         } catch let error as ActiveRecordError {
-            throw ActiveRecordError(error.code, "argument \(placeholder)\(context): \(error.message)")
+            throw ActiveRecordError(error.code, "argument \(placeholder)\(context()): \(error.message)")
         }
     }
 
