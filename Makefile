@@ -60,6 +60,7 @@ test-tsan: deps lib
 # graph), build and run a save and a fetch.
 PACKAGE_GRAPH_EXPECTED = saved and fetched: Swift https://swift.org (CSQLite says 42)
 package-graph: deps
+	rm -rf Tests/PackageGraph/.build   # an incremental build misses source files added to this package
 	cd Tests/PackageGraph && $(SWIFT) build $(SWIFTFLAGS)
 	@output=$$(Tests/PackageGraph/.build/debug/Quickstart); echo "$$output"; \
 	  [ "$$output" = "$(PACKAGE_GRAPH_EXPECTED)" ] \

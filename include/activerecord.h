@@ -125,8 +125,9 @@ const char *ar_last_error(ar_database *database);
 // is AR_MISUSE.
 ar_result ar_model_add_column(ar_model *model, const char *name, ar_type type, int32_t flags);
 
-// Defines a model from an existing table’s columns (their SQLite types: INTEGER, REAL,
-// TEXT, BLOB; NOT NULL when declared so). Release with ar_model_free.
+// Defines a model from an existing table’s columns (their storage classes: INTEGER, REAL,
+// TEXT, BLOB, read from the declared types as the engine reads them; NOT NULL when declared
+// so). Release with ar_model_free.
 ar_result ar_model_attach(ar_database *database, const char *table, ar_model **model_out);
 
 // Declares that model belongs to parent_model: adds the nullable, indexed column

@@ -6,6 +6,9 @@
 #     typed access (HookFieldSite), never pointers.
 #  3. SQLite failures are recognised by their extended result code, never by message text.
 #  4. ARValidation depends on ARCore only.
+#  5. Engines stay behind the backend boundary (Sources/ARCore/Engine.swift): SQLite's C API,
+#     its pragmas and its schema table appear only in Sources/ARCore/SQLite, libpq only in
+#     Sources/ActiveRecordPostgreSQL; everything above is written once, for every engine.
 set -u
 cd "$(dirname "$0")/.."
 status=0
@@ -24,5 +27,12 @@ hits=$(grep -rnE '"[^"]*constraint failed|\.message\.(hasPrefix|contains|hasSuff
 hits=$(grep -rnE '^import (ARQuery|ARRelations|ARMigrations|ActiveRecord)$' Sources/ARValidation)
 [ -z "$hits" ] || fail "ARValidation imports more than ARCore:" "$hits"
 
-[ $status -eq 0 ] && echo "check-seams: quoting, raw memory, error codes and ARValidation's dependencies keep to their seams"
+hits=$(grep -rnE 'import ActiveRecordSQLite|sqlite3_|sqlite_master|pragma_|PRAGMA ' Sources --include=*.swift \
+    | grep -v '^Sources/ARCore/SQLite/')
+[ -z "$hits" ] || fail "SQLite itself outside Sources/ARCore/SQLite (put it behind the SQLDialect/EngineConnection boundary):" "$hits"
+
+hits=$(grep -rnE 'import ActiveRecordLibPQ|\bPQ[a-z]+\(' Sources --include=*.swift | grep -v '^Sources/ActiveRecordPostgreSQL/')
+[ -z "$hits" ] || fail "libpq outside Sources/ActiveRecordPostgreSQL:" "$hits"
+
+[ $status -eq 0 ] && echo "check-seams: quoting, raw memory, error codes, ARValidation's dependencies and the engines keep to their seams"
 exit $status

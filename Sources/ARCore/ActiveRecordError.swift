@@ -1,10 +1,8 @@
-import ActiveRecordSQLite
-
 /// The one error type thrown by swift-activerecord.
 ///
-/// Every error has an extensible ``Code``, a readable message and, for SQLite
-/// failures, the extended result code and the SQL text that failed. Bound
-/// values are never part of an error: a failing `INSERT` shows its `?`
+/// Every error has an extensible ``Code``, a readable message and, for failures the engine
+/// reports, its code (SQLite's extended result code, PostgreSQL's SQLSTATE) and the SQL text
+/// that failed. Bound values are never part of an error: a failing `INSERT` shows its `?`
 /// placeholders, not the user's data.
 ///
 /// ```swift
@@ -27,11 +25,23 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
 
         /// SQLite reported an error not covered by a more specific code.
         public static let sqlite = Code(rawValue: "sqlite")
+        /// PostgreSQL reported an error not covered by a more specific code (``ActiveRecordError/sqlState`` says which).
+        public static let postgreSQL = Code(rawValue: "postgreSQL")
         /// A `UNIQUE`, `NOT NULL`, `CHECK` or foreign-key constraint failed.
         public static let constraint = Code(rawValue: "constraint")
+        /// The transaction lost to a concurrent one (PostgreSQL: a serialization failure or a
+        /// deadlock) and was rolled back: run it again.
+        public static let transactionConflict = Code(rawValue: "transactionConflict")
+        /// A statement failed inside a transaction, and the engine aborted the whole
+        /// transaction (PostgreSQL): it was rolled back when it was to commit.
+        public static let transactionAborted = Code(rawValue: "transactionAborted")
+        /// The database stayed locked, or every pooled connection stayed in use, longer than
+        /// the time allowed to wait.
+        public static let busy = Code(rawValue: "busy")
         /// The file exists but is not an SQLite database.
         public static let notADatabase = Code(rawValue: "notADatabase")
-        /// The database cannot be opened (missing directory, permissions).
+        /// The database cannot be opened (missing directory, permissions, a server that
+        /// cannot be reached or refuses the login), or the connection to its server was lost.
         public static let cannotOpen = Code(rawValue: "cannotOpen")
         /// The database file is read-only.
         public static let readOnly = Code(rawValue: "readOnly")
@@ -55,6 +65,13 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
         public static let configuration = Code(rawValue: "configuration")
         /// An operation that is not allowed in the record's current state.
         public static let misuse = Code(rawValue: "misuse")
+        /// A versioned migration step failed; the message names it.
+        public static let migrationFailed = Code(rawValue: "migrationFailed")
+    }
+
+    /// Which kind of constraint failed, as the engine reported it.
+    package enum Constraint: Sendable {
+        case unique, foreignKey, notNull, check
     }
 
     /// What kind of failure this is.
@@ -63,6 +80,10 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The SQLite extended result code, for SQLite failures.
     public var resultCode: Int32?
+    /// The SQLSTATE, for PostgreSQL failures (`23505` for a unique violation).
+    public var sqlState: String?
+    /// The kind of constraint that failed, set by the engine from its code.
+    package var constraint: Constraint?
     /// The SQL text that failed, with `?` placeholders, for SQLite failures.
     public var sql: String?
 
@@ -82,6 +103,15 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
         self.sql = sql
     }
 
+    /// The same error (code, engine codes, SQL) with another message: for adding where it
+    /// happened, or what it means.
+    package func with(code: Code? = nil, message: String) -> ActiveRecordError {
+        var error = self
+        if let code { error.code = code }
+        error.message = message
+        return error
+    }
+
     /// A `.validationFailed` error for `failures` of a `model` record.
     package static func validationFailed(_ model: String, _ failures: [ValidationFailure]) -> ActiveRecordError {
         var error = ActiveRecordError(
@@ -90,31 +120,34 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
         return error
     }
 
-    // MARK: Which constraint failed, by SQLite's extended result code (never by message text)
+    // MARK: Which constraint failed, by the engine's code (never by message text)
 
-    /// Whether a UNIQUE constraint or a PRIMARY KEY failed (`SQLITE_CONSTRAINT_UNIQUE`,
-    /// 2067, or `SQLITE_CONSTRAINT_PRIMARYKEY`, 1555).
+    /// Whether a UNIQUE constraint or a PRIMARY KEY failed (SQLite: `SQLITE_CONSTRAINT_UNIQUE`,
+    /// 2067, or `SQLITE_CONSTRAINT_PRIMARYKEY`, 1555; PostgreSQL: SQLSTATE 23505).
     ///
     /// ```swift
     /// catch let error as ActiveRecordError where error.isUniqueViolation { … }
     /// ```
-    public var isUniqueViolation: Bool {
-        resultCode == AR_SQLITE_CONSTRAINT_UNIQUE || resultCode == AR_SQLITE_CONSTRAINT_PRIMARYKEY
-    }
+    public var isUniqueViolation: Bool { constraint == .unique }
 
-    /// Whether a FOREIGN KEY constraint failed (`SQLITE_CONSTRAINT_FOREIGNKEY`, 787).
-    public var isForeignKeyViolation: Bool { resultCode == AR_SQLITE_CONSTRAINT_FOREIGNKEY }
+    /// Whether a FOREIGN KEY constraint failed (`SQLITE_CONSTRAINT_FOREIGNKEY`, 787; SQLSTATE 23503).
+    public var isForeignKeyViolation: Bool { constraint == .foreignKey }
 
-    /// Whether a NOT NULL constraint failed (`SQLITE_CONSTRAINT_NOTNULL`, 1299).
-    public var isNotNullViolation: Bool { resultCode == AR_SQLITE_CONSTRAINT_NOTNULL }
+    /// Whether a NOT NULL constraint failed (`SQLITE_CONSTRAINT_NOTNULL`, 1299; SQLSTATE 23502).
+    public var isNotNullViolation: Bool { constraint == .notNull }
 
-    /// Whether a CHECK constraint failed (`SQLITE_CONSTRAINT_CHECK`, 275).
-    public var isCheckViolation: Bool { resultCode == AR_SQLITE_CONSTRAINT_CHECK }
+    /// Whether a CHECK constraint failed (`SQLITE_CONSTRAINT_CHECK`, 275; SQLSTATE 23514).
+    public var isCheckViolation: Bool { constraint == .check }
+
+    /// Whether running the same transaction again may succeed: it lost a conflict with a
+    /// concurrent one (``Code/transactionConflict``), or waited too long (``Code/busy``).
+    public var isRetryable: Bool { code == .transactionConflict || code == .busy }
 
     /// `"<code>: <message> (SQLite result code N) [SQL: …]"`.
     public var description: String {
         var text = "\(code): \(message)"
         if let resultCode { text += " (SQLite result code \(resultCode))" }
+        if let sqlState { text += " (SQLSTATE \(sqlState))" }
         if let sql { text += " [SQL: \(sql)]" }
         if let expandedSQL { text += " [with values: \(expandedSQL)]" }
         return text

@@ -68,6 +68,7 @@ package struct FieldAddress {
 /// every call (measured: a third of an update's cost).
 package protocol ColumnField: SendableMetatype {
     static var sqlType: SQLType { get }
+    static var columnKind: ColumnKind { get }
     static var isNullable: Bool { get }
     /// Byte offsets of the value and the original value inside the wrapper (computed once per type).
     static var layout: (value: Int, original: Int) { get }
@@ -86,6 +87,7 @@ package protocol ColumnField: SendableMetatype {
 
 extension Column: ColumnField {
     package static var sqlType: SQLType { Value.sqlType }
+    package static var columnKind: ColumnKind { Value.columnKind }
     package static var isNullable: Bool { Value.isNullable }
 
     package static var layout: (value: Int, original: Int) {

@@ -14,6 +14,7 @@ extension RawRepresentable where RawValue: ColumnValue {
 
 extension ColumnValue where Self: RawRepresentable, RawValue: ColumnValue {
     public static var sqlType: SQLType { RawValue.sqlType }
+    public static var columnKind: ColumnKind { RawValue.columnKind }
     public func toSQL() throws -> DatabaseValue { try rawValue.toSQL() }
     public static func fromSQL(_ value: DatabaseValue) throws -> Self { try fromRawSQL(value) }
 }
@@ -21,6 +22,7 @@ extension ColumnValue where Self: RawRepresentable, RawValue: ColumnValue {
 // An enum is usually both RawRepresentable and Codable: the raw value wins.
 extension ColumnValue where Self: RawRepresentable & Codable, RawValue: ColumnValue {
     public static var sqlType: SQLType { RawValue.sqlType }
+    public static var columnKind: ColumnKind { RawValue.columnKind }
     public func toSQL() throws -> DatabaseValue { try rawValue.toSQL() }
     public static func fromSQL(_ value: DatabaseValue) throws -> Self { try fromRawSQL(value) }
 }

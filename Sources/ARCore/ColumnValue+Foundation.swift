@@ -25,6 +25,7 @@ extension Date: ColumnValue {
 /// Decimals are `TEXT` in POSIX form (`"1123.563"`), exact whatever the locale.
 extension Decimal: ColumnValue {
     public static var sqlType: SQLType { .text }
+    public static var columnKind: ColumnKind { .decimal }
 
     public func toSQL() throws -> DatabaseValue {
         guard !isNaN else { throw ActiveRecordError(.invalidValue, "a NaN Decimal cannot be stored") }
@@ -82,6 +83,7 @@ extension Decimal: ColumnValue {
 /// UUIDs are `TEXT` in their canonical upper-case form.
 extension UUID: ColumnValue {
     public static var sqlType: SQLType { .text }
+    public static var columnKind: ColumnKind { .uuid }
     public func toSQL() -> DatabaseValue { .text(uuidString) }
     public static func fromSQL(_ value: DatabaseValue) throws -> UUID {
         switch value {

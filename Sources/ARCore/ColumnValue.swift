@@ -31,6 +31,9 @@ import Foundation
 public protocol ColumnValue {
     /// The column's SQL type in `CREATE TABLE`.
     static var sqlType: SQLType { get }
+    /// What the values are, where an engine has a narrower type for them than ``sqlType``
+    /// (PostgreSQL declares `BOOLEAN`, `NUMERIC`, `UUID`). Default: ``ColumnKind/plain``.
+    static var columnKind: ColumnKind { get }
     /// The value as SQLite stores it.
     /// - Throws: ``ActiveRecordError`` with code `.invalidValue` when the value cannot be stored.
     func toSQL() throws -> DatabaseValue
@@ -46,6 +49,7 @@ public protocol ColumnValue {
 
 extension ColumnValue {
     public static var isNullable: Bool { false }
+    public static var columnKind: ColumnKind { .plain }
 
     public static func isEquivalent(_ lhs: Self, _ rhs: Self) -> Bool {
         (try? lhs.toSQL()) == (try? rhs.toSQL())
@@ -77,6 +81,7 @@ extension DatabaseValue {
 
 extension Optional: ColumnValue where Wrapped: ColumnValue {
     public static var sqlType: SQLType { Wrapped.sqlType }
+    public static var columnKind: ColumnKind { Wrapped.columnKind }
     public static var isNullable: Bool { true }
 
     public func toSQL() throws -> DatabaseValue {
@@ -162,6 +167,7 @@ extension UInt64: IntegerColumnValue {}
 
 extension Bool: ColumnValue {
     public static var sqlType: SQLType { .integer }
+    public static var columnKind: ColumnKind { .boolean }
     public func toSQL() -> DatabaseValue { .integer(self ? 1 : 0) }
     /// INTEGER 0 or 1 only: any other number is not silently `true`.
     public static func fromSQL(_ value: DatabaseValue) throws -> Bool {

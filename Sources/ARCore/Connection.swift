@@ -1,14 +1,17 @@
-import ActiveRecordSQLite
 import Foundation
 
-/// One SQLite connection: opened with WAL, `synchronous=NORMAL`, foreign keys
-/// on, a finite busy timeout and extended result codes, and checked with a
-/// probe query so that a file that is not a database fails at open.
+/// One connection to the database, whatever the engine: its statement cache and the state
+/// of the transaction running on it (depth, what to undo in memory on rollback, tables
+/// prepared inside it, the records a destroy cascade is destroying).
 ///
-/// A connection is confined: ``Database`` serializes every use of it.
+/// A connection is confined: ``Database`` hands it to one thread at a time.
 package final class Connection {
-    package let handle: OpaquePointer
-    package let path: String
+    // The engine's connection: SQLite's, called directly (see `Engine.swift` and
+    // ``Statement``), or any other engine's, through ``EngineConnection``. Exactly one is set.
+    package let sqlite: SQLiteConnection?
+    private let engine: (any EngineConnection)?
+    /// The engine's SQL dialect.
+    package let dialect: any SQLDialect
     // Unchecked exclusivity on the per-statement state: a connection is confined (see
     // ``Database``), and none of these accesses overlaps another.
     @exclusivity(unchecked) private var statements: [String: Statement] = [:]
@@ -31,6 +34,30 @@ package final class Connection {
     @exclusivity(unchecked) package var transactionDepth = 0
     /// Per transaction level, what to undo in memory if it rolls back (records' ids, saved values).
     @exclusivity(unchecked) package var rollbackActions: [[UndoEntry]] = []
+    /// How many of its database's settings (tracer, error verbosity) this connection has applied.
+    @exclusivity(unchecked) package var appliedSettings = 0
+
+    /// Wraps an engine's connection (which it closes when released).
+    package init(_ connection: any EngineConnection, dialect: any SQLDialect) {
+        if let sqlite = connection as? SQLiteConnection {
+            self.sqlite = sqlite
+            engine = nil
+        } else {
+            sqlite = nil
+            engine = connection
+        }
+        self.dialect = dialect
+    }
+
+    deinit {
+        statements.removeAll()
+        keyedStatements.removeAll()
+        lastKeyed = nil
+        if let sqlite { sqlite.close() } else { other.close() }
+    }
+
+    /// The other engine's connection (when ``sqlite`` is `nil`).
+    private var other: any EngineConnection { engine.unsafelyUnwrapped }
 
     /// Registers `entry` to undo if the current transaction level rolls back; outside a
     /// transaction there is nothing to undo and the entry is dropped.
@@ -42,113 +69,20 @@ package final class Connection {
     /// Registers `action` to run if the current transaction level rolls back.
     package func onRollback(_ action: @escaping () -> Void) { onRollback(.action(action)) }
 
-    /// How long a connection waits for a lock held by another connection.
-    package static let busyTimeoutMilliseconds: Int32 = 10_000
-
-    /// Opens (and for a new path creates) the database at `path`.
-    ///
-    /// - Throws: `.cannotOpen`, `.notADatabase` or `.readOnly` with the path;
-    ///   the file is not modified when opening fails.
-    /// - Parameter uri: read `path` as an SQLite URI filename (only for ``DatabaseLocation/uri(_:)``).
-    package init(path: String, readOnly: Bool = false, uri: Bool = false) throws {
-        var handle: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | (uri ? SQLITE_OPEN_URI : 0)
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
-        guard let handle else {
-            throw ActiveRecordError(.cannotOpen, "cannot open database at \(path): out of memory")
-        }
-        guard code == SQLITE_OK else {
-            let message = String(cString: sqlite3_errmsg(handle))
-            sqlite3_close_v2(handle)
-            throw Connection.openError(code: code, path: path, detail: message)
-        }
-        self.handle = handle
-        self.path = path
-        sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, Connection.busyTimeoutMilliseconds)
-        do {
-            try configure(readOnly: readOnly)
-        } catch let error as ActiveRecordError {
-            // The object is fully initialised here, so deinit finalizes and closes the
-            // handle; closing it here too would close it twice (found by valgrind).
-            throw Connection.openError(code: error.resultCode ?? SQLITE_ERROR, path: path, detail: error.message)
-        }
-    }
-
-    deinit {
-        statements.removeAll()
-        keyedStatements.removeAll()
-        lastKeyed = nil
-        sqlite3_close_v2(handle)
-    }
-
-    private func configure(readOnly: Bool) throws {
-        // The probe reads the header before anything writes to the file,
-        // so a file that is not a database is left exactly as it was.
-        try execute("SELECT count(*) FROM sqlite_master")
-        if !readOnly, sqlite3_db_readonly(handle, "main") == 1 {
-            throw ActiveRecordError(.readOnly, "the file is read-only", resultCode: SQLITE_READONLY)
-        }
-        if !readOnly { try execute("PRAGMA journal_mode=WAL") }
-        try execute("PRAGMA synchronous=NORMAL")
-        try execute("PRAGMA foreign_keys=ON")
-    }
-
-    private static func openError(code: Int32, path: String, detail: String) -> ActiveRecordError {
-        switch code & 0xFF {
-        case SQLITE_NOTADB:
-            return ActiveRecordError(
-                .notADatabase,
-                "\(path) is not an SQLite database (\(detail)); it was left untouched. "
-                    + "Point the configuration at a database file or at a new path.",
-                resultCode: code)
-        case SQLITE_READONLY:
-            return ActiveRecordError(
-                .readOnly,
-                "the database file \(path) is read-only; make it writable or open it read-only.",
-                resultCode: code)
-        case SQLITE_CANTOPEN:
-            let directory = (path as NSString).deletingLastPathComponent
-            let reason = FileManager.default.fileExists(atPath: directory.isEmpty ? "." : directory)
-                ? "check that the path is a file and that it is readable and writable"
-                : "the directory \(directory) does not exist; create it first"
-            return ActiveRecordError(.cannotOpen, "cannot open database at \(path): \(reason).", resultCode: code)
-        default:
-            return ActiveRecordError(.cannotOpen, "cannot open database at \(path): \(detail)", resultCode: code)
-        }
-    }
-
     // MARK: Statements
 
     /// The cached prepared statement for `sql`, preparing it on first use.
     package func statement(_ sql: String) throws -> Statement {
         if let statement = statements[sql] { return statement }
-        let statement = try prepare(sql, persistent: true)
+        let statement = try prepare(sql, .cached)
         statements[sql] = statement
         return statement
     }
 
     /// Prepares exactly one statement; SQL with a second statement is refused.
-    package func prepare(_ sql: String, persistent: Bool = false) throws -> Statement {
-        var handle: OpaquePointer?
-        let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
-        // The tail points into the C string, which lives only inside this closure.
-        let (code, hasMore) = sql.withCString { text -> (Int32, Bool) in
-            var tail: UnsafePointer<CChar>?
-            let code = sqlite3_prepare_v3(self.handle, text, -1, flags, &handle, &tail)
-            guard code == SQLITE_OK, let tail else { return (code, false) }
-            return (code, String(cString: tail).contains { !$0.isWhitespace && $0 != ";" })
-        }
-        guard code == SQLITE_OK else { throw error(code, sql: sql) }
-        guard let handle else {
-            throw ActiveRecordError(.misuse, "the SQL text holds no statement", sql: sql)
-        }
-        let statement = Statement(handle: handle, sql: sql, connection: self)
-        if hasMore {
-            throw ActiveRecordError(.misuse, "only one SQL statement may run at a time", sql: sql)
-        }
-        return statement
+    package func prepare(_ sql: String, _ use: StatementUse = .once) throws -> Statement {
+        if let sqlite { return Statement(sqlite: try sqlite.prepareStatement(sql, use), sql: sql, connection: self) }
+        return Statement(engine: try other.prepare(sql, use), sql: sql, connection: self)
     }
 
     /// Drops a statement from the cache after a failed step.
@@ -169,7 +103,7 @@ package final class Connection {
         try run(statement(sql), arguments, body)
     }
 
-    /// ``withStatement(_:_:_:)`` for SQL the engine generates, cached by
+    /// ``withStatement(_:_:_:)`` for SQL the library generates, cached by
     /// `key`: the per-row paths hash a small key, never the SQL text, and
     /// make the text only the first time.
     package func withStatement<R>(
@@ -180,7 +114,7 @@ package final class Connection {
             lastKeyed = statement
             return try run(statement, arguments, body)
         }
-        let statement = try prepare(sql(), persistent: true)
+        let statement = try prepare(sql(), .cached)
         statement.cacheKey = key
         keyedStatements[key] = statement
         lastKeyed = statement
@@ -223,33 +157,27 @@ package final class Connection {
         }
     }
 
-    /// Turns SQLite's legacy reading of a double-quoted unknown name as a string on or off,
-    /// for the statements this connection runs.
-    package func setDoubleQuotedStrings(_ enabled: Bool) {
-        _ = ar_sqlite_set_double_quoted_strings(handle, enabled ? 1 : 0)
+    /// How many rows the last `INSERT`, `UPDATE` or `DELETE` changed.
+    package var changedRowCount: Int {
+        if let sqlite { sqlite.changedRowCount } else { other.changedRowCount }
     }
 
-    /// The rowid of the last successful `INSERT`.
-    package var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    /// Whether a failed statement aborted the current transaction (it can only roll back).
+    package var isInFailedTransaction: Bool {
+        sqlite == nil && other.isInFailedTransaction
+    }
 
-    /// How many rows the last `INSERT`, `UPDATE` or `DELETE` changed.
-    package var changedRowCount: Int { Int(sqlite3_changes64(handle)) }
+    /// Whether the connection can still be used (a server connection may have been lost).
+    package var isUsable: Bool {
+        sqlite != nil || other.isUsable
+    }
 
-    // MARK: Errors
-
-    /// An error for result `code`, with SQLite's message and the SQL text.
-    package func error(_ code: Int32, sql: String?) -> ActiveRecordError {
-        let message = String(cString: sqlite3_errmsg(handle))
-        let kind: ActiveRecordError.Code
-        switch code & 0xFF {
-        case SQLITE_CONSTRAINT: kind = .constraint
-        case SQLITE_NOTADB: kind = .notADatabase
-        case SQLITE_READONLY: kind = .readOnly
-        case SQLITE_CANTOPEN: kind = .cannotOpen
-        case SQLITE_MISMATCH: kind = .typeMismatch
-        default: kind = .sqlite
-        }
-        return ActiveRecordError(kind, message, resultCode: code, sql: sql)
+    /// Forgets every cached statement (finalizing them), for a pooled connection that goes
+    /// back to its pool after a failure.
+    package func clearStatementCache() {
+        statements.removeAll()
+        keyedStatements.removeAll()
+        lastKeyed = nil
     }
 }
 

@@ -8,6 +8,7 @@ extension Database {
         try withConnection { connection in
             var drifts: [TableDrift] = []
             try transaction {
+                try lockSchema(connection)
                 for table in tables {
                     let drift = try table.schema.drift(in: connection)
                     if drift.hasAdditions { try table.schema.applyAdditions(drift, in: connection) }
@@ -23,11 +24,11 @@ extension Database {
     }
 
     /// Migrates the table the first time this database uses it, after its parent tables
-    /// (those its foreign keys reference: SQLite needs them to write to it).
+    /// (those its foreign keys reference: they must exist to create or write to it).
     ///
     /// A table prepared inside a transaction counts as prepared for other threads only once
-    /// that transaction commits (until then they wait for the writer, then find it); if it
-    /// rolls back, the next use prepares it again.
+    /// that transaction commits (until then they prepare it themselves, and wait for the
+    /// schema lock or the writer, then find it); if it rolls back, the next use prepares it again.
     func prepare(_ table: TableEngine) throws {
         guard automaticMigrations, !preparedTables.withLock({ $0.contains(table.serial) }) else { return }
         try withConnection { connection in
@@ -54,8 +55,9 @@ extension Database {
     /// Automatic migration of one table: creates it, adds missing columns and indexes, and
     /// never drops or rewrites anything; what it leaves alone (extra columns, type
     /// mismatches, missing foreign keys) goes to the log. The table is read and changed in
-    /// one write transaction, so that another process adding the same columns meanwhile is
-    /// seen, not added to twice. (A read-only database reads it only.)
+    /// one write transaction holding the schema lock, so that another process (or, on a
+    /// pooled engine, thread) adding the same columns meanwhile is seen, not added to twice.
+    /// (A read-only database reads it only.)
     private func migrate(_ schema: TableSchema, _ connection: Connection) throws {
         var drift = TableDrift(table: schema.name)
         if isReadOnly {
@@ -63,6 +65,7 @@ extension Database {
             if drift.hasAdditions { try schema.applyAdditions(drift, in: connection) }  // fails: read-only, with the SQL
         } else {
             try transaction {
+                try lockSchema(connection)
                 drift = try schema.drift(in: connection)
                 if drift.hasAdditions { try schema.applyAdditions(drift, in: connection) }
             }
@@ -83,16 +86,22 @@ extension Database {
         preparedTables.withLock { $0.removeAll() }
     }
 
-    /// Runs `body` with foreign keys enforced only by an explicit check: SQLite ignores
-    /// `PRAGMA foreign_keys` inside a transaction, so a table rebuild turns them off
-    /// around its transaction (and checks with `foreign_key_check` inside it).
+    /// Makes the calling thread's transaction the only one changing the schema until it ends
+    /// (nothing on SQLite, whose `BEGIN IMMEDIATE` already does).
+    private func lockSchema(_ connection: Connection) throws {
+        for sql in dialect.schemaLockSQL() { try connection.execute(sql) }
+    }
+
+    /// Runs `body`, one versioned migration step's transaction, as the engine needs for
+    /// schema changes (SQLite turns foreign keys off around it and checks them inside it).
     @discardableResult
-    package func withForeignKeysDeferredToCheck<R>(_ body: () throws -> R) throws -> R {
-        try withConnection { connection in
-            guard connection.transactionDepth == 0 else { return try body() }
-            try connection.execute("PRAGMA foreign_keys=OFF")
-            defer { try? connection.execute("PRAGMA foreign_keys=ON") }
-            return try body()
-        }
+    package func aroundMigrationStep<R>(_ body: () throws -> R) throws -> R {
+        try withConnection { connection in try dialect.aroundMigrationStep(connection, body) }
+    }
+
+    /// Runs `body` with the calling thread's connection and the dialect, to read or change
+    /// the schema.
+    package func withSchema<R>(_ body: (Connection, any SQLDialect) throws -> R) throws -> R {
+        try withConnection { connection in try body(connection, dialect) }
     }
 }

@@ -1,34 +1,92 @@
 import Foundation
+import Synchronization
 
-/// Who uses which connection: the writer (one thread at a time, recursively for its
-/// transaction) and the reader connections (reads outside a transaction).
-extension Database {
-    /// The calling thread, as a number.
-    static var currentThread: UInt { UInt(pthread_self()) }
+/// The writer of a ``ConnectionSharing/singleWriter(readers:)`` database, behind a recursive
+/// lock held by one thread at a time (for a transaction, until it ends), and its readers.
+final class SingleWriter: @unchecked Sendable {
+    // @unchecked Sendable: `connection` and `lockDepth` are only touched while `lock` is held;
+    // `owner` is atomic, `readers` mutex-guarded.
+    let lock = RecursiveLock()
+    let connection: Connection
+    /// ``connection``, for ``Database/withConnection(_:)``: passed on without a retain and release.
+    let unretainedConnection: Unmanaged<Connection>
+    var lockDepth = 0
+    /// The thread holding `lock` (0: none), so that its reads go through the writer.
+    let owner = Atomic<UInt>(0)
+    /// Reader connections (`nil` when the engine has none for this database).
+    let readers: ReaderPool?
+
+    init(_ connection: Connection, readers: ReaderPool?) {
+        self.connection = connection
+        unretainedConnection = Unmanaged.passUnretained(connection)
+        self.readers = readers
+    }
 
     /// Takes the writer for the calling thread (recursively).
-    func acquireWriter() {
+    @inline(__always)
+    func acquire() {
         lock.lock()
         if lockDepth == 0 { owner.store(Database.currentThread, ordering: .relaxed) }
         lockDepth += 1
     }
 
-    /// Gives back one level of ``acquireWriter()``.
-    func releaseWriter() {
+    /// Gives back one level of ``acquire()``.
+    @inline(__always)
+    func release() {
         lockDepth -= 1
         if lockDepth == 0 { owner.store(0, ordering: .relaxed) }
         lock.unlock()
     }
 
-    /// Runs `body` with exclusive use of the writer connection.
-    package func withConnection<R>(_ body: (Connection) throws -> R) throws -> R {
-        acquireWriter()
-        defer { releaseWriter() }
-        return try body(connection)
+    /// Whether the calling thread holds the writer (in a transaction, a save, a cascade).
+    var callerHolds: Bool { owner.load(ordering: .relaxed) == Database.currentThread }
+}
+
+/// Who uses which connection: the writer (one thread at a time, recursively for its
+/// transaction) and the reader connections (reads outside a transaction); or, on a pooled
+/// engine, the connection each thread holds.
+extension Database {
+    /// The calling thread, as a number.
+    static var currentThread: UInt { UInt(pthread_self()) }
+
+    /// Holds a connection for the calling thread (recursively): the writer, or a pooled one.
+    /// Give it back with ``release()``.
+    func hold() throws -> Connection {
+        if let writer {
+            writer.acquire()
+            return writer.connection
+        }
+        return try pool.unsafelyUnwrapped.hold()
     }
 
-    /// Whether the calling thread holds the writer (in a transaction, a save, a cascade).
-    var callerHoldsWriter: Bool { owner.load(ordering: .relaxed) == Database.currentThread }
+    /// Gives back one level of ``hold()``.
+    @inline(__always)
+    func release() {
+        if let writer { writer.release() } else { pool.unsafelyUnwrapped.release() }
+    }
+
+    /// The connection the calling thread holds (in a transaction, a save, a cascade), if any.
+    var heldByCaller: Connection? {
+        if let writer { writer.callerHolds ? writer.connection : nil } else { pool.unsafelyUnwrapped.heldByCaller() }
+    }
+
+    /// Runs `body` with exclusive use of a connection that can write: the writer, or the
+    /// calling thread's pooled connection.
+    package func withConnection<R>(_ body: (Connection) throws -> R) throws -> R {
+        // The single writer's path, once per save and fetch: the writer and its connection are
+        // reached without a retain and release (the database keeps both alive).
+        if let unretained = unretainedWriter {
+            return try unretained._withUnsafeGuaranteedRef { writer in
+                writer.acquire()
+                defer { writer.release() }
+                return try writer.unretainedConnection._withUnsafeGuaranteedRef(body)
+            }
+        }
+        let pool = pool.unsafelyUnwrapped
+        let connection = try pool.hold()
+        defer { pool.release() }
+        return try body(connection)
+    }
 
     /// Runs `body` with the writer connection, after making sure the table and its
     /// indexes exist (when automatic migrations are on).
@@ -39,6 +97,7 @@ extension Database {
 
     /// Runs a read: through a reader connection, or through the writer when the calling
     /// thread holds it (so that a transaction reads its own writes) or there is no reader.
+    /// On a pooled engine, through the calling thread's connection.
     package func withReader<R>(_ table: TableEngine, _ body: (Connection) throws -> R) throws -> R {
         try withReader([table], body)
     }
@@ -46,35 +105,29 @@ extension Database {
     /// ``withReader(_:_:)-(TableEngine,_)`` for a query over several tables.
     package func withReader<R>(_ tables: [TableEngine], _ body: (Connection) throws -> R) throws -> R {
         for table in tables { try prepare(table) }
-        guard let reader = try checkOutReader() else { return try withConnection(body) }
-        defer { readers?.checkIn(reader) }
+        guard let writer, let readers = writer.readers, !writer.callerHolds,
+              let reader = try readers.checkOut() else { return try withConnection(body) }
+        defer { readers.checkIn(reader) }
         return try body(reader.connection)
-    }
-
-    /// A reader connection for the calling thread, or `nil` when it must use the writer:
-    /// it holds the writer (a transaction reads its own writes), the database has no
-    /// readers (in memory, read-only), or every reader is in use.
-    private func checkOutReader() throws -> ReaderPool.Reader? {
-        guard let readers, !callerHoldsWriter else { return nil }
-        return try readers.checkOut(configuredLike: self)
     }
 
     /// Opens a cursor over the rows of `sql`, for a caller that steps it at its own pace:
     /// the one cursor strategy of the library (Swift's `RecordCursor` and the C API's
     /// `ar_query_next` both use it).
     ///
-    /// Outside a transaction, on a file database, the cursor reads through a reader
-    /// connection leased for its life: it sees the data as its first step found it, and
-    /// holds no lock, so other threads write meanwhile. Otherwise (the calling thread is in
-    /// a transaction, which must read its own writes; the database is in memory; or every
-    /// reader is in use) it steps on the writer, taking the writer's lock for each step
-    /// only: rows changed between steps may or may not be seen.
+    /// Outside a transaction the cursor reads through a connection leased for its life (a
+    /// reader of a file database, or a pooled connection in a read-only transaction of its
+    /// own): it sees the data as its first step found it, and holds no lock, so other threads
+    /// write meanwhile. In a transaction it reads through the transaction's connection (and
+    /// sees its writes). On the single writer of a database without readers, or with every
+    /// reader in use, it takes the writer's lock for each step only: rows changed between
+    /// steps may or may not be seen.
     /// - Parameter tables: the tables the query reads (prepared by automatic migration first).
     package func openCursor(_ sql: String, _ arguments: [DatabaseValue], tables: [TableEngine]) throws -> RowCursor {
         for table in tables { try prepare(table) }
-        if let readers, let reader = try checkOutReader() {
-            let lease = ReaderLease(pool: readers, reader: reader)
-            return try RowCursor(on: .reader(lease), sql, arguments)
+        if let pool { return try RowCursor(on: .pooled(PooledLease(pool: pool, dialect: dialect)), sql, arguments) }
+        if let writer, let readers = writer.readers, !writer.callerHolds, let reader = try readers.checkOut() {
+            return try RowCursor(on: .reader(ReaderLease(pool: readers, reader: reader)), sql, arguments)
         }
         return try withConnection { _ in try RowCursor(on: .writer(self), sql, arguments) }
     }

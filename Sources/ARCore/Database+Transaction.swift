@@ -32,12 +32,12 @@ extension Database {
     /// until ``commitTransaction()`` or ``rollbackTransaction()``, which the same
     /// thread must call. The closure form ``transaction(_:)`` is built on these.
     package func beginTransaction() throws {
-        acquireWriter()
+        let connection = try hold()
         let depth = connection.transactionDepth
         do {
-            try connection.execute(depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT activerecord_\(depth)")
+            try connection.execute(depth == 0 ? dialect.beginTransactionSQL : "SAVEPOINT activerecord_\(depth)")
         } catch {
-            releaseWriter()
+            release()
             throw error
         }
         connection.transactionDepth += 1
@@ -46,11 +46,20 @@ extension Database {
 
     /// Commits the innermost transaction level (releases its savepoint); on failure rolls it back.
     /// - Throws: `.misuse` when the calling thread has no transaction (it must end on the
-    ///   thread that began it: another thread's would stay open, and every writer wait).
+    ///   thread that began it: another thread's would stay open, and every writer wait);
+    ///   `.transactionAborted` when a statement failed inside it on an engine where that
+    ///   aborts the transaction (it is rolled back).
     package func commitTransaction() throws {
-        try requireOwnTransaction("commit")
+        let connection = try ownTransaction("commit")
         let depth = connection.transactionDepth - 1
-        guard depth >= 0 else { throw ActiveRecordError(.misuse, "there is no transaction to commit") }
+        if connection.isInFailedTransaction {
+            try rollbackTransaction()
+            throw ActiveRecordError(
+                .transactionAborted,
+                "a statement failed inside the transaction, and \(dialect.name) aborted it: it was rolled back. "
+                    + "Let the error end the transaction, or run the statement in a nested transaction (a savepoint) "
+                    + "to go on after it fails")
+        }
         do {
             try connection.execute(depth == 0 ? "COMMIT" : "RELEASE activerecord_\(depth)")
         } catch {
@@ -67,18 +76,17 @@ extension Database {
             connection.preparedInTransaction = []
             preparedTables.withLock { $0.formUnion(prepared) }
         }
-        releaseWriter()
+        release()
     }
 
     /// Rolls back the innermost transaction level and puts its records back in memory.
     /// - Throws: `.misuse` when the calling thread has no transaction.
     package func rollbackTransaction() throws {
-        try requireOwnTransaction("roll back")
+        let connection = try ownTransaction("roll back")
         let depth = connection.transactionDepth - 1
-        guard depth >= 0 else { throw ActiveRecordError(.misuse, "there is no transaction to roll back") }
         defer {
             connection.transactionDepth -= 1
-            releaseWriter()
+            release()
         }
         for entry in connection.rollbackActions.removeLast().reversed() { entry.undo() }
         // What this transaction's automatic migration made may be undone: check again.
@@ -91,15 +99,15 @@ extension Database {
         }
     }
 
-    /// Throws `.misuse` unless the calling thread holds the writer, as a thread that began a
-    /// transaction does until it ends. (Read without the lock: `owner` is atomic, and only
-    /// this thread can make it name this thread.)
-    private func requireOwnTransaction(_ verb: String) throws {
-        guard callerHoldsWriter else {
+    /// The calling thread's connection, in a transaction; else `.misuse`, since a
+    /// transaction ends on the thread that began it.
+    private func ownTransaction(_ verb: String) throws -> Connection {
+        guard let connection = heldByCaller, connection.transactionDepth > 0 else {
             throw ActiveRecordError(
                 .misuse,
                 "there is no transaction to \(verb) on this thread: a transaction ends on the thread that began it")
         }
+        return connection
     }
 
     /// ``transaction(_:)`` on the ``current`` database.

@@ -24,24 +24,31 @@ import Synchronization
 /// a transaction use reader connections (for a file database), so they do not
 /// wait for a writer.
 public final class Database: @unchecked Sendable {
-    // @unchecked Sendable: `connection` (the writer), `lockDepth` and `logHandler` are
-    // only touched while `lock` is held; `owner`, `preparedTables` and `readers` are
-    // atomic or mutex-guarded. The lock is recursive so that a transaction's thread
-    // can save and fetch inside its own transaction.
-    let lock = RecursiveLock()
-    let connection: Connection
-    var lockDepth = 0
-    /// The thread holding `lock` (0: none), so that its reads go through the writer.
-    let owner = Atomic<UInt>(0)
+    // @unchecked Sendable: the connections are shared by `writer` (one writer behind a
+    // recursive lock, and readers) or `pool` (each thread its own); everything else is
+    // immutable, atomic or mutex-guarded.
+    /// The engine and where its database is.
+    let engine: any DatabaseEngine
+    /// The engine's SQL dialect.
+    package let dialect: any SQLDialect
+    // Who uses which connection: exactly one of the two is set, by the engine's
+    // ``ConnectionSharing``. (Two optionals rather than an enum: reading an enum of class
+    // references copies it, with a retain, on every save and fetch.)
+    /// The single writer and its readers (SQLite).
+    let writer: SingleWriter?
+    /// ``writer``, unretained: see ``withConnection(_:)``.
+    let unretainedWriter: Unmanaged<SingleWriter>?
+    /// The pool (PostgreSQL).
+    let pool: ConnectionPool?
     /// The tables automatic migration checked on this database (by ``TableEngine/serial``).
     let preparedTables = Lock<Set<UInt64>>([])
-    /// Reader connections, for a file database opened for writing (`nil` otherwise).
-    let readers: ReaderPool?
-    var logHandler: (@Sendable (String) -> Void)? = { message in
+    /// Whether errors carry the SQL with its values written in (see ``includesBoundValuesInErrors``).
+    let boundValuesInErrors = Lock(false)
+    let logHandler = Lock<(@Sendable (String) -> Void)?>({ message in
         FileHandle.standardError.write(Data("activerecord: \(message)\n".utf8))
-    }
+    })
 
-    /// The file path, or `:memory:`.
+    /// The file path, or `:memory:`; for a database on a server, its address (without password).
     public let path: String
     /// Where the database was asked to be.
     public let location: DatabaseLocation
@@ -57,16 +64,30 @@ public final class Database: @unchecked Sendable {
     ///   - automaticMigrations: create missing tables and indexes on first use
     ///     (the default); when `false`, nothing is checked or changed.
     ///   - readOnly: open without write access.
-    /// - Throws: `.cannotOpen` (bad path), `.notADatabase` (garbage file, left
+    /// - Throws: `.cannotOpen` (bad path, no server), `.notADatabase` (garbage file, left
     ///   untouched), `.readOnly` (a read-only file opened for writing).
     public init(_ location: DatabaseLocation = .default, automaticMigrations: Bool = true, readOnly: Bool = false) throws {
         self.location = location
         self.automaticMigrations = automaticMigrations
         isReadOnly = readOnly
-        let resolved = try location.resolve()
-        path = resolved.path
-        connection = try Connection(path: path, readOnly: readOnly, uri: resolved.isURI)
-        readers = resolved.isMemory || resolved.isURI || readOnly ? nil : ReaderPool(path: path)
-        for note in resolved.notes { log(note) }
+        engine = try location.engine(readOnly: readOnly)
+        dialect = engine.dialect
+        path = engine.description
+        switch engine.sharing {
+        case .singleWriter(let readers):
+            let connection = Connection(try engine.connect(.writer), dialect: dialect)
+            let writer = SingleWriter(connection, readers: readers > 0 ? ReaderPool(engine: engine, maximum: readers) : nil)
+            self.writer = writer
+            unretainedWriter = Unmanaged.passUnretained(writer)
+            pool = nil
+        case .pool(let maximum, let wait):
+            let pool = ConnectionPool(engine: engine, maximum: maximum, wait: wait)
+            // One connection at once, so that a database that cannot be reached fails here.
+            pool.checkIn(try pool.checkOut())
+            self.pool = pool
+            writer = nil
+            unretainedWriter = nil
+        }
+        for note in engine.notes { log(note) }
     }
 }

@@ -1,12 +1,14 @@
 import Foundation
 
-/// Where a database lives: in memory, a file, or a file in a standard directory.
+/// Where a database lives: in memory, a file, a file in a standard directory, or (with the
+/// `ActiveRecordPostgreSQL` library) a PostgreSQL server.
 ///
 /// ```swift
 /// try Database.configure(.inMemory)
 /// try Database.configure(.file("/var/lib/myapp/data.sqlite"))
 /// try Database.configure(.cachesDirectory("data.sqlite"))
 /// try Database.configure()            // .default: <data dir>/<program>/<program>.sqlite
+/// try Database.configure(.postgres("postgresql://app@db.example.com/app"))   // import ActiveRecordPostgreSQL
 /// ```
 public struct DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
     enum Kind: Sendable, Hashable {
@@ -17,6 +19,20 @@ public struct DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
         case cachesDirectory(String)
         case documentsDirectory(String)
         case temporary
+        case engine(EngineLocation)
+    }
+
+    /// A database of an engine that a library of its own provides (PostgreSQL): how to
+    /// open it, and what it is called. Two are equal when their identities are.
+    package struct EngineLocation: Sendable, Hashable {
+        /// What the location shows (a server's address without its password).
+        let description: String
+        /// What makes two locations the same (the full connection string).
+        let identity: String
+        let open: @Sendable (_ readOnly: Bool) throws -> any DatabaseEngine
+
+        package static func == (lhs: Self, rhs: Self) -> Bool { lhs.identity == rhs.identity }
+        package func hash(into hasher: inout Hasher) { hasher.combine(identity) }
     }
 
     let kind: Kind
@@ -65,7 +81,18 @@ public struct DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
     /// directory (a file rather than memory, so WAL and several connections work).
     public static let temporary = DatabaseLocation(kind: .temporary)
 
-    /// What opening needs: the path (or URI) and whether it is one, plus lines to log.
+    /// A database of another engine (for the library that provides it).
+    /// - Parameters:
+    ///   - description: what the location shows (no password).
+    ///   - identity: what makes two locations the same.
+    ///   - open: makes the engine, for a database opened read-only or not.
+    package static func engine(
+        description: String, identity: String, open: @escaping @Sendable (_ readOnly: Bool) throws -> any DatabaseEngine
+    ) -> DatabaseLocation {
+        DatabaseLocation(kind: .engine(EngineLocation(description: description, identity: identity, open: open)))
+    }
+
+    /// What opening a file needs: the path (or URI) and whether it is one, plus lines to log.
     struct Resolved {
         var path: String
         var isURI = false
@@ -73,11 +100,18 @@ public struct DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
         var notes: [String] = []
     }
 
-    /// Resolves the location to a path, creating standard directories as needed, and checks
-    /// that a file path is one: no NUL byte, not empty, and not something other than a
-    /// regular file (a device such as `/dev/null`, a directory, a pipe).
+    /// The engine of the location: SQLite for a path, which is resolved (standard
+    /// directories created as needed) and checked to be one: no NUL byte, not empty, and not
+    /// something other than a regular file (a device such as `/dev/null`, a directory, a pipe).
     /// - Throws: `.cannotOpen` saying what is wrong with the path.
-    func resolve() throws -> Resolved {
+    func engine(readOnly: Bool) throws -> any DatabaseEngine {
+        if case .engine(let location) = kind { return try location.open(readOnly) }
+        let resolved = try resolve()
+        return SQLiteEngine(
+            path: resolved.path, isURI: resolved.isURI, isMemory: resolved.isMemory, readOnly: readOnly, notes: resolved.notes)
+    }
+
+    private func resolve() throws -> Resolved {
         switch kind {
         case .memory: return Resolved(path: ":memory:", isMemory: true)
         case .uri(let uri):
@@ -97,6 +131,8 @@ public struct DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
                 .appendingPathComponent("activerecord-\(UUID().uuidString)").path
             try Database.createDirectory(directory)
             return Resolved(path: directory + "/test.sqlite")
+        case .engine(let location):
+            preconditionFailure("\(location.description) is not a file")
         }
     }
 
@@ -165,6 +201,7 @@ public struct DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
         case .cachesDirectory(let name): "caches directory/\(name)"
         case .documentsDirectory(let name): "documents directory/\(name)"
         case .temporary: "temporary file"
+        case .engine(let location): location.description
         }
     }
 }

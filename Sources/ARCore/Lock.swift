@@ -86,3 +86,76 @@ package final class RecursiveLock: @unchecked Sendable {
     @inlinable
     package func unlock() { pthread_mutex_unlock(mutex) }
 }
+
+/// A value guarded by a mutex, with a condition variable to wait on until the value allows
+/// a thread to go on (a free connection in a pool).
+package final class ConditionLock<State>: @unchecked Sendable {
+    // @unchecked Sendable: `state` is only reached inside `withLock`, which holds `mutex`.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    private let state: UnsafeMutablePointer<State>
+
+    package init(_ initialState: State) {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        precondition(pthread_mutex_init(mutex, nil) == 0, "pthread_mutex_init failed")
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        defer { pthread_condattr_destroy(&attributes) }
+        #if canImport(Glibc)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        #endif
+        precondition(pthread_cond_init(condition, &attributes) == 0, "pthread_cond_init failed")
+        state = .allocate(capacity: 1)
+        state.initialize(to: initialState)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        condition.deinitialize(count: 1)
+        condition.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    /// Runs `body` with the state, holding the lock.
+    package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&state.pointee)
+    }
+
+    /// Waits until `body` returns a value (it runs with the state, holding the lock, first at
+    /// once and then each time another thread calls ``signalAll()``), or until `timeout`
+    /// passes: then `nil`.
+    package func wait<R>(timeout: Duration, _ body: (inout State) throws -> R?) rethrows -> R? {
+        var deadline = timespec()
+        #if canImport(Glibc)
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        #else
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        #endif
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = Int(deadline.tv_nsec) + Int(attoseconds / 1_000_000_000)
+        deadline.tv_sec += Int(seconds) + nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while true {
+            if let result = try body(&state.pointee) { return result }
+            if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT {
+                return try body(&state.pointee)
+            }
+        }
+    }
+
+    /// Wakes every thread waiting in ``wait(timeout:_:)`` to look at the state again.
+    package func signalAll() {
+        pthread_cond_broadcast(condition)
+    }
+}

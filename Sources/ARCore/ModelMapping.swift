@@ -154,7 +154,7 @@ package final class ModelMapping: Sendable {
                 let declaration = prototype.columnDeclaration(at: offset, kind: kind)
                 let name = declaration.name ?? field.defaultColumnName ?? field.propertyName
                 columns.append(ColumnSchema(
-                    name: name, type: kind.sqlType, isNullable: kind.isNullable,
+                    name: name, type: kind.sqlType, kind: kind.columnKind, isNullable: kind.isNullable,
                     index: declaration.index, defaultValue: declaration.value, references: field.references?.tableName))
                 if let parent = field.references { parents.append(parent) }
                 propertyNames.append(field.propertyName)

@@ -1,20 +1,23 @@
 /// The rows of one query, stepped at the caller's pace: what ``Database/openCursor(_:_:tables:)``
 /// opens, and what both Swift's `RecordCursor` and the C API's `ar_query_next` read from.
 ///
-/// On a leased reader connection (outside a transaction) the cursor holds no lock; on the
-/// writer it takes the writer's lock for each step only, so other work runs between steps.
-/// It is closed — its statement finalized, its reader given back — when the rows run out,
-/// a step fails, or it is closed or released.
+/// On a leased connection (a reader outside a transaction, or a pooled connection) the
+/// cursor holds no lock; on a single writer it takes the writer's lock for each step only, so
+/// other work runs between steps. It is closed — its statement finalized, its connection given
+/// back — when the rows run out, a step fails, or it is closed or released.
 package final class RowCursor {
     package enum Source {
         /// A reader connection leased for the cursor's life.
         case reader(ReaderLease)
-        /// The writer, locked per step.
+        /// The single writer, locked per step.
         case writer(Database)
+        /// A pooled connection leased for the cursor's life.
+        case pooled(PooledLease)
     }
 
-    /// The leased reader (given back on close), or the writer.
-    @exclusivity(unchecked) private var lease: ReaderLease?
+    /// What keeps the leased connection the cursor's (released on close).
+    @exclusivity(unchecked) private var lease: AnyObject?
+    /// The database whose single writer the cursor steps on, locking it per step.
     private let writer: Database?
     /// The statement, on the row of the last successful step; `nil` once closed.
     @exclusivity(unchecked) private var statement: Statement?
@@ -30,9 +33,14 @@ package final class RowCursor {
             connection = lease.connection
         case .writer(let database):
             writer = database
-            connection = database.connection
+            guard let held = database.heldByCaller else { preconditionFailure("a writer cursor opened without the writer") }
+            connection = held
+        case .pooled(let lease):
+            self.lease = lease
+            writer = nil
+            connection = lease.connection
         }
-        let statement = try connection.prepare(sql)
+        let statement = try connection.prepare(sql, .cursor)
         try statement.bind(arguments)
         connection.tracer?(sql)
         self.statement = statement
@@ -40,11 +48,11 @@ package final class RowCursor {
 
     deinit { close() }
 
-    /// Whether the cursor reads through a leased reader.
+    /// Whether the cursor reads through a leased connection (not the single writer).
     package var isOnReader: Bool { writer == nil }
 
-    /// The statement on its current row, for a reader cursor only: no other thread uses a
-    /// leased reader, so its row may be read between steps without a lock (until the next step).
+    /// The statement on its current row, for a cursor on a leased connection only: no other
+    /// thread uses it, so its row may be read between steps without a lock (until the next step).
     package var currentRow: Statement? { isOnReader ? statement : nil }
 
     /// Moves to the next row and reads it with `read`; `nil` when the rows ran out (the

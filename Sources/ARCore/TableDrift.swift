@@ -83,74 +83,60 @@ public struct TableDrift: Sendable, Equatable, CustomStringConvertible {
 
 extension TableSchema {
     /// Compares the schema with the table as it is in the database. Names are compared as
-    /// SQLite compares them (ASCII letters without case); an index counts as present when one
-    /// over exactly its column exists, whatever its name (a unique one serves a plain index).
+    /// the engine compares them (SQLite: ASCII letters without case); an index counts as
+    /// present when one over exactly its column exists, whatever its name (a unique one
+    /// serves a plain index).
     package func drift(in connection: Connection) throws -> TableDrift {
+        let dialect = connection.dialect
         var drift = TableDrift(table: name)
-        let info = try connection.rows("SELECT name, type FROM pragma_table_info(?)", [.text(name)])
-        guard !info.isEmpty else {
+        let found = try dialect.columns(of: name, connection)
+        guard !found.isEmpty else {
             drift.tableIsMissing = true
             drift.missingIndexes = columns.compactMap { $0.index == nil ? nil : indexName(for: $0) }
             return drift
         }
-        var found: [String: String] = [:]
-        var order: [String] = []
-        for row in info {
-            guard case .text(let column) = row[0] else { continue }
-            let type: String = if case .text(let text) = row[1] { text } else { "" }
-            found[sqliteFolded(column)] = type
-            order.append(column)
-        }
-        let declared: [(String, String)] = [("id", "INTEGER"), ("createdAt", "REAL"), ("updatedAt", "REAL")]
-            + columns.map { ($0.name, $0.type.rawValue) }
-        for (column, type) in declared {
-            guard let actual = found[sqliteFolded(column)] else {
-                drift.missingColumns.append(column)
+        func column(_ name: String) -> ColumnDescription? { found.first { dialect.sameName($0.name, name) } }
+        let declared: [(name: String, type: SQLType, kind: ColumnKind)] =
+            [("id", .integer, .plain), ("createdAt", .real, .plain), ("updatedAt", .real, .plain)]
+            + columns.map { ($0.name, $0.type, $0.kind) }
+        for (name, type, kind) in declared {
+            guard let actual = column(name) else {
+                drift.missingColumns.append(name)
                 continue
             }
-            if !actual.isEmpty, affinity(of: actual) != affinity(of: type) {
-                drift.typeMismatches.append(.init(column: column, declared: type, found: actual))
+            if !dialect.typeMatches(actual.type, type, kind) {
+                drift.typeMismatches.append(.init(column: name, declared: dialect.columnType(type, kind), found: actual.type))
             }
         }
-        let declaredNames = Set(declared.map { sqliteFolded($0.0) })
-        drift.extraColumns = order.filter { !declaredNames.contains(sqliteFolded($0)) }
-        let indexes = try existingIndexes(in: connection)
+        drift.extraColumns = found.map(\.name).filter { name in !declared.contains { dialect.sameName($0.name, name) } }
+        let indexes = try dialect.indexes(of: name, connection)
         drift.missingIndexes = columns.compactMap { column in
             guard let kind = column.index else { return nil }
             let covered = indexes.contains { index in
-                index.columns.count == 1 && sqliteSameName(index.columns[0], column.name) && (index.isUnique || kind == .index)
+                index.columns.count == 1 && !index.isPartial && dialect.sameName(index.columns[0], column.name)
+                    && (index.isUnique || kind == .index)
             }
             return covered ? nil : indexName(for: column)
         }
-        let keys = try connection.rows(#"SELECT "from", "table", "to" FROM pragma_foreign_key_list(?)"#, [.text(name)])
-        drift.missingForeignKeys = columns.compactMap { column in
-            guard let parent = column.references, found[sqliteFolded(column.name)] != nil else { return nil }
+        let keys = try dialect.foreignKeys(of: name, connection)
+        drift.missingForeignKeys = columns.compactMap { declared in
+            guard let parent = declared.references, column(declared.name) != nil else { return nil }
             let exists = keys.contains { key in
-                guard case .text(let from) = key[0], case .text(let table) = key[1] else { return false }
-                let target: String = if case .text(let to) = key[2] { to } else { "id" }
-                return sqliteSameName(from, column.name) && sqliteSameName(table, parent) && sqliteSameName(target, "id")
+                dialect.sameName(key.column, declared.name) && dialect.sameName(key.table, parent)
+                    && dialect.sameName(key.referencedColumn, "id")
             }
-            return exists ? nil : "\(column.name) → \(parent)(id)"
+            return exists ? nil : "\(declared.name) → \(parent)(id)"
         }
         return drift
-    }
-
-    /// The table's indexes: name, uniqueness and columns in order.
-    package func existingIndexes(in connection: Connection) throws -> [(name: String, isUnique: Bool, columns: [String])] {
-        try connection.rows(#"SELECT name, "unique" FROM pragma_index_list(?)"#, [.text(name)]).compactMap { row in
-            guard case .text(let index) = row[0] else { return nil }
-            let columns = try connection.rows("SELECT name FROM pragma_index_info(?) ORDER BY seqno", [.text(index)])
-                .compactMap { column -> String? in if case .text(let name) = column[0] { name } else { nil } }
-            return (index, row[1] == .integer(1), columns)
-        }
     }
 
     /// Creates the table, adds missing columns (the timestamps of a table another program
     /// made, too) and creates missing indexes. Nothing else.
     /// - Throws: `.invalidModel` when the table has no `id` column (it cannot be added).
     package func applyAdditions(_ drift: TableDrift, in connection: Connection) throws {
+        let dialect = connection.dialect
         if drift.tableIsMissing {
-            try connection.execute(createTableSQL)
+            try connection.execute(try createTableSQL(dialect))
         } else {
             for name in drift.missingColumns {
                 let definition: String
@@ -159,36 +145,25 @@ extension TableSchema {
                     throw ActiveRecordError(
                         .invalidModel,
                         "the table \(self.name) has no id column, and a primary key cannot be added to an existing table; "
-                            + "give it \"id\" INTEGER PRIMARY KEY with a versioned migration (a table rebuild)")
-                case "createdAt", "updatedAt": definition = "\(name.quotedIdentifier) REAL"
+                            + "give it an id primary key with a versioned migration")
+                case "createdAt", "updatedAt": definition = "\(name.quotedIdentifier) \(dialect.columnType(.real, .plain))"
                 default:
                     guard let column = columns.first(where: { $0.name == name }) else { continue }
-                    definition = column.definitionSQL
+                    definition = try column.definitionSQL(dialect)
                 }
                 try connection.execute("ALTER TABLE \(self.name.quotedIdentifier) ADD COLUMN \(definition)")
             }
         }
         let missing = Set(drift.missingIndexes)
-        for (column, sql) in zip(columns.filter { $0.index != nil }, createIndexSQL) where missing.contains(indexName(for: column)) {
+        for column in columns where missing.contains(indexName(for: column)) {
+            guard let sql = createIndexSQL(for: column) else { continue }
             do {
                 try connection.execute(sql)
             } catch let error as ActiveRecordError where error.code == .constraint {
-                throw ActiveRecordError(
-                    .constraint,
-                    "cannot create the unique index \(indexName(for: column)): rows of \(self.name) already repeat values "
-                        + "of \(column.name); remove the duplicates first",
-                    resultCode: error.resultCode, sql: error.sql)
+                throw error.with(
+                    message: "cannot create the unique index \(indexName(for: column)): rows of \(self.name) already repeat "
+                        + "values of \(column.name); remove the duplicates first")
             }
         }
     }
-}
-
-/// SQLite's type affinity of a declared type name (the rules of section 3.1 of its datatype page).
-func affinity(of type: String) -> String {
-    let upper = type.uppercased()
-    if upper.contains("INT") { return "INTEGER" }
-    if upper.contains("CHAR") || upper.contains("CLOB") || upper.contains("TEXT") { return "TEXT" }
-    if upper.contains("BLOB") || upper.isEmpty { return "BLOB" }
-    if upper.contains("REAL") || upper.contains("FLOA") || upper.contains("DOUB") { return "REAL" }
-    return "NUMERIC"
 }

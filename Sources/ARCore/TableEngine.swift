@@ -11,7 +11,6 @@ package final class TableEngine: Sendable {
     package let schema: TableSchema
     /// A number never reused, so that a database can remember which tables it prepared.
     package let serial: UInt64
-    package let insertSQL: String
     package let selectAllSQL: String
     /// `SELECT … ORDER BY "id"`.
     package let allSQL: String
@@ -24,8 +23,8 @@ package final class TableEngine: Sendable {
     /// Column and property names → position in ``TableSchema/allColumnNames``.
     private let positions: [String: Int]
     /// The tables this one's foreign keys reference (its belongs-to parents), resolved when
-    /// first needed: automatic migration creates them first, since with foreign keys on SQLite
-    /// needs a parent table to exist to write to a child table.
+    /// first needed: automatic migration creates them first, since a foreign key needs its
+    /// parent table to exist (to write to the child table on SQLite, to create it on PostgreSQL).
     package let parents: @Sendable () throws -> [TableEngine]
 
     /// Makes the engine of `schema`.
@@ -39,7 +38,6 @@ package final class TableEngine: Sendable {
         self.schema = schema
         self.parents = parents
         serial = Self.serials.add(1, ordering: .relaxed).newValue
-        insertSQL = schema.insertSQL
         selectAllSQL = schema.selectAllSQL
         allSQL = schema.selectAllSQL + " ORDER BY \"id\""
         findSQL = schema.findSQL
@@ -54,6 +52,11 @@ package final class TableEngine: Sendable {
     }
 
     package func key(_ kind: StatementKey.Kind) -> StatementKey { StatementKey(table: serial, kind: kind) }
+
+    /// The `INSERT` of a new record, in `dialect`.
+    private func insertSQL(_ dialect: any SQLDialect) -> String {
+        dialect.insertSQL(into: schema.name, columns: schema.insertColumns)
+    }
 
     /// The position of a column (or property) name in ``TableSchema/allColumnNames``
     /// (0–2 for `id`, `createdAt`, `updatedAt`), or `nil`.
@@ -97,15 +100,15 @@ package final class TableEngine: Sendable {
     package func insert(_ record: some RecordStorage, in connection: Connection) throws {
         let previous = record.header
         let now = Date.nowAsStored
-        try connection.withStatement(key(.insert), sql: { insertSQL }) { statement in
+        let id = try connection.withStatement(key(.insert), sql: { insertSQL(connection.dialect) }) { statement in
             try statement.bind(.real(now.timeIntervalSince1970), at: 1)
             try statement.bind(.real(now.timeIntervalSince1970), at: 2)
             for index in schema.columns.indices {
                 try record.bindColumn(index, to: statement, at: Int32(index + 3))
             }
-            _ = try statement.step()
+            return try statement.insert()
         }
-        record.header.id = connection.lastInsertedRowID
+        record.header.id = id
         record.header.createdAt = now
         record.header.updatedAt = now
         record.markAllColumnsSaved(count: schema.columns.count)
@@ -186,9 +189,9 @@ package final class TableEngine: Sendable {
         do {
             try record.decodeColumn(index, from: statement, at: column)
         } catch let error as ActiveRecordError {
-            throw ActiveRecordError(
-                error.code, "\(schema.name).\(schema.columns[index].name) (id \(record.header.id ?? 0)): \(error.message)",
-                resultCode: error.resultCode, sql: statement.sql)
+            var located = error.with(message: "\(schema.name).\(schema.columns[index].name) (id \(record.header.id ?? 0)): \(error.message)")
+            located.sql = statement.sql
+            throw located
         }
     }
 

@@ -1,30 +1,32 @@
 import Foundation
 
-/// SQL text generated from a ``TableSchema``. Values are always `?`
-/// parameters, except column defaults in DDL, which SQLite cannot bind and
-/// which come from the model's declaration, written as escaped literals.
+/// SQL text generated from a ``TableSchema``, in an engine's dialect. Values are always `?`
+/// parameters, except column defaults in DDL, which engines do not bind and which come from
+/// the model's declaration, written as escaped literals.
 extension TableSchema {
     /// The result columns every record query selects, in this order.
     package var selectList: String {
-        (["id", "createdAt", "updatedAt"] + columns.map(\.name)).map(\.quotedIdentifier).joined(separator: ", ")
+        allColumnNames.map(\.quotedIdentifier).joined(separator: ", ")
     }
 
-    package var createTableSQL: String {
+    /// `CREATE TABLE IF NOT EXISTS` with the implied columns and the declared ones.
+    /// - Throws: `.invalidModel` for a name the engine cannot hold.
+    package func createTableSQL(_ dialect: any SQLDialect) throws -> String {
+        try dialect.validateName(name, of: "table")
         var definitions = [
-            "\("id".quotedIdentifier) INTEGER PRIMARY KEY",
-            "\("createdAt".quotedIdentifier) REAL",
-            "\("updatedAt".quotedIdentifier) REAL",
+            dialect.primaryKeyDefinition,
+            "\("createdAt".quotedIdentifier) \(dialect.columnType(.real, .plain))",
+            "\("updatedAt".quotedIdentifier) \(dialect.columnType(.real, .plain))",
         ]
-        definitions += columns.map(\.definitionSQL)
+        definitions += try columns.map { try $0.definitionSQL(dialect) }
         return "CREATE TABLE IF NOT EXISTS \(name.quotedIdentifier) (\(definitions.joined(separator: ", ")))"
     }
 
-    package var createIndexSQL: [String] {
-        columns.compactMap { column in
-            guard let index = column.index else { return nil }
-            return "CREATE \(index == .unique ? "UNIQUE " : "")INDEX IF NOT EXISTS "
-                + "\(indexName(for: column).quotedIdentifier) ON \(name.quotedIdentifier) (\(column.name.quotedIdentifier))"
-        }
+    /// `CREATE [UNIQUE] INDEX IF NOT EXISTS "T_c_index" ON "T" ("c")` for `column`.
+    package func createIndexSQL(for column: ColumnSchema) -> String? {
+        guard let index = column.index else { return nil }
+        return "CREATE \(index == .unique ? "UNIQUE " : "")INDEX IF NOT EXISTS "
+            + "\(indexName(for: column).quotedIdentifier) ON \(name.quotedIdentifier) (\(column.name.quotedIdentifier))"
     }
 
     /// `User_email_unique` or `User_name_index`.
@@ -32,12 +34,8 @@ extension TableSchema {
         "\(name)_\(column.name)_\(column.index == .unique ? "unique" : "index")"
     }
 
-    /// `INSERT INTO "T" ("createdAt", "updatedAt", c1, …) VALUES (?, ?, ?, …)`.
-    package var insertSQL: String {
-        let names = (["createdAt", "updatedAt"] + columns.map(\.name)).map(\.quotedIdentifier)
-        let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
-        return "INSERT INTO \(name.quotedIdentifier) (\(names.joined(separator: ", "))) VALUES (\(marks))"
-    }
+    /// The columns an `INSERT` of a new record writes: the timestamps, then the declared columns.
+    package var insertColumns: [String] { ["createdAt", "updatedAt"] + columns.map(\.name) }
 
     /// `UPDATE "T" SET c = ?, …, "updatedAt" = ? WHERE "id" = ?` for the given column indexes.
     package func updateSQL(columns indexes: [Int]) -> String {
@@ -54,27 +52,15 @@ extension TableSchema {
 }
 
 extension ColumnSchema {
-    /// `"name" TEXT NOT NULL DEFAULT ''`, `"groupId" INTEGER REFERENCES "Group"("id") DEFERRABLE INITIALLY DEFERRED`.
-    package var definitionSQL: String {
-        var sql = "\(name.quotedIdentifier) \(type.rawValue)"
+    /// `"name" TEXT NOT NULL DEFAULT ''`, `"groupId" INTEGER REFERENCES "Group"("id") DEFERRABLE
+    /// INITIALLY DEFERRED`, in the dialect's types.
+    /// - Throws: `.invalidModel` for a name the engine cannot hold.
+    package func definitionSQL(_ dialect: any SQLDialect) throws -> String {
+        try dialect.validateName(name, of: "column")
+        var sql = "\(name.quotedIdentifier) \(dialect.columnType(type, kind))"
         if !isNullable { sql += " NOT NULL" }
-        if !defaultValue.isNull { sql += " DEFAULT \(defaultValue.sqlLiteral)" }
+        if !defaultValue.isNull { sql += " DEFAULT \(dialect.defaultLiteral(defaultValue, type, kind))" }
         if let references { sql += " REFERENCES \(references.quotedIdentifier)(\("id".quotedIdentifier)) DEFERRABLE INITIALLY DEFERRED" }
         return sql
-    }
-}
-
-extension DatabaseValue {
-    /// The value as an SQL literal, for DDL defaults only (SQLite cannot bind them).
-    package var sqlLiteral: String {
-        switch self {
-        case .null: return "NULL"
-        case .integer(let int): return String(int)
-        case .real(let double):
-            guard double.isFinite else { return double < 0 ? "-9e999" : "9e999" }
-            return "\(double)"
-        case .text(let text): return quoteSQL(text, with: "'")
-        case .blob(let data): return "X'" + data.map { String(format: "%02X", $0) }.joined() + "'"
-        }
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 /// A table as a run-time value: its name and its columns.
 ///
 /// Every table also has `id INTEGER PRIMARY KEY`, `createdAt REAL` and
-/// `updatedAt REAL`; those are implied and not listed in ``columns``.
+/// `updatedAt REAL` (on PostgreSQL: `BIGINT` identity and `DOUBLE PRECISION`); those are
+/// implied and not listed in ``columns``.
 /// All SQL the library generates comes from this value alone, so a schema
 /// reflected from a Swift class and one built by hand (or from C) share
 /// one engine.
@@ -81,12 +82,28 @@ public enum IndexKind: String, Sendable, Hashable {
     case unique
 }
 
+/// What a column's values are, where an engine has a type for them narrower than the
+/// storage class (``SQLType``). SQLite stores every kind in its storage class (the on-disk
+/// format stays the seeds'); PostgreSQL declares a native type.
+public enum ColumnKind: String, Sendable, Hashable, CaseIterable {
+    /// Nothing narrower than the storage class.
+    case plain
+    /// `Bool`: INTEGER 0/1 on SQLite, `BOOLEAN` on PostgreSQL.
+    case boolean
+    /// `Decimal`: TEXT on SQLite, `NUMERIC` on PostgreSQL.
+    case decimal
+    /// `UUID`: TEXT on SQLite, `UUID` on PostgreSQL.
+    case uuid
+}
+
 /// One declared column of a ``TableSchema``.
 public struct ColumnSchema: Sendable, Hashable {
     /// The column name, as written in SQL (quoted).
     public var name: String
-    /// The SQLite storage class.
+    /// The storage class.
     public var type: SQLType
+    /// What its values are, where an engine has a narrower type for them.
+    public var kind: ColumnKind
     /// Whether the column may hold `NULL`; a non-nullable column is `NOT NULL`.
     public var isNullable: Bool
     /// An index on this column, if any.
@@ -101,11 +118,12 @@ public struct ColumnSchema: Sendable, Hashable {
     /// Makes a column. A non-nullable column without a default gets the
     /// type's zero value (`0`, `0.0`, `''`, `X''`).
     public init(
-        name: String, type: SQLType, isNullable: Bool = false, index: IndexKind? = nil,
+        name: String, type: SQLType, kind: ColumnKind = .plain, isNullable: Bool = false, index: IndexKind? = nil,
         defaultValue: DatabaseValue? = nil, references: String? = nil
     ) {
         self.name = name
         self.type = type
+        self.kind = kind
         self.isNullable = isNullable
         self.index = index
         self.defaultValue = defaultValue ?? (isNullable ? .null : Self.zero(for: type))

@@ -17,9 +17,9 @@ import Foundation
 /// database with no tables yet nothing runs: the models create the latest schema (the
 /// classes describe the end state), and every step is recorded as applied. The database
 /// records which steps ran (in the table `activerecord_migrations`), so each runs once.
-/// Each step runs in its own transaction, with foreign keys checked at its end rather than
-/// enforced on the way (a table rebuild drops and remakes tables): a failing step leaves
-/// the database as it was before that step, and the error names it.
+/// Each step runs in its own transaction (on SQLite with foreign keys checked at its end
+/// rather than enforced on the way, since a table rebuild drops and remakes tables): a
+/// failing step leaves the database as it was before that step, and the error names it.
 public struct Migrator: Sendable {
     /// The table where the database records the steps it ran.
     public static let tableName = "activerecord_migrations"
@@ -38,7 +38,8 @@ public struct Migrator: Sendable {
     /// The names of the steps this database has run (or recorded as applied), in order.
     public func appliedMigrations(in database: Database) throws -> [String] {
         guard try database.tableNames().contains(Self.tableName) else { return [] }
-        return try database.rows("SELECT name FROM \(Self.tableName.quotedIdentifier) ORDER BY rowid").compactMap { row in
+        let order = database.dialect.migrationsOrder
+        return try database.rows("SELECT name FROM \(Self.tableName.quotedIdentifier) ORDER BY \(order)").compactMap { row in
             if case .text(let name) = row.first { name } else { nil }
         }
     }
@@ -62,8 +63,7 @@ public struct Migrator: Sendable {
             }
             return []
         }
-        try database.execute(
-            "CREATE TABLE IF NOT EXISTS \(Self.tableName.quotedIdentifier) (name TEXT PRIMARY KEY, appliedAt REAL NOT NULL)")
+        try database.execute(database.dialect.migrationsTableSQL(Self.tableName))
         // A new database: the models will create the latest schema, so no step has anything to do.
         var isNew = false
         try database.transaction {
@@ -76,7 +76,7 @@ public struct Migrator: Sendable {
         for (position, step) in steps.enumerated() {
             do {
                 var didRun = false
-                try database.withForeignKeysDeferredToCheck {
+                try database.aroundMigrationStep {
                     try database.transaction {
                         // Read under the write lock: another process may have run it meanwhile.
                         guard !(try isApplied(step.name, in: database)) else { return }
@@ -88,11 +88,10 @@ public struct Migrator: Sendable {
                 if didRun { ran.append(step.name) }
             } catch {
                 let reason = (error as? ActiveRecordError)?.message ?? "\(error)"
-                throw ActiveRecordError(
-                    .migrationFailed,
-                    "migration '\(step.name)' (step \(position + 1) of \(steps.count)) failed: \(reason); "
-                        + "the database is as it was before this step",
-                    resultCode: (error as? ActiveRecordError)?.resultCode, sql: (error as? ActiveRecordError)?.sql)
+                let message = "migration '\(step.name)' (step \(position + 1) of \(steps.count)) failed: \(reason); "
+                    + "the database is as it was before this step"
+                throw (error as? ActiveRecordError)?.with(code: .migrationFailed, message: message)
+                    ?? ActiveRecordError(.migrationFailed, message)
             }
         }
         if !ran.isEmpty { database.forgetCheckedTables() }
@@ -105,7 +104,7 @@ public struct Migrator: Sendable {
 
     private func record(_ name: String, in database: Database) throws {
         try database.execute(
-            "INSERT OR IGNORE INTO \(Self.tableName.quotedIdentifier) (name, appliedAt) VALUES (?, ?)",
+            database.dialect.insertIgnoringConflictsSQL(into: Self.tableName, columns: ["name", "appliedAt"]),
             [.text(name), .real(Date().timeIntervalSince1970)])
     }
 }
@@ -137,9 +136,4 @@ extension Database {
         install(database)
         return database
     }
-}
-
-extension ActiveRecordError.Code {
-    /// A versioned migration step failed; the message names it.
-    public static let migrationFailed = ActiveRecordError.Code(rawValue: "migrationFailed")
 }

@@ -52,27 +52,30 @@ public struct DynamicQuery: @unchecked Sendable {
     /// placeholders' stand-ins).
     /// - Throws: `.invalidPredicate` (with the position), `.unknownColumn`.
     public func check() throws {
-        _ = try compile()
+        _ = try clauses.compile(QueryTable(model), dialect: SQLiteDialect(), defaultsToIdOrder: true)
     }
 
     private func compile() throws -> CompiledQuery {
-        try clauses.compile(QueryTable(model), defaultsToIdOrder: true)
+        let database = try Database.current
+        var sql = try clauses.compile(QueryTable(model), dialect: database.dialect, defaultsToIdOrder: true)
+        sql.database = database
+        return sql
     }
 
     /// The matching records.
-    /// - Throws: `.invalidPredicate` (with the position), `.unknownColumn`, SQLite errors.
+    /// - Throws: `.invalidPredicate` (with the position), `.unknownColumn`, the engine's errors.
     public func fetch() throws -> [DynamicRecord] {
         let sql = try compile()
-        let table = model.table
-        return try Database.current.withReader(table) { connection in
-            try table.fetch(sql.recordsSQL, sql.arguments, in: connection) { model.recordForDecoding() }
+        return try sql.withReader { connection in
+            try model.table.fetch(sql.recordsSQL, sql.arguments, in: connection) { model.recordForDecoding() }
         }
     }
 
     /// The number of matching records (respecting limit and offset).
     public func count() throws -> Int {
-        let count = try compile().count
-        return try Database.current.withReader(model.table) { connection in
+        let sql = try compile()
+        let count = sql.count
+        return try sql.withReader { connection in
             try connection.withStatement(count.sql, count.arguments) { statement in
                 try statement.step() ? Int(statement.int64(0)) : 0
             }
@@ -82,9 +85,9 @@ public struct DynamicQuery: @unchecked Sendable {
     /// A cursor over the matching rows, as `Query.cursor()` opens one: on a leased reader
     /// connection outside a transaction (the rows as the first step found them), else on
     /// the writer, locked per step.
-    /// - Throws: `.invalidPredicate`, `.unknownColumn`, SQLite errors.
+    /// - Throws: `.invalidPredicate`, `.unknownColumn`, the engine's errors.
     package func rowCursor() throws -> RowCursor {
         let sql = try compile()
-        return try Database.current.openCursor(sql.recordsSQL, sql.arguments, tables: [model.table])
+        return try sql.openCursor()
     }
 }

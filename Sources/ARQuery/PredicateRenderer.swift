@@ -29,15 +29,24 @@ package struct PredicateRenderer {
     package var resolveColumn: (_ qualifier: String?, _ name: String, _ position: Int) throws -> String
     /// The shape of placeholder `index`'s argument (it exists: counts are checked before).
     package var shape: (_ index: Int, _ position: Int) throws -> ArgumentShape
+    /// `value LIKE pattern` (or `NOT LIKE`) in the engine's SQL, with SQLite's meaning.
+    package var like: (_ value: String, _ pattern: String, _ negated: Bool) -> String
+    /// An aggregate over an argument (`*` for `count(*)`) in the engine's SQL.
+    package var aggregate: (_ function: String, _ argument: String) -> String
     /// The parameters of the SQL rendered so far, in order.
     package private(set) var parameters: [ParameterSource] = []
 
+    /// A renderer; `like` and `aggregate` default to SQLite's SQL.
     package init(
         resolveColumn: @escaping (String?, String, Int) throws -> String,
-        shape: @escaping (Int, Int) throws -> ArgumentShape
+        shape: @escaping (Int, Int) throws -> ArgumentShape,
+        like: @escaping (String, String, Bool) -> String = { $0 + ($2 ? " NOT LIKE " : " LIKE ") + $1 },
+        aggregate: @escaping (String, String) -> String = { "\($0)(\($1))" }
     ) {
         self.resolveColumn = resolveColumn
         self.shape = shape
+        self.like = like
+        self.aggregate = aggregate
     }
 
     /// Renders `node`, appending its parameters.
@@ -57,7 +66,8 @@ package struct PredicateRenderer {
             }
             return try render(left) + " " + op.rawValue + " " + render(right)
         case .like(let value, let pattern, let negated):
-            return try render(value) + (negated ? " NOT LIKE " : " LIKE ") + render(pattern)
+            let value = try render(value)
+            return like(value, try render(pattern), negated)
         case .between(let value, let low, let high, let negated):
             return try render(value) + (negated ? " NOT BETWEEN " : " BETWEEN ") + render(low) + " AND " + render(high)
         case .isNull(let value, let negated):
@@ -125,8 +135,8 @@ package struct PredicateRenderer {
         case .null:
             return "NULL"
         case .aggregate(let function, let argument, _):
-            guard let argument else { return "count(*)" }
-            return try function.rawValue + "(" + render(argument) + ")"
+            guard let argument else { return aggregate(AggregateFunction.count.rawValue, "*") }
+            return aggregate(function.rawValue, try render(argument))
         }
     }
 }

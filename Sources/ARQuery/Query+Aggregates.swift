@@ -34,12 +34,15 @@ extension Query {
     private func aggregate(_ function: String, _ column: String) throws -> DatabaseValue {
         let sql = try compile()
         var columnArguments: [DatabaseValue] = []
-        let expression = try clauses.renderExpression(column, sql.tables, into: &columnArguments)
+        let expression = try clauses.renderExpression(column, sql.tables, sql.dialect, into: &columnArguments)
         if sql.needsSubquery {
             let inner = sql.select("\(expression) AS value")
-            return try scalar("SELECT \(function)(value) FROM (\(inner))", columnArguments + sql.arguments, sql.tables)
+            return try scalar(
+                "SELECT \(sql.dialect.aggregate(function, "value")) FROM (\(inner)) AS \(CompiledQuery.subqueryName)",
+                columnArguments + sql.arguments, sql)
         }
-        return try scalar("SELECT \(function)(\(expression)) \(sql.body)", columnArguments + sql.bodyArguments, sql.tables)
+        return try scalar(
+            "SELECT \(sql.dialect.aggregate(function, expression)) \(sql.body)", columnArguments + sql.bodyArguments, sql)
     }
 
     /// Rows of values, typically for grouped queries: each expression is a
@@ -52,8 +55,8 @@ extension Query {
     public func values(_ expressions: String) throws -> [[DatabaseValue]] {
         let sql = try compile()
         var selectArguments: [DatabaseValue] = []
-        let list = try clauses.renderExpressions(expressions, sql.tables, into: &selectArguments)
-        return try withReader(sql.tables) { connection in
+        let list = try clauses.renderExpressions(expressions, sql.tables, sql.dialect, into: &selectArguments)
+        return try sql.withReader { connection in
             try connection.withStatement(sql.select(list.joined(separator: ", ")), selectArguments + sql.arguments) { statement in
                 var rows: [[DatabaseValue]] = []
                 let count = statement.columnCount

@@ -1,15 +1,12 @@
 import ARCore
 
 extension Query {
-    /// Runs `body` with a connection to read from (a reader, or the writer in a transaction),
-    /// after making sure every table of the query exists.
-    func withReader<R>(_ tables: [QueryTable], _ body: (Connection) throws -> R) throws -> R {
-        try Database.current.withReader(tables.map(\.table), body)
-    }
-
-    /// The query's SQL; see ``QueryClauses/compile(_:defaultsToIdOrder:)``.
+    /// The query's SQL for the current database; see ``QueryClauses/compile(_:dialect:defaultsToIdOrder:)``.
     func compile(defaultsToIdOrder: Bool = false) throws -> CompiledQuery {
-        try clauses.compile(QueryTable(Record.self), defaultsToIdOrder: defaultsToIdOrder)
+        let database = try Database.current
+        var sql = try clauses.compile(QueryTable(Record.self), dialect: database.dialect, defaultsToIdOrder: defaultsToIdOrder)
+        sql.database = database
+        return sql
     }
 
     /// Runs the query: `SELECT` the records, in the given order, else in id order.
@@ -20,7 +17,7 @@ extension Query {
         if let records = recordsInMemory { return records }
         let sql = try compile(defaultsToIdOrder: true)
         let mapping = try Record.mapping()
-        let records = try withReader(sql.tables) { connection in
+        let records = try sql.withReader { connection in
             try mapping.table.fetch(sql.recordsSQL, sql.arguments, columns: sql.selectedColumns, in: connection) {
                 let record = Record()
                 record.adopt(mapping)
@@ -49,18 +46,19 @@ extension Query {
         if let records = recordsInMemory { return records.count }
         let sql = try compile()
         let count = sql.count
-        return Int(try scalar(count.sql, count.arguments, sql.tables).integerValue ?? 0)
+        return Int(try scalar(count.sql, count.arguments, sql).integerValue ?? 0)
     }
 
     /// Whether the query returns any record.
     public func exists() throws -> Bool {
         if let records = recordsInMemory { return !records.isEmpty }
         let sql = try compile()
-        return try scalar("SELECT EXISTS (\(sql.recordsSQL))", sql.arguments, sql.tables).integerValue == 1
+        return try scalar("SELECT EXISTS (\(sql.recordsSQL))", sql.arguments, sql).integerValue == 1
     }
 
-    func scalar(_ text: String, _ arguments: [DatabaseValue], _ tables: [QueryTable]) throws -> DatabaseValue {
-        try withReader(tables) { connection in
+    /// The first column of the first row of `text`, run for the compiled query `sql`.
+    func scalar(_ text: String, _ arguments: [DatabaseValue], _ sql: CompiledQuery) throws -> DatabaseValue {
+        try sql.withReader { connection in
             try connection.withStatement(text, arguments) { statement in
                 try statement.step() ? try statement.value(0) : .null
             }
@@ -99,7 +97,7 @@ extension Query {
     private func fetchJoinedRows<Row>(_ makeRow: ([QueryTable], [Model?]) -> Row) throws -> [Row] {
         let sql = try compile(defaultsToIdOrder: true)
         let text = sql.select(sql.tables.map { $0.selectList() }.joined(separator: ", "))
-        return try withReader(sql.tables) { connection in
+        return try sql.withReader { connection in
             try connection.withStatement(text, sql.arguments) { statement in
                 var rows: [Row] = []
                 while try statement.step() {

@@ -78,13 +78,32 @@ struct CompiledQuery {
         "SELECT \(isDistinct ? "DISTINCT " : "")\(list) \(body)\(tail)"
     }
 
+    /// The engine's dialect, which the compiled SQL is written in.
+    var dialect: any SQLDialect = SQLiteDialect()
+    /// The database it was compiled for (`nil` when only checked).
+    var database: Database?
+
+    /// Runs `body` with a connection to read from (a reader, or the writer in a transaction),
+    /// after making sure every table of the query exists.
+    func withReader<R>(_ body: (Connection) throws -> R) throws -> R {
+        try (database ?? Database.current).withReader(tables.map(\.table), body)
+    }
+
+    /// A cursor over the records of ``recordsSQL`` (see ``Database/openCursor(_:_:tables:)``).
+    func openCursor() throws -> RowCursor {
+        try (database ?? Database.current).openCursor(recordsSQL, arguments, tables: tables.map(\.table))
+    }
+
     /// The base table's records: ``select(_:)`` with its (selected) columns.
     var recordsSQL: String { select(tables[0].selectList(columns: selectedColumns)) }
 
     /// `SELECT count(*) …` and its arguments: the rows ``recordsSQL`` returns.
     var count: (sql: String, arguments: [DatabaseValue]) {
-        needsSubquery ? ("SELECT count(*) FROM (\(recordsSQL))", arguments) : ("SELECT count(*) \(body)", bodyArguments)
+        needsSubquery ? ("SELECT count(*) FROM (\(recordsSQL)) AS \(Self.subqueryName)", arguments) : ("SELECT count(*) \(body)", bodyArguments)
     }
+
+    /// The name a subquery in `FROM` is given (PostgreSQL requires one).
+    static let subqueryName = "activerecord_rows"
 }
 
 extension QueryClauses {
@@ -98,9 +117,10 @@ extension QueryClauses {
     /// - Throws: `.invalidPredicate` (syntax, argument count, with the position),
     ///   `.unknownColumn` / `.unknownTable` (naming the columns), `.invalidValue` (a
     ///   negative limit or offset), a conversion error of an argument.
-    func compile(_ base: QueryTable, defaultsToIdOrder: Bool = false) throws -> CompiledQuery {
+    func compile(_ base: QueryTable, dialect: any SQLDialect, defaultsToIdOrder: Bool = false) throws -> CompiledQuery {
         var tables = [base]
         var sql = CompiledQuery(tables: [])
+        sql.dialect = dialect
         var from = "FROM \(base.quotedName)"
         for join in joins {
             let joined = try QueryTable(join.model)
@@ -108,7 +128,7 @@ extension QueryClauses {
                 throw ActiveRecordError(
                     .invalidPredicate, "the table \(joined.table.schema.name) is already in the query; it cannot be joined twice")
             }
-            let (local, foreign) = try joinColumns(join, joined, tables)
+            let (local, foreign) = try joinColumns(join, joined, tables, dialect)
             tables.append(joined)
             from += " \(join.kind.rawValue) \(joined.quotedName) ON \(local) = \(foreign)"
         }
@@ -117,19 +137,19 @@ extension QueryClauses {
         sql.isDistinct = isDistinct
         var arguments: [DatabaseValue] = []
         var clauses = [from]
-        let wheres = try conditions.map { try render($0, tables, into: &arguments) }
+        let wheres = try conditions.map { try render($0, tables, dialect, into: &arguments) }
         if !wheres.isEmpty { clauses.append("WHERE " + wheres.joined(separator: " AND ")) }
         if !groupColumns.isEmpty {
-            let keys = try groupColumns.map { try renderExpression($0, tables, into: &arguments) }
+            let keys = try groupColumns.map { try renderExpression($0, tables, dialect, into: &arguments) }
             clauses.append("GROUP BY " + keys.joined(separator: ", "))
         }
-        let havings = try havingConditions.map { try render($0, tables, into: &arguments) }
+        let havings = try havingConditions.map { try render($0, tables, dialect, into: &arguments) }
         if !havings.isEmpty { clauses.append("HAVING " + havings.joined(separator: " AND ")) }
         sql.body = clauses.joined(separator: " ")
         sql.bodyArguments = arguments
 
         var orders = try orderings.map { ordering in
-            try renderExpression(ordering.column, tables, into: &sql.tailArguments) + (ordering.ascending ? " ASC" : " DESC")
+            try renderExpression(ordering.column, tables, dialect, into: &sql.tailArguments) + (ordering.ascending ? " ASC" : " DESC")
         }
         if randomOrder { orders.append("random()") }
         if orders.isEmpty && defaultsToIdOrder { orders.append("\(base.quotedName).\"id\" ASC") }
@@ -138,7 +158,7 @@ extension QueryClauses {
             if let limitCount, limitCount < 0 { throw ActiveRecordError(.invalidValue, "limit(\(limitCount)) must not be negative") }
             if let offsetCount, offsetCount < 0 { throw ActiveRecordError(.invalidValue, "offset(\(offsetCount)) must not be negative") }
             sql.tail += " LIMIT ? OFFSET ?"
-            sql.tailArguments += [.integer(Int64(limitCount ?? -1)), .integer(Int64(offsetCount ?? 0))]
+            sql.tailArguments += [limitCount.map { .integer(Int64($0)) } ?? dialect.unlimited, .integer(Int64(offsetCount ?? 0))]
         }
         sql.needsSubquery = limitCount != nil || offsetCount != nil || isDistinct || !groupColumns.isEmpty
         let total = sql.bodyArguments.count + sql.tailArguments.count
@@ -150,11 +170,13 @@ extension QueryClauses {
         return sql
     }
 
-    private func joinColumns(_ join: Join, _ joined: QueryTable, _ tables: [QueryTable]) throws -> (String, String) {
+    private func joinColumns(
+        _ join: Join, _ joined: QueryTable, _ tables: [QueryTable], _ dialect: any SQLDialect
+    ) throws -> (String, String) {
         if let (local, foreign) = join.on {
             return (
-                try resolveNamed(local, tables, context: "join(\(joined.modelName).self, on: \"\(local)\", …)"),
-                try resolveNamed(foreign, [joined], context: "join(\(joined.modelName).self, on: …, \"\(foreign)\")"))
+                try resolveNamed(local, tables, dialect, context: "join(\(joined.modelName).self, on: \"\(local)\", …)"),
+                try resolveNamed(foreign, [joined], dialect, context: "join(\(joined.modelName).self, on: …, \"\(foreign)\")"))
         }
         let base = tables[0]
         let foreignKey = foreignKeyName(forModelNamed: joined.modelName)
@@ -192,7 +214,9 @@ extension QueryClauses {
     // MARK: Rendering
 
     /// Renders one `where`/`having` condition, appending its bound values.
-    private func render(_ condition: Condition, _ tables: [QueryTable], into arguments: inout [DatabaseValue]) throws -> String {
+    private func render(
+        _ condition: Condition, _ tables: [QueryTable], _ dialect: any SQLDialect, into arguments: inout [DatabaseValue]
+    ) throws -> String {
         switch condition {
         case .invalid(let format, let error):
             throw Self.syntaxError(error, in: format)
@@ -210,7 +234,7 @@ extension QueryClauses {
             let values = try sources.enumerated().map { index, source in
                 try convert(source, placeholder: index + 1, context: context)
             }
-            var renderer = makeRenderer(tables, values: values)
+            var renderer = makeRenderer(tables, dialect, values: values)
             let sql = try rethrowing(context: context, format: format) { try renderer.render(node) }
             arguments += renderer.parameters.map { bound($0, values) }
             switch node {
@@ -223,11 +247,13 @@ extension QueryClauses {
     /// Renders a column or aggregate expression (`name`, `Group.title`, `count(*)`). A
     /// column's exact name is that column, whatever characters it holds (the C API orders
     /// by names, not expressions).
-    func renderExpression(_ text: String, _ tables: [QueryTable], into arguments: inout [DatabaseValue]) throws -> String {
+    func renderExpression(
+        _ text: String, _ tables: [QueryTable], _ dialect: any SQLDialect, into arguments: inout [DatabaseValue]
+    ) throws -> String {
         for table in tables {
             if let column = table.qualifiedColumn(text) { return column }
         }
-        let operands = try renderExpressions(text, tables, into: &arguments)
+        let operands = try renderExpressions(text, tables, dialect, into: &arguments)
         guard operands.count == 1 else {
             throw ActiveRecordError(.invalidPredicate, "expected one column in \(quote(text))")
         }
@@ -235,7 +261,9 @@ extension QueryClauses {
     }
 
     /// Renders a comma-separated list of column or aggregate expressions.
-    func renderExpressions(_ text: String, _ tables: [QueryTable], into arguments: inout [DatabaseValue]) throws -> [String] {
+    func renderExpressions(
+        _ text: String, _ tables: [QueryTable], _ dialect: any SQLDialect, into arguments: inout [DatabaseValue]
+    ) throws -> [String] {
         let context = { " in \(quote(text))" }
         let operands: [PredicateOperand]
         do {
@@ -243,13 +271,13 @@ extension QueryClauses {
         } catch {
             throw ActiveRecordError(.invalidPredicate, "\(error.message) at position \(error.position)\(context())")
         }
-        var renderer = makeRenderer(tables, values: [])
+        var renderer = makeRenderer(tables, dialect, values: [])
         let rendered = try rethrowing(context: context, format: text) { try operands.map { try renderer.render($0) } }
         arguments += renderer.parameters.map { bound($0, []) }
         return rendered
     }
 
-    private func makeRenderer(_ tables: [QueryTable], values: [QueryArgument]) -> PredicateRenderer {
+    private func makeRenderer(_ tables: [QueryTable], _ dialect: any SQLDialect, values: [QueryArgument]) -> PredicateRenderer {
         PredicateRenderer(
             resolveColumn: { qualifier, name, position in
                 try resolve(qualifier: qualifier, name: name, position: position, tables)
@@ -263,7 +291,9 @@ extension QueryClauses {
                 case .value: return .value
                 case .list(let list): return .list(count: list.count)
                 }
-            })
+            },
+            like: dialect.like,
+            aggregate: dialect.aggregate)
     }
 
     private func rethrowing<R>(context: () -> String, format: String?, _ body: () throws -> R) throws -> R {
@@ -330,10 +360,10 @@ extension QueryClauses {
             position: position)
     }
 
-    private func resolveNamed(_ text: String, _ tables: [QueryTable], context: String) throws -> String {
+    private func resolveNamed(_ text: String, _ tables: [QueryTable], _ dialect: any SQLDialect, context: String) throws -> String {
         var ignored: [DatabaseValue] = []
         do {
-            return try renderExpression(text, tables, into: &ignored)
+            return try renderExpression(text, tables, dialect, into: &ignored)
         } catch let error as ActiveRecordError {
             throw ActiveRecordError(error.code, "\(context): \(error.message)")
         }

@@ -46,7 +46,7 @@ extension Query {
     /// - Throws: what ``fetch()`` throws.
     public func cursor() throws -> RecordCursor<Record> {
         let sql = try compile(defaultsToIdOrder: true)
-        let cursor = try Database.current.openCursor(sql.recordsSQL, sql.arguments, tables: sql.tables.map(\.table))
+        let cursor = try sql.openCursor()
         return RecordCursor(rows: cursor, mapping: try Record.mapping(), columns: sql.selectedColumns)
     }
 

@@ -71,7 +71,9 @@ enum Check {
     ) throws -> Outcome? {
         guard !value.isNull else { return nil }
         let table = try record.validatedTable()
-        var conditions = ["\(column.quotedIdentifier) = ?\(caseSensitive ? "" : " COLLATE NOCASE")"]
+        let database = try Database.current
+        let quoted = column.quotedIdentifier
+        var conditions = [caseSensitive ? "\(quoted) = ?" : database.dialect.equalsIgnoringASCIICase(quoted)]
         var arguments = [value]
         for scoped in scope {
             guard let position = table.position(of: scoped) else { throw table.schema.unknownColumn(scoped) }
@@ -86,7 +88,7 @@ enum Check {
         }
         let sql = "SELECT EXISTS (SELECT 1 FROM \(table.schema.name.quotedIdentifier) WHERE \(conditions.joined(separator: " AND ")))"
         // Through withTable: a first save validates before its INSERT creates the table.
-        let taken = try Database.current.withTable(table) { connection in
+        let taken = try database.withTable(table) { connection in
             try connection.rows(sql, arguments).first?.first == .integer(1)
         }
         return taken ? Outcome(key: "already_exists", message: message) : nil

@@ -114,8 +114,9 @@ private func addValidation(
     return .ok
 }
 
-/// Defines a model from an existing table's columns (their SQLite types: INTEGER, REAL,
-/// TEXT, BLOB; NOT NULL when declared so). Release with ar_model_free.
+/// Defines a model from an existing table's columns (their storage classes: INTEGER, REAL,
+/// TEXT, BLOB, read from the declared types as the engine reads them; NOT NULL when declared
+/// so). Release with ar_model_free.
 @c public func ar_model_attach(
     _ database: OpaquePointer?, _ table: UnsafePointer<CChar>?, _ model_out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> ar_result {
@@ -126,18 +127,21 @@ private func addValidation(
     model_out.pointee = nil
     return handle.run {
         let name = try utf8Text(table, "the table name", in: "ar_model_attach")
-        let info = try handle.database.rows(#"SELECT name, type, "notnull" FROM pragma_table_info(?)"#, [.text(name)])
+        let info = try handle.database.withSchema { connection, dialect in
+            try dialect.columns(of: name, connection).map { ($0, dialect.storageClass(ofDeclaredType: $0.type)) }
+        }
         guard !info.isEmpty else { throw ActiveRecordError(.unknownTable, "there is no table \(name)") }
         let model = ModelHandle(database: handle, name: name)
-        for row in info {
-            guard case .text(let column) = row[0], !TableSchema.isReserved(column) else { continue }
-            let declared: String = if case .text(let type) = row[1] { type.uppercased() } else { "" }
-            let type: ar_type = declared.contains("INT") ? .integer : declared.contains("REAL") || declared.contains("FLOA")
-                || declared.contains("DOUB") ? .real : declared.contains("BLOB") ? .blob : .text
-            let sqlType: SQLType = type == .integer ? .integer : type == .real ? .real : type == .blob ? .blob : .text
+        for (column, sqlType) in info where !TableSchema.isReserved(column.name) {
+            let type: ar_type = switch sqlType {
+            case .integer: .integer
+            case .real: .real
+            case .text: .text
+            case .blob: .blob
+            }
             model.withDefinition { definition, _ in
-                definition.columns.append(ColumnSchema(name: column, type: sqlType, isNullable: row[2] != .integer(1)))
-                definition.types[column] = type
+                definition.columns.append(ColumnSchema(name: column.name, type: sqlType, isNullable: column.isNullable))
+                definition.types[column.name] = type
             }
         }
         model_out.pointee = model.retainedPointer()

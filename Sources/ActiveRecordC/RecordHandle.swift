@@ -1,5 +1,4 @@
 import ActiveRecord
-import ActiveRecordSQLite
 
 /// `ar_record`: a record, with scratch storage for what getters return.
 ///
@@ -11,12 +10,12 @@ final class RecordHandle: Handle {
     let model: ModelHandle
     let frozen: ModelHandle.Frozen
     @exclusivity(unchecked) private var stored: DynamicRecord?
-    /// The cursor statement whose current row this record reads, while it has no `stored`,
-    /// and its sqlite3_stmt (read by the getters without retaining the statement).
+    /// The cursor statement whose current row this record reads, while it has no `stored`.
     @exclusivity(unchecked) private var row: Statement? {
-        didSet { rowHandle = row?.handle }
+        didSet { unretainedRow = row.map(Unmanaged.passUnretained) }
     }
-    @exclusivity(unchecked) private var rowHandle: OpaquePointer?
+    /// ``row``, read by the getters without a retain and release (``row`` keeps it alive).
+    @exclusivity(unchecked) private var unretainedRow: Unmanaged<Statement>?
     /// The text or bytes a getter returned last: a copy, because a row's bytes change at the
     /// cursor's next step and a small `Data` is stored inline (its address would not outlive
     /// the call). Made on first use: most records never return any.
@@ -53,7 +52,7 @@ final class RecordHandle: Handle {
         self.model = model
         self.frozen = frozen
         self.row = row
-        rowHandle = row.handle
+        unretainedRow = Unmanaged.passUnretained(row)
         super.init(kind: .record)
     }
 
@@ -96,53 +95,20 @@ final class RecordHandle: Handle {
 
     /// The row id (`nil`: unsaved).
     var id: Int64? {
-        if let rowHandle { return sqlite3_column_int64(rowHandle, 0) }
+        if let unretainedRow { return unretainedRow._withUnsafeGuaranteedRef { $0.int64(0) } }
         return try? record.id
     }
 
     /// Calls `body` with the value at `position` in the schema's `allColumnNames`; text and
     /// bytes point into the row or the record and are valid only during the call.
     func withCell<R>(at position: Int, _ body: (Cell) throws -> R) throws -> R {
-        if let statement = rowHandle {
-            let column = Int32(position)
-            switch sqlite3_column_type(statement, column) {
-            case SQLITE_NULL: return try body(.null)
-            case SQLITE_INTEGER: return try body(.integer(sqlite3_column_int64(statement, column)))
-            case SQLITE_FLOAT: return try body(.real(sqlite3_column_double(statement, column)))
-            case SQLITE_TEXT:
-                let text = sqlite3_column_text(statement, column)
-                return try body(.text(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, column)))))
-            default:
-                let bytes = sqlite3_column_blob(statement, column)
-                return try body(.blob(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column)))))
-            }
-        }
+        if let unretainedRow { return try body(unretainedRow._withUnsafeGuaranteedRef { $0.cell(Int32(position)) }) }
         switch try record.value(at: position) {
         case .null: return try body(.null)
         case .integer(let int): return try body(.integer(int))
         case .real(let real): return try body(.real(real))
         case .text(var text): return try text.withUTF8 { try body(.text(UnsafeRawBufferPointer($0))) }
         case .blob(let data): return try data.withUnsafeBytes { try body(.blob($0)) }
-        }
-    }
-}
-
-/// A column's value as a getter sees it, without copying: text and bytes are borrowed.
-enum Cell {
-    case null
-    case integer(Int64)
-    case real(Double)
-    case text(UnsafeRawBufferPointer)
-    case blob(UnsafeRawBufferPointer)
-
-    /// `NULL`, `INTEGER`, `REAL`, `TEXT` or `BLOB`, for messages.
-    var storageClassName: String {
-        switch self {
-        case .null: "NULL"
-        case .integer: "INTEGER"
-        case .real: "REAL"
-        case .text: "TEXT"
-        case .blob: "BLOB"
         }
     }
 }

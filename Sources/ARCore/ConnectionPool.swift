@@ -1,0 +1,136 @@
+import Foundation
+
+/// The connections of an engine with ``ConnectionSharing/pool(maximum:wait:)`` sharing:
+/// opened on demand up to a maximum, each used by one thread at a time.
+///
+/// A thread *holds* a connection while it works: for one statement's worth of work, or for a
+/// whole transaction. Holding is re-entrant per thread (a save inside the thread's
+/// transaction uses the transaction's connection), and the connection goes back to the pool
+/// when the outermost hold ends. A thread that finds every connection held waits for one.
+final class ConnectionPool: Sendable {
+    /// A connection held by one thread, and how many holds it has there.
+    /// `@unchecked Sendable`: only the holding thread reads or changes it.
+    final class Hold: @unchecked Sendable {
+        let connection: Connection
+        var count = 1
+        init(_ connection: Connection) { self.connection = connection }
+    }
+
+    /// A connection between threads: only through the pool's lock.
+    private struct Idle: @unchecked Sendable {
+        let connection: Connection
+    }
+
+    private struct State {
+        var idle: [Idle] = []
+        var opened = 0
+        /// Who holds what, by thread.
+        var holds: [UInt: Hold] = [:]
+        /// Settings to apply to every connection (tracer, error verbosity), in order.
+        var settings: [@Sendable (Connection) -> Void] = []
+    }
+
+    private let engine: any DatabaseEngine
+    private let dialect: any SQLDialect
+    let maximum: Int
+    let wait: Duration
+    private let state = ConditionLock(State())
+
+    init(engine: any DatabaseEngine, maximum: Int, wait: Duration) {
+        self.engine = engine
+        dialect = engine.dialect
+        self.maximum = max(1, maximum)
+        self.wait = wait
+    }
+
+    /// The calling thread, as a number.
+    private static var currentThread: UInt { UInt(pthread_self()) }
+
+    /// The connection the calling thread holds, if any.
+    func heldByCaller() -> Connection? {
+        let thread = Self.currentThread
+        return state.withLock { $0.holds[thread] }?.connection
+    }
+
+    /// Holds a connection for the calling thread: the one it holds already, or one from the
+    /// pool. Give it back with ``release()``.
+    /// - Throws: `.busy` when every connection stayed held for the pool's wait; the engine's
+    ///   error when a new connection cannot be opened.
+    func hold() throws -> Connection {
+        let thread = Self.currentThread
+        if let hold = state.withLock({ $0.holds[thread] }) {
+            hold.count += 1
+            return hold.connection
+        }
+        let connection = try checkOut()
+        state.withLock { $0.holds[thread] = Hold(connection) }
+        return connection
+    }
+
+    /// Gives back one hold of the calling thread's connection; after the last, the connection
+    /// goes back to the pool.
+    func release() {
+        let thread = Self.currentThread
+        guard let hold = state.withLock({ $0.holds[thread] }) else { return }
+        hold.count -= 1
+        guard hold.count == 0 else { return }
+        state.withLock { _ = $0.holds.removeValue(forKey: thread) }
+        checkIn(hold.connection)
+    }
+
+    /// A connection of the caller's own, not held by the thread (a cursor's, outside a
+    /// transaction). Give it back with ``checkIn(_:)``.
+    func checkOut() throws -> Connection {
+        enum Next { case connection(Connection, [@Sendable (Connection) -> Void]), open([@Sendable (Connection) -> Void]) }
+        let next = state.wait(timeout: wait) { state -> Next? in
+            if let idle = state.idle.popLast() {
+                let pending = Array(state.settings[idle.connection.appliedSettings...])
+                return .connection(idle.connection, pending)
+            }
+            guard state.opened < maximum else { return nil }
+            state.opened += 1
+            return .open(state.settings)
+        }
+        switch next {
+        case .connection(let connection, let pending):
+            for apply in pending { apply(connection) }
+            connection.appliedSettings += pending.count
+            return connection
+        case .open(let settings):
+            do {
+                let connection = Connection(try engine.connect(.writer), dialect: dialect)
+                for apply in settings { apply(connection) }
+                connection.appliedSettings = settings.count
+                return connection
+            } catch {
+                state.withLock { $0.opened -= 1 }
+                state.signalAll()
+                throw error
+            }
+        case nil:
+            throw ActiveRecordError(
+                .busy,
+                "all \(maximum) connections of the pool stayed in use for \(wait); hold fewer at once (each "
+                    + "transaction and each open cursor holds one) or open the database with a larger pool")
+        }
+    }
+
+    /// Puts a connection back in the pool, or closes it when it cannot be used again (its
+    /// server connection was lost, or it is still in a transaction).
+    func checkIn(_ connection: Connection) {
+        let reusable = connection.isUsable && connection.transactionDepth == 0 && !connection.isInFailedTransaction
+        state.withLock { state in
+            if reusable {
+                state.idle.append(Idle(connection: connection))
+            } else {
+                state.opened -= 1
+            }
+        }
+        state.signalAll()
+    }
+
+    /// Applies a setting (tracing, error verbosity) to every connection, each before its next use.
+    func configure(_ apply: @escaping @Sendable (Connection) -> Void) {
+        state.withLock { $0.settings.append(apply) }
+    }
+}

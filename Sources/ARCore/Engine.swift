@@ -1,0 +1,273 @@
+import Foundation
+
+// The backend boundary: what a database engine provides, so that everything above it —
+// records, the query compiler, relations, validations, migrations, the C shim — is written
+// once. Two engines implement it: SQLite (`Sources/ARCore/SQLite/`, built in) and PostgreSQL
+// (the `ActiveRecordPostgreSQL` target, over libpq). A third engine is one more
+// implementation of these four protocols, and a `DatabaseLocation` that opens it.
+//
+// Above the boundary, ``Connection`` and ``Statement`` wrap an engine's connection and
+// statement. They call SQLite's (value types, every method inlinable) without going through
+// a protocol witness, so that SQLite's per-row paths keep the speed of hand-written sqlite3
+// code; any other engine is called through the protocols.
+
+/// An engine and where its database is: how to open connections, how they are shared, and
+/// the engine's SQL dialect.
+package protocol DatabaseEngine: Sendable {
+    /// The engine's SQL dialect.
+    var dialect: any SQLDialect { get }
+    /// How the database shares its connections between threads.
+    var sharing: ConnectionSharing { get }
+    /// Where the database is, for messages (a path, or a server without its password).
+    var description: String { get }
+    /// Lines to log when the database opens (a database moved from an old default location).
+    var notes: [String] { get }
+    /// Opens one connection.
+    /// - Throws: `.cannotOpen` (and the engine's more specific codes) saying why.
+    func connect(_ role: ConnectionRole) throws -> any EngineConnection
+}
+
+/// What a connection is opened for.
+package enum ConnectionRole: Sendable {
+    /// Reads and writes.
+    case writer
+    /// Reads outside transactions only (an engine may make it unable to write).
+    case reader
+}
+
+/// How a database shares its connections between threads.
+package enum ConnectionSharing: Sendable {
+    /// One writer connection, used by one thread at a time (a transaction holds it until it
+    /// ends), and up to `readers` reader connections for reads outside transactions. SQLite:
+    /// its writers are serialized by the file anyway.
+    case singleWriter(readers: Int)
+    /// A pool of up to `maximum` connections: each transaction owns one while it runs, so
+    /// several threads write at once. A thread that finds every connection in use waits up
+    /// to `wait`, then fails with `.busy`. PostgreSQL.
+    case pool(maximum: Int, wait: Duration)
+}
+
+/// How a statement will be used, so that the engine prepares it accordingly.
+package enum StatementUse: Sendable {
+    /// Cached by the connection and run many times (the engine may keep it prepared).
+    case cached
+    /// Run once or a few times, then finalized.
+    case once
+    /// Stepped by a cursor at its caller's pace, holding constant memory however many
+    /// rows it returns. It runs inside a transaction of its connection.
+    case cursor
+}
+
+/// One connection of an engine. Confined: used by one thread at a time (the database hands
+/// it out), and finalizes none of its statements itself.
+package protocol EngineConnection {
+    /// Prepares exactly one statement, with `?` placeholders (as all of the library's SQL).
+    /// - Throws: the engine's error, with the SQL; `.misuse` for more than one statement.
+    func prepare(_ sql: String, _ use: StatementUse) throws -> any EngineStatement
+    /// How many rows the last `INSERT`, `UPDATE` or `DELETE` changed.
+    var changedRowCount: Int { get }
+    /// Whether the connection is in a transaction that a failed statement aborted, so that
+    /// it can only roll back (PostgreSQL; SQLite's transactions survive a failed statement).
+    var isInFailedTransaction: Bool { get }
+    /// Whether the connection can still be used (a server connection may have been lost).
+    var isUsable: Bool { get }
+    /// Closes the connection. Its statements must be finalized first.
+    func close()
+}
+
+/// One prepared statement of an engine connection: bind, step through its rows, read them.
+/// Parameters are 1-based, result columns 0-based.
+package protocol EngineStatement {
+    /// Binds a value to parameter `index`.
+    /// - Throws: `.invalidValue` for a value the engine cannot hold, `.misuse` for an index
+    ///   beyond the statement's parameters.
+    func bind(_ value: DatabaseValue, at index: Int32) throws
+    /// Runs the statement on the first call, then moves to the next row: `true` while there is one.
+    /// - Throws: the engine's error mapped to an ``ActiveRecordError`` (constraint kinds
+    ///   recognisable, see ``ActiveRecordError/isUniqueViolation``), with the SQL. The
+    ///   statement is reset.
+    func step() throws -> Bool
+    /// Runs an `INSERT` made by ``SQLDialect/insertSQL(into:columns:)`` and returns the new row's id.
+    func insert() throws -> Int64
+    /// Ready to run again: rows released, bindings cleared.
+    func reset()
+    /// Releases the statement (it is not used again).
+    func finalize()
+    /// The SQL text with the bound values written in (for ``Database/includesBoundValuesInErrors``).
+    func expandedSQL() -> String?
+    var columnCount: Int32 { get }
+    func columnName(_ index: Int32) -> String
+    func isNull(_ index: Int32) -> Bool
+    func int64(_ index: Int32) -> Int64
+    func double(_ index: Int32) -> Double
+    /// The column's text; `nil` when it is not valid UTF-8.
+    func string(_ index: Int32) -> String?
+    func data(_ index: Int32) -> Data
+    /// The column as a ``DatabaseValue``, mapped from the engine's type.
+    /// - Throws: `.typeMismatch` for text that is not valid UTF-8.
+    func value(_ index: Int32) throws -> DatabaseValue
+    /// The column's value with text and bytes borrowed, not copied (text not validated):
+    /// valid until the next step, reset or call of `cell`.
+    func cell(_ index: Int32) -> Cell
+}
+
+/// A column's value without copying: text and bytes borrowed from the row or the record.
+package enum Cell {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(UnsafeRawBufferPointer)
+    case blob(UnsafeRawBufferPointer)
+
+    /// `NULL`, `INTEGER`, `REAL`, `TEXT` or `BLOB`, for messages.
+    package var storageClassName: String {
+        switch self {
+        case .null: DatabaseValue.null.storageClassName
+        case .integer: DatabaseValue.integer(0).storageClassName
+        case .real: DatabaseValue.real(0).storageClassName
+        case .text: DatabaseValue.text("").storageClassName
+        case .blob: DatabaseValue.blob(Data()).storageClassName
+        }
+    }
+}
+
+/// Where SQL differs between engines. The SQL the library writes is otherwise common to
+/// both: double-quoted identifiers, `?` placeholders (an engine may rewrite them when it
+/// prepares), `LIMIT ? OFFSET ?`, `SAVEPOINT`/`RELEASE`/`ROLLBACK TO`, standard joins.
+package protocol SQLDialect: Sendable {
+    /// The engine's name, for messages: `SQLite`, `PostgreSQL`.
+    var name: String { get }
+
+    // MARK: Tables
+
+    /// The `id` column's definition in `CREATE TABLE`.
+    var primaryKeyDefinition: String { get }
+    /// A column's type in DDL.
+    func columnType(_ type: SQLType, _ kind: ColumnKind) -> String
+    /// A default value as a DDL literal (engines do not bind defaults).
+    func defaultLiteral(_ value: DatabaseValue, _ type: SQLType, _ kind: ColumnKind) -> String
+    /// Whether a declared type found in the database holds what a column of `type` and
+    /// `kind` stores (SQLite: the same affinity).
+    func typeMatches(_ found: String, _ type: SQLType, _ kind: ColumnKind) -> Bool
+    /// The storage class that a declared type found in the database holds (for models made
+    /// from an existing table).
+    func storageClass(ofDeclaredType type: String) -> SQLType
+    /// Checks a table or column name before it is used in DDL (an engine may limit length).
+    /// - Throws: `.invalidModel` saying what is wrong.
+    func validateName(_ name: String, of what: String) throws
+
+    // MARK: Statements
+
+    /// `INSERT INTO "T" (columns) VALUES (?, …)` that ``EngineStatement/insert()`` runs.
+    func insertSQL(into table: String, columns: [String]) -> String
+    /// `INSERT` that does nothing when a row with the same unique key exists.
+    func insertIgnoringConflictsSQL(into table: String, columns: [String]) -> String
+    /// `value LIKE pattern` (or `NOT LIKE`) with SQLite's meaning on every engine: `%` and `_`
+    /// only (no escape character), ASCII letters matched without case, any value as text.
+    func like(_ value: String, _ pattern: String, negated: Bool) -> String
+    /// `column = ?` comparing ASCII letters without case (uniqueness with `caseSensitive: false`).
+    func equalsIgnoringASCIICase(_ column: String) -> String
+    /// The value bound to `LIMIT ?` for no limit.
+    var unlimited: DatabaseValue { get }
+    /// An aggregate over `expression` (already SQL, or `*` for `count`), by its name in the
+    /// query language: `count`, `min` and `max` as the engine returns them, `sum` as SQLite's
+    /// (an integer for integers), `avg` and `total` (0 for no rows) as doubles.
+    func aggregate(_ function: String, _ expression: String) -> String
+    /// The statement that begins a top-level transaction (write intent).
+    var beginTransactionSQL: String { get }
+    /// The statement that begins the read-only transaction a cursor reads in, on an engine
+    /// whose cursors need one (``StatementUse/cursor``); `nil` when cursors need none.
+    var beginCursorTransactionSQL: String? { get }
+    /// Statements that make the current transaction the only one changing the schema until
+    /// it ends, so that two processes migrating at once do not both create a table; empty
+    /// when the engine's transactions are serialized anyway.
+    func schemaLockSQL() -> [String]
+    /// Whether a failed statement aborts the whole transaction (PostgreSQL), so that only
+    /// a rollback (to a savepoint) continues it.
+    var failedStatementAbortsTransaction: Bool { get }
+
+    // MARK: Names
+
+    /// Whether two identifiers name the same thing to the engine (SQLite: ASCII letters
+    /// without case; PostgreSQL: quoted names exactly).
+    func sameName(_ lhs: String, _ rhs: String) -> Bool
+
+    // MARK: Reading the schema (each runs on the given connection)
+
+    /// The database's tables (not the engine's own), sorted.
+    func tableNames(_ connection: Connection) throws -> [String]
+    /// A table's columns in order; empty when there is no such table.
+    func columns(of table: String, _ connection: Connection) throws -> [ColumnDescription]
+    /// A table's indexes (those the engine makes for UNIQUE constraints too; not the primary key's).
+    func indexes(of table: String, _ connection: Connection) throws -> [IndexDescription]
+    /// A table's foreign keys, one per referencing column.
+    func foreignKeys(of table: String, _ connection: Connection) throws -> [ForeignKeyDescription]
+
+    // MARK: Changing it (versioned migrations; each runs inside the step's transaction)
+    // Renaming a table or a column is `ALTER TABLE … RENAME` on both engines.
+
+    /// Runs `body` (one migration step's transaction) as the engine needs for schema changes
+    /// (SQLite turns foreign keys off around it, since a rebuild drops and remakes tables).
+    func aroundMigrationStep<R>(_ connection: Connection, _ body: () throws -> R) throws -> R
+    /// Renames an index, which then covers `columns` of `table` (their names now).
+    func renameIndex(_ index: IndexDescription, to newName: String, on table: String, columns: [String], _ connection: Connection) throws
+    /// Drops a column (SQLite rebuilds the table).
+    func dropColumn(_ column: String, from table: String, _ connection: Connection) throws
+    /// Changes a column's declared type (SQLite rebuilds the table; values are converted as
+    /// the engine converts them).
+    func changeColumnType(_ column: String, in table: String, to type: SQLType, _ kind: ColumnKind, _ connection: Connection) throws
+    /// `CREATE TABLE IF NOT EXISTS` for the table that records versioned migrations (name,
+    /// time applied), keeping the order in which they were recorded.
+    func migrationsTableSQL(_ table: String) -> String
+    /// The expression that orders the migrations table's rows as they were recorded.
+    var migrationsOrder: String { get }
+}
+
+/// A column as the database describes it.
+package struct ColumnDescription: Sendable, Equatable {
+    package var name: String
+    /// The declared type, as the engine reports it.
+    package var type: String
+    package var isNullable: Bool
+    /// The default value's SQL text, if any.
+    package var defaultSQL: String?
+    package var isPrimaryKey: Bool
+
+    package init(name: String, type: String, isNullable: Bool, defaultSQL: String?, isPrimaryKey: Bool) {
+        self.name = name
+        self.type = type
+        self.isNullable = isNullable
+        self.defaultSQL = defaultSQL
+        self.isPrimaryKey = isPrimaryKey
+    }
+}
+
+/// An index as the database describes it.
+package struct IndexDescription: Sendable, Equatable {
+    package var name: String
+    package var isUnique: Bool
+    /// Its columns, in order (empty for an index on expressions).
+    package var columns: [String]
+    /// Whether the index has a `WHERE` clause.
+    package var isPartial: Bool
+
+    package init(name: String, isUnique: Bool, columns: [String], isPartial: Bool = false) {
+        self.name = name
+        self.isUnique = isUnique
+        self.columns = columns
+        self.isPartial = isPartial
+    }
+}
+
+/// A foreign key as the database describes it: one referencing column.
+package struct ForeignKeyDescription: Sendable, Equatable {
+    package var column: String
+    package var table: String
+    package var referencedColumn: String
+
+    package init(column: String, table: String, referencedColumn: String) {
+        self.column = column
+        self.table = table
+        self.referencedColumn = referencedColumn
+    }
+}

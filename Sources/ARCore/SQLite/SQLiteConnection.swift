@@ -1,0 +1,158 @@
+import ActiveRecordSQLite
+import Foundation
+
+/// One SQLite connection: opened with WAL, `synchronous=NORMAL`, foreign keys on, a finite
+/// busy timeout and extended result codes, and checked with a probe query so that a file
+/// that is not a database fails at open. A reader is `query_only`.
+///
+/// A value around the `sqlite3` handle: ``Connection`` owns it and closes it.
+package struct SQLiteConnection: EngineConnection {
+    package let handle: OpaquePointer
+
+    /// How long a connection waits for a lock held by another connection.
+    package static let busyTimeoutMilliseconds: Int32 = 10_000
+
+    /// Opens (and for a new path creates) the database at `path`.
+    ///
+    /// - Parameters:
+    ///   - readOnly: open without write access.
+    ///   - uri: read `path` as an SQLite URI filename (only for ``DatabaseLocation/uri(_:)``).
+    ///   - role: a reader connection is `PRAGMA query_only`.
+    /// - Throws: `.cannotOpen`, `.notADatabase` or `.readOnly` with the path; the file is not
+    ///   modified when opening fails.
+    package init(path: String, readOnly: Bool = false, uri: Bool = false, role: ConnectionRole = .writer) throws {
+        var handle: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | (uri ? SQLITE_OPEN_URI : 0)
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard let handle else {
+            throw ActiveRecordError(.cannotOpen, "cannot open database at \(path): out of memory")
+        }
+        guard code == SQLITE_OK else {
+            let message = String(cString: sqlite3_errmsg(handle))
+            sqlite3_close_v2(handle)
+            throw Self.openError(code: code, path: path, detail: message)
+        }
+        self.handle = handle
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, Self.busyTimeoutMilliseconds)
+        do {
+            try configure(readOnly: readOnly, role: role)
+        } catch let error as ActiveRecordError {
+            sqlite3_close_v2(handle)
+            throw Self.openError(code: error.resultCode ?? SQLITE_ERROR, path: path, detail: error.message)
+        }
+    }
+
+    private func configure(readOnly: Bool, role: ConnectionRole) throws {
+        // The probe reads the header before anything writes to the file,
+        // so a file that is not a database is left exactly as it was.
+        try execute("SELECT count(*) FROM sqlite_master")
+        if !readOnly, sqlite3_db_readonly(handle, "main") == 1 {
+            throw ActiveRecordError(.readOnly, "the file is read-only", resultCode: SQLITE_READONLY)
+        }
+        if !readOnly { try execute("PRAGMA journal_mode=WAL") }
+        try execute("PRAGMA synchronous=NORMAL")
+        try execute("PRAGMA foreign_keys=ON")
+        if role == .reader { try execute("PRAGMA query_only=1") }
+    }
+
+    /// Runs one statement with no parameters, its rows ignored.
+    package func execute(_ sql: String) throws {
+        let statement = try prepareStatement(sql, .once)
+        defer { statement.finalize() }
+        while try statement.step() {}
+    }
+
+    private static func openError(code: Int32, path: String, detail: String) -> ActiveRecordError {
+        switch code & 0xFF {
+        case SQLITE_NOTADB:
+            return ActiveRecordError(
+                .notADatabase,
+                "\(path) is not an SQLite database (\(detail)); it was left untouched. "
+                    + "Point the configuration at a database file or at a new path.",
+                resultCode: code)
+        case SQLITE_READONLY:
+            return ActiveRecordError(
+                .readOnly,
+                "the database file \(path) is read-only; make it writable or open it read-only.",
+                resultCode: code)
+        case SQLITE_CANTOPEN:
+            let directory = (path as NSString).deletingLastPathComponent
+            let reason = FileManager.default.fileExists(atPath: directory.isEmpty ? "." : directory)
+                ? "check that the path is a file and that it is readable and writable"
+                : "the directory \(directory) does not exist; create it first"
+            return ActiveRecordError(.cannotOpen, "cannot open database at \(path): \(reason).", resultCode: code)
+        default:
+            return ActiveRecordError(.cannotOpen, "cannot open database at \(path): \(detail)", resultCode: code)
+        }
+    }
+
+    // MARK: EngineConnection
+
+    package func prepare(_ sql: String, _ use: StatementUse) throws -> any EngineStatement {
+        try prepareStatement(sql, use)
+    }
+
+    /// Prepares exactly one statement; SQL with a second statement is refused.
+    package func prepareStatement(_ sql: String, _ use: StatementUse) throws -> SQLiteStatement {
+        var statement: OpaquePointer?
+        let flags = use == .cached ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        // The tail points into the C string, which lives only inside this closure.
+        let (code, hasMore) = sql.withCString { text -> (Int32, Bool) in
+            var tail: UnsafePointer<CChar>?
+            let code = sqlite3_prepare_v3(handle, text, -1, flags, &statement, &tail)
+            guard code == SQLITE_OK, let tail else { return (code, false) }
+            return (code, String(cString: tail).contains { !$0.isWhitespace && $0 != ";" })
+        }
+        guard code == SQLITE_OK else { throw Self.error(code, handle, sql: sql) }
+        guard let statement else {
+            throw ActiveRecordError(.misuse, "the SQL text holds no statement", sql: sql)
+        }
+        if hasMore {
+            sqlite3_finalize(statement)
+            throw ActiveRecordError(.misuse, "only one SQL statement may run at a time", sql: sql)
+        }
+        return SQLiteStatement(handle: statement)
+    }
+
+    package var changedRowCount: Int { Int(sqlite3_changes64(handle)) }
+
+    /// SQLite's transactions survive a failed statement.
+    package var isInFailedTransaction: Bool { false }
+
+    package var isUsable: Bool { true }
+
+    package func close() { sqlite3_close_v2(handle) }
+
+    /// Turns SQLite's legacy reading of a double-quoted unknown name as a string on or off.
+    package func setDoubleQuotedStrings(_ enabled: Bool) {
+        _ = ar_sqlite_set_double_quoted_strings(handle, enabled ? 1 : 0)
+    }
+
+    // MARK: Errors
+
+    /// An error for result `code` on connection `handle`, with SQLite's message and the SQL text.
+    package static func error(_ code: Int32, _ handle: OpaquePointer?, sql: String?) -> ActiveRecordError {
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+        let kind: ActiveRecordError.Code
+        switch code & 0xFF {
+        case SQLITE_CONSTRAINT: kind = .constraint
+        case SQLITE_NOTADB: kind = .notADatabase
+        case SQLITE_READONLY: kind = .readOnly
+        case SQLITE_CANTOPEN: kind = .cannotOpen
+        case SQLITE_MISMATCH: kind = .typeMismatch
+        case SQLITE_BUSY: kind = .busy
+        default: kind = .sqlite
+        }
+        var error = ActiveRecordError(kind, message, resultCode: code, sql: sql)
+        switch code {
+        case AR_SQLITE_CONSTRAINT_UNIQUE, AR_SQLITE_CONSTRAINT_PRIMARYKEY: error.constraint = .unique
+        case AR_SQLITE_CONSTRAINT_FOREIGNKEY: error.constraint = .foreignKey
+        case AR_SQLITE_CONSTRAINT_NOTNULL: error.constraint = .notNull
+        case AR_SQLITE_CONSTRAINT_CHECK: error.constraint = .check
+        default: break
+        }
+        return error
+    }
+}

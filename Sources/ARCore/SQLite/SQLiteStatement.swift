@@ -1,0 +1,178 @@
+import ActiveRecordSQLite
+import Foundation
+
+/// `SQLITE_TRANSIENT`: SQLite copies the bytes before the bind call returns.
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// A prepared SQLite statement: a value around the `sqlite3_stmt` handle, which
+/// ``Statement`` owns and finalizes. Every method is a direct sqlite3 call.
+package struct SQLiteStatement: EngineStatement {
+    package let handle: OpaquePointer
+
+    /// The SQL text, for errors.
+    private var sql: String { String(cString: sqlite3_sql(handle)) }
+
+    // MARK: Binding (1-based)
+
+    @inline(__always)
+    package func bind(_ value: DatabaseValue, at index: Int32) throws {
+        let code: Int32
+        switch value {
+        case .null: code = sqlite3_bind_null(handle, index)
+        case .integer(let int): code = sqlite3_bind_int64(handle, index, int)
+        case .real(let double): code = sqlite3_bind_double(handle, index, double)
+        case .text(let string): code = bindText(string, at: index)
+        case .blob(let data): code = bindBlob(data, at: index)
+        }
+        if code != SQLITE_OK { throw failure(code) }
+    }
+
+    private func bindText(_ string: String, at index: Int32) -> Int32 {
+        var string = string
+        return string.withUTF8 { bytes in
+            // An empty buffer may have no base address; SQLite would read that as NULL.
+            guard let base = bytes.baseAddress, bytes.count > 0 else {
+                return sqlite3_bind_text(handle, index, "", 0, nil)
+            }
+            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                sqlite3_bind_text(handle, index, $0, Int32(bytes.count), transient)
+            }
+        }
+    }
+
+    private func bindBlob(_ data: Data, at index: Int32) -> Int32 {
+        guard !data.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
+        return data.withUnsafeBytes { bytes in
+            sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), transient)
+        }
+    }
+
+    // MARK: Stepping
+
+    /// Runs one step: `true` when a row is available, `false` when done.
+    @inline(__always)
+    package func step() throws -> Bool {
+        switch sqlite3_step(handle) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        case let code: throw stepFailure(code)
+        }
+    }
+
+    /// The error of a failed step (the statement reset, as SQLite needs before it runs again).
+    @inline(never)
+    private func stepFailure(_ code: Int32) -> ActiveRecordError {
+        let error = failure(code)
+        sqlite3_reset(handle)
+        return error
+    }
+
+    @inline(never)
+    private func failure(_ code: Int32) -> ActiveRecordError {
+        SQLiteConnection.error(code, sqlite3_db_handle(handle), sql: sql)
+    }
+
+    @inline(__always)
+    package func insert() throws -> Int64 {
+        _ = try step()
+        return sqlite3_last_insert_rowid(sqlite3_db_handle(handle))
+    }
+
+    @inline(__always)
+    package func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    package func finalize() { sqlite3_finalize(handle) }
+
+    package func expandedSQL() -> String? {
+        guard let expanded = sqlite3_expanded_sql(handle) else { return nil }
+        defer { sqlite3_free(expanded) }
+        return String(cString: expanded)
+    }
+
+    // MARK: Columns (0-based), decoded straight from sqlite3_column_*
+
+    package var columnCount: Int32 { sqlite3_column_count(handle) }
+
+    package func columnName(_ index: Int32) -> String {
+        String(cString: sqlite3_column_name(handle, index))
+    }
+
+    @inline(__always)
+    package func isNull(_ index: Int32) -> Bool {
+        sqlite3_column_type(handle, index) == SQLITE_NULL
+    }
+
+    @inline(__always)
+    package func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+
+    @inline(__always)
+    package func double(_ index: Int32) -> Double { sqlite3_column_double(handle, index) }
+
+    /// The column's TEXT; `nil` when its bytes are not valid UTF-8 (written by another
+    /// program): read as a String they would be changed, so they are a mismatch instead.
+    @inline(__always)
+    package func string(_ index: Int32) -> String? {
+        guard let text = sqlite3_column_text(handle, index) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        // SQLite ends TEXT with a NUL: without a NUL inside, the C-string initializer validates
+        // on its fast path (the generic `String(validating:as:)` looks up type metadata per call).
+        return text.withMemoryRebound(to: CChar.self, capacity: count + 1) { cString in
+            if strlen(cString) == count { return String(validatingCString: cString) }
+            return String(validating: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+        }
+    }
+
+    @inline(__always)
+    package func data(_ index: Int32) -> Data {
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard count > 0, let bytes = sqlite3_column_blob(handle, index) else { return Data() }
+        return Data(bytes: bytes, count: count)
+    }
+
+    /// The column as a ``DatabaseValue``, by its storage class in this row.
+    /// - Throws: `.typeMismatch` for TEXT that is not valid UTF-8.
+    @inline(__always)
+    package func value(_ index: Int32) throws -> DatabaseValue {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_NULL: return .null
+        case SQLITE_INTEGER: return .integer(int64(index))
+        case SQLITE_FLOAT: return .real(double(index))
+        case SQLITE_TEXT:
+            guard let text = string(index) else { throw invalidUTF8(index) }
+            return .text(text)
+        default: return .blob(data(index))
+        }
+    }
+
+    /// The bytes stay SQLite's until the next step or reset (the column's type is not converted).
+    @inline(__always)
+    package func cell(_ index: Int32) -> Cell {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_NULL: return .null
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, index))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, index))
+        case SQLITE_TEXT:
+            let text = sqlite3_column_text(handle, index)
+            return .text(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, index))))
+        default:
+            let bytes = sqlite3_column_blob(handle, index)
+            return .blob(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, index))))
+        }
+    }
+
+    /// The error for TEXT that is not valid UTF-8 (kept out of line: it is rare).
+    @inline(never)
+    private func invalidUTF8(_ index: Int32) -> ActiveRecordError {
+        invalidUTF8Error(column: index, bytes: Int(sqlite3_column_bytes(handle, index)))
+    }
+}
+
+/// The error for a result column holding text that is not valid UTF-8 (any engine).
+package func invalidUTF8Error(column: Int32, bytes: Int) -> ActiveRecordError {
+    ActiveRecordError(
+        .typeMismatch,
+        "result column \(column) holds TEXT that is not valid UTF-8 (\(bytes) bytes); it cannot be read as text")
+}
