@@ -10,6 +10,9 @@ let package = Package(
     name: "swift-activerecord",
     products: [
         .library(name: "ActiveRecord", targets: ["ActiveRecord"]),
+        // The PostgreSQL engine (libpq): `Database(.postgres("postgresql://…"))`. A program that
+        // uses only SQLite does not depend on it, and needs no libpq.
+        .library(name: "ActiveRecordPostgreSQL", targets: ["ActiveRecordPostgreSQL"]),
         .executable(name: "ActiveRecordQuickstart", targets: ["ActiveRecordQuickstart"]),
         // The C ABI: libactiverecord.so, with the header include/activerecord.h.
         .library(name: "activerecord", type: .dynamic, targets: ["ActiveRecordC"]),
@@ -21,9 +24,16 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev", "pkg-config"])]
         ),
-        // The engine: connections, statements, values, schema, reflection and key-path
-        // resolution, records and their CRUD, transactions, automatic migration, and the
-        // hooks the feature targets plug into (callbacks, validation, relation fields).
+        // The system libpq (pkg-config `libpq`), for the PostgreSQL engine only.
+        .systemLibrary(
+            name: "ActiveRecordLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev", "pkg-config"])]
+        ),
+        // The core: the backend boundary and its SQLite engine, connections, statements, values,
+        // schema, reflection and key-path resolution, records and their CRUD, transactions,
+        // automatic migration, and the hooks the feature targets plug into (callbacks,
+        // validation, relation fields).
         .target(name: "ARCore", dependencies: ["ActiveRecordSQLite"]),
         // The lazy query, its compiler and the predicate language; cursors.
         .target(name: "ARQuery", dependencies: ["ARCore"]),
@@ -33,6 +43,8 @@ let package = Package(
         .target(name: "ARValidation", dependencies: ["ARCore"]),
         // The drift report and versioned migrations.
         .target(name: "ARMigrations", dependencies: ["ARCore"]),
+        // The PostgreSQL engine: the backend boundary implemented over libpq.
+        .target(name: "ActiveRecordPostgreSQL", dependencies: ["ARCore", "ActiveRecordLibPQ"]),
         // The umbrella: re-exports only.
         .target(
             name: "ActiveRecord",
@@ -48,12 +60,12 @@ let package = Package(
         // A child process the crash tests kill in the middle of a transaction.
         .executableTarget(
             name: "ActiveRecordStressChild",
-            dependencies: ["ActiveRecord"],
+            dependencies: ["ActiveRecord", "ActiveRecordPostgreSQL"],
             path: "Tests/StressChild"
         ),
         .testTarget(
             name: "ActiveRecordTests",
-            dependencies: ["ActiveRecord", "ActiveRecordQuickstart", "ActiveRecordStressChild"]
+            dependencies: ["ActiveRecord", "ActiveRecordPostgreSQL", "ActiveRecordQuickstart", "ActiveRecordStressChild"]
         ),
     ],
     swiftLanguageModes: [.v6]

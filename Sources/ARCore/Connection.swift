@@ -149,9 +149,8 @@ package final class Connection {
     package func rows(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
         try withStatement(sql, arguments) { statement in
             var rows: [[DatabaseValue]] = []
-            let count = statement.columnCount
             while try statement.step() {
-                rows.append(try (0..<count).map { try statement.value($0) })
+                rows.append(try (0..<statement.columnCount).map { try statement.value($0) })
             }
             return rows
         }

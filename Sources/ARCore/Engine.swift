@@ -95,6 +95,7 @@ package protocol EngineStatement {
     func finalize()
     /// The SQL text with the bound values written in (for ``Database/includesBoundValuesInErrors``).
     func expandedSQL() -> String?
+    /// The number of result columns (known once the statement has run: read it after a step).
     var columnCount: Int32 { get }
     func columnName(_ index: Int32) -> String
     func isNull(_ index: Int32) -> Bool

@@ -63,7 +63,21 @@ extension Model {
         let isNew = header.id == nil
         let changed = mapping.table.changedColumns(of: self)
         guard isNew || !changed.isEmpty || pending else { return }  // nothing to write: no SQL, no callbacks
-        try Database.current.transaction { try saveWithLifecycle(mapping, isNew: isNew, changed: changed) }
+        do {
+            try Database.current.transaction { try saveWithLifecycle(mapping, isNew: isNew, changed: changed) }
+        } catch let error as ActiveRecordError where error.isUniqueViolation && mapping.validates {
+            // A concurrent saver won the race at a unique index (or a callback changed the
+            // value after validation): the uniqueness validations that now fail say which.
+            // Checked once the save's transaction (or savepoint) has rolled back: on an engine
+            // where a failed statement aborts the transaction, nothing more runs inside it.
+            let changedNames = isNew ? nil : Set(changed.map { mapping.table.schema.columns[$0].name })
+            guard let validating = self as? any ValidationHook,
+                  let failures = try? validating.uniquenessFailures(changedColumns: changedNames), !failures.isEmpty else {
+                throw error
+            }
+            errors = failures
+            throw ActiveRecordError.validationFailed(ModelMapping.modelName(type(of: self)), failures)
+        }
     }
 
     /// Validations, callbacks and relation hooks around the write, in Rails' order,
@@ -82,17 +96,7 @@ extension Model {
         try callbacks?.beforeSave()
         try isNew ? callbacks?.beforeCreate() : callbacks?.beforeUpdate()
         for hook in mapping.hooks { try hook.kind.willSave(in: self, at: hook.offset) }
-        do {
-            try mapping.table.save(self)
-        } catch let error as ActiveRecordError where error.isUniqueViolation {
-            // A concurrent saver won the race at a unique index (or a callback changed the
-            // value after validation): the uniqueness validations that now fail say which.
-            guard let failures = try validating?.uniquenessFailures(changedColumns: changedNames), !failures.isEmpty else {
-                throw error
-            }
-            errors = failures
-            throw ActiveRecordError.validationFailed(ModelMapping.modelName(type(of: self)), failures)
-        }
+        try mapping.table.save(self)  // a unique violation is explained by save(), after the rollback
         for hook in mapping.hooks { try hook.kind.didSave(in: self, at: hook.offset) }
         try isNew ? callbacks?.afterCreate() : callbacks?.afterUpdate()
         try callbacks?.afterSave()

@@ -83,6 +83,9 @@ package struct PredicateRenderer {
                         "IN %@ needs an array or a set for placeholder \(index + 1), but a single value was given",
                         at: position)
                 }
+                // `x IN ()` is false whatever x is (NULL too), `x NOT IN ()` true; PostgreSQL has no
+                // empty list, so both engines get the constant.
+                guard count > 0 else { return negated ? "(1 = 1)" : "(1 = 0)" }
                 for element in 0..<count { parameters.append(.argumentElement(index, element: element)) }
                 return left + Array(repeating: "?", count: count).joined(separator: ", ") + ")"
             }

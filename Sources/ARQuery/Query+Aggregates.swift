@@ -59,8 +59,7 @@ extension Query {
         return try sql.withReader { connection in
             try connection.withStatement(sql.select(list.joined(separator: ", ")), selectArguments + sql.arguments) { statement in
                 var rows: [[DatabaseValue]] = []
-                let count = statement.columnCount
-                while try statement.step() { rows.append(try (0..<count).map { try statement.value($0) }) }
+                while try statement.step() { rows.append(try (0..<statement.columnCount).map { try statement.value($0) }) }
                 return rows
             }
         }

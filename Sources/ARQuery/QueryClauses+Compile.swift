@@ -97,9 +97,13 @@ struct CompiledQuery {
     /// The base table's records: ``select(_:)`` with its (selected) columns.
     var recordsSQL: String { select(tables[0].selectList(columns: selectedColumns)) }
 
-    /// `SELECT count(*) …` and its arguments: the rows ``recordsSQL`` returns.
+    /// `SELECT count(*) …` and its arguments: the rows ``recordsSQL`` returns. Counted over a
+    /// subquery that selects only what tells rows apart (the columns for `distinct`, else a
+    /// constant), which a grouped query can select on every engine.
     var count: (sql: String, arguments: [DatabaseValue]) {
-        needsSubquery ? ("SELECT count(*) FROM (\(recordsSQL)) AS \(Self.subqueryName)", arguments) : ("SELECT count(*) \(body)", bodyArguments)
+        guard needsSubquery else { return ("SELECT count(*) \(body)", bodyArguments) }
+        let rows = isDistinct ? recordsSQL : select("1")
+        return ("SELECT count(*) FROM (\(rows)) AS \(Self.subqueryName)", arguments)
     }
 
     /// The name a subquery in `FROM` is given (PostgreSQL requires one).

@@ -96,17 +96,18 @@ private func validateAndSave(_ record: OpaquePointer?, _ validations: Validation
         }
         let names = ValidationSubjectNames(model: handle.model.name)
         let changedColumns = record.isNewRecord ? nil : Set(changed.map { table.schema.columns[$0].name })
-        try handle.model.database.database.transaction {
-            let failures = try validations.failures(of: record, subject: names, changedColumns: changedColumns)
-            guard failures.isEmpty else { throw handle.failed(failures) }
-            do {
-                try record.save()
-            } catch let error as ActiveRecordError where error.isUniqueViolation {
-                let failures = try validations.failures(
-                    of: record, subject: names, changedColumns: changedColumns, uniquenessOnly: true)
+        do {
+            try handle.model.database.database.transaction {
+                let failures = try validations.failures(of: record, subject: names, changedColumns: changedColumns)
                 guard failures.isEmpty else { throw handle.failed(failures) }
-                throw error
+                try record.save()
             }
+        } catch let error as ActiveRecordError where error.isUniqueViolation {
+            // Checked after the rollback, as in Swift (a failed statement may abort the transaction).
+            let failures = try validations.failures(
+                of: record, subject: names, changedColumns: changedColumns, uniquenessOnly: true)
+            guard failures.isEmpty else { throw handle.failed(failures) }
+            throw error
         }
         return .ok
     }

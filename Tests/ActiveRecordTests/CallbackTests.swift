@@ -47,8 +47,9 @@ final class Tallied: Model, Callbacks {
 struct CallbackTests {
     /// `destroyAll()` destroys each record with its callbacks, in one transaction: a
     /// callback that refuses keeps every record.
-    @Test func destroyAllRunsEachRecordsCallbacks() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(.serialized, arguments: TestEngine.all) func destroyAllRunsEachRecordsCallbacks(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
+            Tallied.destroyed.withLock { $0 = [] }
             for n in [1, 2, 3] { try Tallied.create(["n": n]) }
             #expect(try Tallied.destroyAll() == 3)
             #expect(Tallied.destroyed.withLock { $0 } == [1, 2, 3])
@@ -59,8 +60,8 @@ struct CallbackTests {
         }
     }
 
-    @Test func callbacksRunInRailsOrder() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func callbacksRunInRailsOrder(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let diary = Diary()
             diary.title = "day one"
             try diary.save()
@@ -81,8 +82,8 @@ struct CallbackTests {
         }
     }
 
-    @Test func anInvalidRecordStopsAfterValidation() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func anInvalidRecordStopsAfterValidation(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let diary = Diary()
             expectError(.validationFailed) { try diary.save() }
             #expect(diary.log == ["beforeValidation"])
@@ -90,9 +91,9 @@ struct CallbackTests {
         }
     }
 
-    @Test("a before-callback aborts and nothing is written", arguments: ["beforeValidation", "afterValidation", "beforeSave", "beforeCreate"])
-    func abortOnCreate(_ callback: String) throws {
-        try withMemoryDatabase { _ throws in
+    @Test("a before-callback aborts and nothing is written", arguments: TestEngine.all, ["beforeValidation", "afterValidation", "beforeSave", "beforeCreate"])
+    func abortOnCreate(_ engine: TestEngine, _ callback: String) throws {
+        try withDatabase(engine) { _ throws in
             let diary = Diary()
             diary.title = "x"
             diary.failIn = callback
@@ -102,9 +103,9 @@ struct CallbackTests {
         }
     }
 
-    @Test("a throwing after-callback rolls the write back", arguments: ["afterCreate", "afterSave"])
-    func rollbackOnCreate(_ callback: String) throws {
-        try withMemoryDatabase { _ throws in
+    @Test("a throwing after-callback rolls the write back", arguments: TestEngine.all, ["afterCreate", "afterSave"])
+    func rollbackOnCreate(_ engine: TestEngine, _ callback: String) throws {
+        try withDatabase(engine) { _ throws in
             let diary = Diary()
             diary.title = "x"
             diary.failIn = callback
@@ -118,8 +119,8 @@ struct CallbackTests {
         }
     }
 
-    @Test func aThrowingAfterUpdateKeepsTheChangeUnsaved() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func aThrowingAfterUpdateKeepsTheChangeUnsaved(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let diary = try Diary.create(["title": "old"])
             diary.title = "new"
             diary.failIn = "afterUpdate"
@@ -132,8 +133,8 @@ struct CallbackTests {
         }
     }
 
-    @Test func beforeDestroyAbortsTheDestroy() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func beforeDestroyAbortsTheDestroy(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let diary = try Diary.create(["title": "keep"])
             diary.failIn = "beforeDestroy"
             #expect(throws: Abort.self) { try diary.destroy() }
@@ -144,8 +145,8 @@ struct CallbackTests {
         }
     }
 
-    @Test func aCallbackCanSetColumnsBeforeTheWrite() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func aCallbackCanSetColumnsBeforeTheWrite(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let post = Slugged()
             post.title = "Hello World"
             try post.save()
@@ -156,8 +157,8 @@ struct CallbackTests {
 
 @Suite("Rollback restores records in memory")
 struct RollbackStateTests {
-    @Test func recordsSavedInARolledBackTransactionAreNewAgain() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func recordsSavedInARolledBackTransactionAreNewAgain(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let kept = try Item.create(["title": "kept"])
             let fresh = Item()
             fresh.title = "fresh"
@@ -177,8 +178,8 @@ struct RollbackStateTests {
         }
     }
 
-    @Test func anInnerSavepointRollbackUndoesOnlyItsRecords() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func anInnerSavepointRollbackUndoesOnlyItsRecords(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let outer = Item()
             let inner = Item()
             try db.transaction {
@@ -221,8 +222,8 @@ enum Guarded {
 
 @Suite("Relations and validations")
 struct RelationValidationTests {
-    @Test func aChildFailingValidationFailsTheOwnerAndLeavesTheDatabaseAsItWas() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func aChildFailingValidationFailsTheOwnerAndLeavesTheDatabaseAsItWas(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let team = Guarded.Team()
             team.name = "reds"
             let good = Guarded.Player()
@@ -243,8 +244,8 @@ struct RelationValidationTests {
         }
     }
 
-    @Test func aThroughChildFailingValidationFailsTheOwner() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func aThroughChildFailingValidationFailsTheOwner(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let team = Guarded.Team()
             team.name = "blues"
             let chess = Guarded.Club()

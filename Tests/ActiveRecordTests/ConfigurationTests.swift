@@ -34,11 +34,14 @@ struct ConfigurationTests {
         #expect(try storedValue(one, "PRAGMA journal_mode") == .text("wal"))
     }
 
-    @Test func automaticMigrationsOffCreatesNothing() throws {
-        let db = try Database(.inMemory, automaticMigrations: false)
+    @Test(arguments: TestEngine.all) func automaticMigrationsOffCreatesNothing(engine: TestEngine) throws {
+        let test = try engine.makeDatabase(automaticMigrations: false)
+        defer { test.drop() }
+        let db = test.database
         db.use {
-            let error = expectError(.sqlite) { try Item.create(["title": "x"]) }
-            #expect(error?.message.contains("no such table") == true)
+            let error = expectError(engine.genericErrorCode) { try Item.create(["title": "x"]) }
+            let missing = engine == .sqlite ? "no such table" : #"relation "Item" does not exist"#
+            #expect(error?.message.contains(missing) == true)
         }
         #expect(try db.tableNames() == [])
     }

@@ -76,25 +76,33 @@ struct ConnectionTests {
         try? FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
     }
 
-    @Test func constraintViolationsAreConstraintErrorsWithSQLButNoValues() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func constraintViolationsAreConstraintErrorsWithSQLButNoValues(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try Account.create(["email": "secret@example.com"])
             let error = expectError(.constraint) { try Account.create(["email": "secret@example.com"]) }
-            #expect(error?.resultCode == 2067)  // SQLITE_CONSTRAINT_UNIQUE
-            #expect(error?.sql == #"INSERT INTO "Account" ("createdAt", "updatedAt", "email") VALUES (?, ?, ?)"#)
+            #expect(error?.isUniqueViolation == true)
+            let insert = #"INSERT INTO "Account" ("createdAt", "updatedAt", "email") VALUES (?, ?, ?)"#
+            switch engine {
+            case .sqlite:
+                #expect(error?.resultCode == 2067)  // SQLITE_CONSTRAINT_UNIQUE
+                #expect(error?.sql == insert)
+                #expect(error?.message.contains("UNIQUE constraint failed: Account.email") == true)
+            case .postgres:
+                #expect(error?.sqlState == "23505")
+                #expect(error?.sql == insert + #" RETURNING "id""#)
+                #expect(error?.message.contains(#"violates unique constraint "Account_email_unique""#) == true)
+            }
             #expect(error?.description.contains("secret@example.com") == false)
-            #expect(error?.message.contains("UNIQUE constraint failed: Account.email") == true)
             #expect(try Account.count() == 1)
             // The statement is usable again after the failure.
             try Account.create(["email": "other@example.com"])
             #expect(try Account.count() == 2)
-            let indexes = try db.rows(#"SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Account'"#)
-            #expect(indexes == [[.text("Account_email_unique")]])
+            #expect(try indexNames(db, "Account") == ["Account_email_unique"])
         }
     }
 
-    @Test func boundValuesAppearInErrorsOnlyWhenAsked() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func boundValuesAppearInErrorsOnlyWhenAsked(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try Account.create(["email": "secret@example.com"])
             let quiet = expectError(.constraint) { try Account.create(["email": "secret@example.com"]) }
             #expect(quiet?.expandedSQL == nil)
@@ -105,28 +113,29 @@ struct ConnectionTests {
         }
     }
 
-    @Test func rawSQLBindsValuesAndRefusesASecondStatement() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func rawSQLBindsValuesAndRefusesASecondStatement(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try Item.create(["title": "a"])
             let hostile = "x'); DROP TABLE \"Item\"; --"
             try db.execute(#"UPDATE "Item" SET "title" = ?"#, [.text(hostile)])
             #expect(try storedValue(db, #"SELECT "title" FROM "Item""#) == .text(hostile))
             expectError(.misuse) { try db.execute(#"DELETE FROM "Item"; DROP TABLE "Item""#) }
             #expect(try Item.count() == 1)
-            expectError(.sqlite) { try db.execute("SELEKT 1") }
+            expectError(engine.genericErrorCode) { try db.execute("SELEKT 1") }
         }
     }
 
-    @Test func statementsAreCachedAndReused() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func statementsAreCachedAndReused(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try Item.create(["title": "a"])
             let recorder = SQLRecorder(db)
             for id in 1...3 { _ = try Item.find(Int64(id)) }
             #expect(Set(recorder.all).count == 1)
-            // A prepared-statement count that stays flat shows reuse.
-            let before = try storedValue(db, "SELECT count(*) FROM sqlite_stmt")
+            // A prepared-statement count that stays flat shows reuse (one thread: one connection).
+            let count = engine == .sqlite ? "SELECT count(*) FROM sqlite_stmt" : "SELECT count(*) FROM pg_prepared_statements"
+            let before = try storedValue(db, count)
             for id in 1...50 { _ = try Item.find(Int64(id)) }
-            let after = try storedValue(db, "SELECT count(*) FROM sqlite_stmt")
+            let after = try storedValue(db, count)
             #expect(before == after)
         }
     }

@@ -7,23 +7,24 @@ final class Reading: Model {
 }
 
 /// `RecordCursor` and the C API's cursor share one strategy: outside a transaction, a
-/// reader connection leased for the cursor's life; in a transaction (or in memory), the
-/// writer, locked per step.
+/// connection leased for the cursor's life (an SQLite reader; on PostgreSQL a pooled
+/// connection in a read-only transaction); in a transaction, the transaction's connection
+/// (on SQLite's writer, or in memory, locked per step).
 @Suite("Cursors")
 struct CursorTests {
-    /// A new file database holding readings 1, 2, 3, current for `body`.
-    private func withReadings(_ body: (Database) throws -> Void) throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try Database(.file(directory.appendingPathComponent("cursor.sqlite").path))
+    /// A new database (a file for SQLite) holding readings 1, 2, 3, current for `body`.
+    private func withReadings(_ engine: TestEngine = .sqlite, _ body: (Database) throws -> Void) throws {
+        let test = try engine.makeDatabase(file: true)
+        defer { test.drop() }
+        let database = test.database
         try database.use {
             for n in 1...3 { try Reading.create(["n": n]) }
             try body(database)
         }
     }
 
-    @Test func outsideATransactionACursorReadsTheSnapshotOfItsFirstStep() throws {
-        try withReadings { database in
+    @Test(arguments: TestEngine.all) func outsideATransactionACursorReadsTheSnapshotOfItsFirstStep(engine: TestEngine) throws {
+        try withReadings(engine) { database in
             let cursor = try Reading.query().cursor()
             #expect(try cursor.next()?.n == 1)
             // Interleaving: another thread commits a fourth reading while the cursor is open.
@@ -49,8 +50,8 @@ struct CursorTests {
         }
     }
 
-    @Test func inATransactionACursorReadsTheTransactionsOwnWrites() throws {
-        try withReadings { database in
+    @Test(arguments: TestEngine.all) func inATransactionACursorReadsTheTransactionsOwnWrites(engine: TestEngine) throws {
+        try withReadings(engine) { database in
             try database.transaction {
                 try Reading.create(["n": 10])
                 var seen: [Int] = []
@@ -62,8 +63,8 @@ struct CursorTests {
         }
     }
 
-    @Test func closingACursorEarlyGivesItsReaderBack() throws {
-        try withReadings { _ in
+    @Test(arguments: TestEngine.all) func closingACursorEarlyGivesItsReaderBack(engine: TestEngine) throws {
+        try withReadings(engine) { _ in
             // More cursors than readers (four), each closed after one row: none waits or fails.
             for _ in 0..<10 {
                 let cursor = try Reading.query().order(by: "n", ascending: false).cursor()
@@ -99,8 +100,8 @@ struct CursorTests {
         }
     }
 
-    @Test func inMemoryACursorStepsOnTheWriter() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func inMemoryACursorStepsOnTheWriter(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             for n in 1...3 { try Reading.create(["n": n]) }
             let cursor = try Reading.query().only("n").cursor()
             var seen: [Int] = []

@@ -30,8 +30,8 @@ struct DependencyTests {
     }
 
     /// `destroyAll()` destroys each record as `destroy()` does: dependencies included.
-    @Test func destroyAllRunsEveryRecordsDependencies() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func destroyAllRunsEveryRecordsDependencies(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             _ = try seed()
             #expect(try Group.destroyAll() == 2)
             #expect(try Group.count() == 0 && User.count() == 0 && Project.count() == 0 && Issue.count() == 0)
@@ -39,8 +39,8 @@ struct DependencyTests {
         }
     }
 
-    @Test func destroyingAGroupWithDestroyDestroysItsUsers() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func destroyingAGroupWithDestroyDestroysItsUsers(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let world = try seed()
             try world.admins.destroy()
             #expect(try Group.all().map(\.title) == ["students"])
@@ -48,8 +48,8 @@ struct DependencyTests {
         }
     }
 
-    @Test func destroyingAUserWhoseBelongsToIsDestroyDestroysTheGroupAndItsOtherUsers() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func destroyingAUserWhoseBelongsToIsDestroyDestroysTheGroupAndItsOtherUsers(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let world = try seed()
             try world.john.destroy()
             #expect(world.john.isDestroyed)
@@ -60,8 +60,8 @@ struct DependencyTests {
         }
     }
 
-    @Test func destroyingAUserWithThroughDestroyDestroysTheProjects() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func destroyingAUserWithThroughDestroyDestroysTheProjects(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let world = try seed()
             let loner = try User.create(["name": "loner"])  // no group: nothing else goes
             let go = try Project.create(["name": "go"])
@@ -73,8 +73,8 @@ struct DependencyTests {
         }
     }
 
-    @Test func destroyingAProjectDestroysItsIssuesButNotAnUnrelatedOne() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func destroyingAProjectDestroysItsIssuesButNotAnUnrelatedOne(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let world = try seed()
             let unrelated = try Issue.create(["title": "unrelated"])
             try world.swift.destroy()
@@ -85,11 +85,20 @@ struct DependencyTests {
         }
     }
 
-    @Test func aFailingCascadeDestroysNothing() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func aFailingCascadeDestroysNothing(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let world = try seed()
             // An issue row that cannot be deleted: a trigger refuses it.
-            try db.execute(#"CREATE TRIGGER keep BEFORE DELETE ON "Issue" WHEN OLD."title" = 'typo' BEGIN SELECT RAISE(ABORT, 'kept'); END"#)
+            switch engine {
+            case .sqlite:
+                try db.execute(#"CREATE TRIGGER keep BEFORE DELETE ON "Issue" WHEN OLD."title" = 'typo' BEGIN SELECT RAISE(ABORT, 'kept'); END"#)
+            case .postgres:
+                try db.execute(#"""
+                    CREATE FUNCTION keep() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+                    IF OLD."title" = 'typo' THEN RAISE EXCEPTION 'kept' USING ERRCODE = '23000'; END IF; RETURN OLD; END $$
+                    """#)
+                try db.execute(#"CREATE TRIGGER keep BEFORE DELETE ON "Issue" FOR EACH ROW EXECUTE FUNCTION keep()"#)
+            }
             expectError(.constraint) { try world.john.destroy() }
             #expect(try User.find(world.john.id!) != nil)
             #expect(try Group.count() == 2 && User.count() == 3 && Project.count() == 2 && Issue.count() == 3)
@@ -97,8 +106,8 @@ struct DependencyTests {
         }
     }
 
-    @Test func eagerLoadingRunsOneQueryPerRelation() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func eagerLoadingRunsOneQueryPerRelation(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let world = try seed()
             let recorder = SQLRecorder(db)
             let groups = try Group.query().includes(\.users).fetch()

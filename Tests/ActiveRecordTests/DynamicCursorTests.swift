@@ -19,13 +19,14 @@ import Testing
         return model
     }
 
-    /// Runs `body` with a new file database holding `count` numbers, current.
-    private static func withNumbers(_ count: Int, _ body: (Database, DynamicModel) throws -> Void) throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try Database(.file(directory.appendingPathComponent("numbers.sqlite").path))
-        let model = try numbers(database, count: count)
-        try database.use { try body(database, model) }
+    /// Runs `body` with a new database of `engine` (a file for SQLite) holding `count` numbers, current.
+    private static func withNumbers(
+        _ count: Int, _ engine: TestEngine = .sqlite, _ body: (Database, DynamicModel) throws -> Void
+    ) throws {
+        let test = try engine.makeDatabase(file: true)
+        defer { test.drop() }
+        let model = try numbers(test.database, count: count)
+        try test.database.use { try body(test.database, model) }
     }
 
     private static func values(_ cursor: RowCursor) throws -> [Int64] {
@@ -34,8 +35,8 @@ import Testing
         return values
     }
 
-    @Test func aCursorStepsTheRowsOfItsSnapshotAndGivesItsReaderBack() throws {
-        try Self.withNumbers(5) { _, model in
+    @Test(arguments: TestEngine.all) func aCursorStepsTheRowsOfItsSnapshotAndGivesItsReaderBack(engine: TestEngine) throws {
+        try Self.withNumbers(5, engine) { _, model in
             let query = DynamicQuery(model, where: "n >= ?", arguments: [.value(.integer(1))]).order(by: "n", ascending: false)
             let cursor = try query.rowCursor()
             #expect(try cursor.next { _ in } != nil)
@@ -84,7 +85,7 @@ import Testing
                 throw Rollback()
             }
             // In memory there are no readers.
-            try withMemoryDatabase { _ throws in #expect(try !DynamicQuery(DynamicModel(model.schema)).rowCursor().isOnReader) }
+            try withDatabase(.sqlite) { _ throws in #expect(try !DynamicQuery(DynamicModel(model.schema)).rowCursor().isOnReader) }
         }
     }
 }

@@ -24,8 +24,8 @@ struct KeyPathQueryTests {
         try Pet.create(["pet_name": "Nemo", "legs": 0, "weight": 0.2, "owner": "Marlin"])
     }
 
-    @Test func comparisonsAndLogic() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func comparisonsAndLogic(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try seedPets()
             let recorder = SQLRecorder(db)
             #expect(try Pet.query().where(\.legs > 1).fetch().map(\.name) == ["Rex", "Tweety"])
@@ -41,8 +41,8 @@ struct KeyPathQueryTests {
         }
     }
 
-    @Test func fieldConditionsAndOrderByKeyPath() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func fieldConditionsAndOrderByKeyPath(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             try seedPets()
             #expect(try Pet.query().where(\.name, .in(["Rex", "Nemo"])).order(by: \.name).fetch().map(\.name) == ["Nemo", "Rex"])
             #expect(try Pet.query().where(\.name, .like("t%")).fetch().map(\.name) == ["Tweety"])
@@ -50,8 +50,8 @@ struct KeyPathQueryTests {
         }
     }
 
-    @Test func keyPathsThatAreNotColumnsAreClearErrors() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func keyPathsThatAreNotColumnsAreClearErrors(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             try seedPets()
             let computed = expectError(.unknownColumn) { _ = try Pet.query().where(\.nickname == "Rex!").fetch() }
             #expect(computed?.message.contains("is not a settable @Column property") == true)

@@ -25,16 +25,17 @@ final class LogLines: Sendable {
 
 @Suite("Automatic migration")
 struct MigrationTests {
-    @Test func aClassThatGainedAColumnSavesAndReadsItWithOldRowsIntact() throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("app.sqlite").path
-        try Database(.file(path)).use {
+    @Test(arguments: TestEngine.all) func aClassThatGainedAColumnSavesAndReadsItWithOldRowsIntact(engine: TestEngine) throws {
+        try withDatabaseLocation(engine) { place in try gainedAColumn(place.location) }
+    }
+
+    private func gainedAColumn(_ location: DatabaseLocation) throws {
+        try Database(location).use {
             try GadgetV1.create(["name": "first"])
             try GadgetV1.create(["name": "second"])
         }
         // The program is rebuilt with a new version of the class.
-        let db = try Database(.file(path))
+        let db = try Database(location)
         let log = LogLines()
         db.logger = { line in log.lines.withLock { $0.append(line) } }
         try db.use { () throws in
@@ -49,12 +50,13 @@ struct MigrationTests {
         // (new rows get its SQL default)
         #expect(try storedValue(db, #"SELECT count(*) FROM "Gadget" WHERE "legacy" = 'old'"#) == .integer(3))
         #expect(log.all == ["schema drift: Gadget: columns not in the model, left alone: legacy"])
-        let indexes = try db.rows(#"SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Gadget'"#)
-        #expect(indexes == [[.text("Gadget_price_index")]])
+        #expect(try indexNames(db, "Gadget") == ["Gadget_price_index"])
     }
 
-    @Test func theDriftReportListsWithoutApplying() throws {
-        let db = try Database(.inMemory)
+    @Test(arguments: TestEngine.all) func theDriftReportListsWithoutApplying(engine: TestEngine) throws {
+        let test = try engine.makeDatabase()
+        defer { test.drop() }
+        let db = test.database
         db.logger = nil
         #expect(try db.drift(of: [GadgetV2.self]) == [
             TableDrift(table: "Gadget", tableIsMissing: true, missingIndexes: ["Gadget_price_index"]),
@@ -65,14 +67,16 @@ struct MigrationTests {
         #expect(drift.missingColumns == ["note"])
         #expect(drift.missingIndexes == ["Gadget_price_index"])
         #expect(drift.extraColumns == ["legacy"])
-        #expect(drift.typeMismatches == [.init(column: "price", declared: "REAL", found: "TEXT")])
-        #expect(drift.description == "Gadget: add columns note; create indexes Gadget_price_index; columns not in the model, left alone: legacy; price is TEXT in the database but declared REAL (left alone; a versioned migration can change it)")
+        // The types as the engine writes them.
+        let (declared, found) = engine == .sqlite ? ("REAL", "TEXT") : ("DOUBLE PRECISION", "text")
+        #expect(drift.typeMismatches == [.init(column: "price", declared: declared, found: found)])
+        #expect(drift.description == "Gadget: add columns note; create indexes Gadget_price_index; columns not in the model, left alone: legacy; price is \(found) in the database but declared \(declared) (left alone; a versioned migration can change it)")
         // Nothing was applied.
-        #expect(try db.rows(#"SELECT name FROM pragma_table_info('Gadget')"#).count == 6)
+        #expect(try columnNames(db, "Gadget").count == 6)
         #expect(try db.drift(of: [GadgetV1.self]).first?.extraColumns == ["price"])
     }
 
-    @Test func aUniqueIndexOverDuplicatesIsAClearErrorAndChangesNothing() throws {
+    @Test(arguments: TestEngine.all) func aUniqueIndexOverDuplicatesIsAClearErrorAndChangesNothing(engine: TestEngine) throws {
         final class Login: Model {
             @Column var name: String = ""
         }
@@ -81,7 +85,9 @@ struct MigrationTests {
             @Column(index: .unique) var name: String = ""
             @Column var extra: Int = 0
         }
-        let db = try Database(.inMemory)
+        let test = try engine.makeDatabase()
+        defer { test.drop() }
+        let db = test.database
         try db.use {
             try Login.create(["name": "same"])
             try Login.create(["name": "same"])
@@ -91,19 +97,21 @@ struct MigrationTests {
             #expect(error?.message.contains("rows of Login already repeat values of name") == true)
         }
         // One transaction: the column added before the index failed is gone again.
-        #expect(try db.rows(#"SELECT name FROM pragma_table_info('Login')"#).count == 4)
+        #expect(try columnNames(db, "Login").count == 4)
     }
 }
 
 @Suite("Automatic migration of several models")
 struct MigrateAllTests {
-    @Test func migrateAppliesEveryModelInOneTransactionOrNone() throws {
+    @Test(arguments: TestEngine.all) func migrateAppliesEveryModelInOneTransactionOrNone(engine: TestEngine) throws {
         final class Shelf: Model { @Column var label: String = "" }
         final class Book: Model {
             @Column var title: String = ""
             @Column(index: .unique) var isbn: String = ""
         }
-        let db = try Database(.inMemory)
+        let test = try engine.makeDatabase()
+        defer { test.drop() }
+        let db = test.database
         db.logger = nil
         let drifts = try db.migrate([Shelf.self, Book.self])
         #expect(drifts.map(\.tableIsMissing) == [true, true])
@@ -120,6 +128,6 @@ struct MigrateAllTests {
         try db.execute(#"INSERT INTO "Book" ("title", "isbn") VALUES ('a', '1'), ('b', '2')"#)
         expectError(.constraint) { try db.migrate([Crate.self, DuplicateBook.self]) }
         #expect(try db.tableNames() == ["Book", "Shelf"])  // no Crate
-        #expect(try db.rows(#"SELECT name FROM pragma_table_info('Book')"#).count == 5)  // no shelfCode
+        #expect(try columnNames(db, "Book").count == 5)  // no shelfCode
     }
 }

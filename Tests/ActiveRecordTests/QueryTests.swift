@@ -27,8 +27,8 @@ func seedPeople() throws {
 
 @Suite("Queries: the lazy fetcher")
 struct QueryTests {
-    @Test func buildingAQueryRunsNothing() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func buildingAQueryRunsNothing(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try seedPeople()
             let recorder = SQLRecorder(db)
             let query = Person.query().where("age > %@", 20).order(by: "name").limit(2)
@@ -41,8 +41,8 @@ struct QueryTests {
         }
     }
 
-    @Test func limitOffsetAndBoth() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func limitOffsetAndBoth(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             try seedPeople()
             #expect(try Person.query().limit(2).fetch().map(\.id) == [1, 2])
             #expect(try Person.query().offset(4).fetch().map(\.id) == [5, 6])
@@ -52,8 +52,8 @@ struct QueryTests {
         }
     }
 
-    @Test func ascendingAndDescendingWithAndWithoutLimitAndOffset() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func ascendingAndDescendingWithAndWithoutLimitAndOffset(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             try seedPeople()
             #expect(try Person.query().order(by: "age").fetch().map(\.age) == [19, 25, 25, 31, 40, 52])
             #expect(try Person.query().order(by: "age", ascending: false).fetch().map(\.age) == [52, 40, 31, 25, 25, 19])
@@ -66,8 +66,8 @@ struct QueryTests {
         }
     }
 
-    @Test func randomOrderIsValidSQLAndReturnsEveryRow() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func randomOrderIsValidSQLAndReturnsEveryRow(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try seedPeople()
             let recorder = SQLRecorder(db)
             let ids = try Person.query().orderRandomly().fetch().compactMap(\.id)
@@ -77,8 +77,8 @@ struct QueryTests {
         }
     }
 
-    @Test func betweenTwoDates() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func betweenTwoDates(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             try seedPeople()
             let from = Date(timeIntervalSince1970: 946_684_800 + 86_400)       // day 2
             let to = Date(timeIntervalSince1970: 946_684_800 + 3 * 86_400)     // day 4
@@ -88,8 +88,8 @@ struct QueryTests {
         }
     }
 
-    @Test func fieldConditions() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func fieldConditions(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             try seedPeople()
             func names(_ query: Query<Person>) throws -> [String] { try query.fetch().map(\.name) }
             #expect(try names(Person.query().where("name", .equal("John"))) == ["John"])
@@ -111,8 +111,8 @@ struct QueryTests {
         }
     }
 
-    @Test func theSeedsPredicateWithOrAndIn() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func theSeedsPredicateWithOrAndIn(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             try seedPeople()
             let found = try Person.query()
                 .where("'person'.'name' = %@ or 'person'.'id' in %@", "John", [1, 5])
@@ -121,8 +121,8 @@ struct QueryTests {
         }
     }
 
-    @Test func severalWhereCallsAreParenthesisedAndANDed() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func severalWhereCallsAreParenthesisedAndANDed(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try seedPeople()
             // The originals turned "a OR b" then "c" into "a OR (b AND c)".
             let recorder = SQLRecorder(db)
@@ -132,8 +132,8 @@ struct QueryTests {
         }
     }
 
-    @Test func unicodeLike() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func unicodeLike(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             try seedPeople()
             #expect(try Person.query().where("name LIKE %@", "%лекс%").fetch().map(\.name) == ["Алексей"])
             #expect(try Person.query().where("name", .equal("Алексей")).count() == 1)
@@ -141,8 +141,8 @@ struct QueryTests {
         }
     }
 
-    @Test func onlyAndExceptLeaveOtherColumnsAtTheirDefaults() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func onlyAndExceptLeaveOtherColumnsAtTheirDefaults(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try seedPeople()
             let slim = try #require(try Person.query().only("name").where("id = 3").fetch().first)
             #expect(slim.id == 3 && slim.name == "John" && slim.age == 0 && slim.note == nil)
@@ -160,8 +160,8 @@ struct QueryTests {
         }
     }
 
-    @Test func firstLastCountAndExists() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func firstLastCountAndExists(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             try seedPeople()
             #expect(try Person.query().where("age = 25").first()?.name == "Алексей")
             #expect(try Person.query().where("age = 25").last()?.name == "Maria")
@@ -176,16 +176,16 @@ struct QueryTests {
         }
     }
 
-    @Test func distinctAndValues() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func distinctAndValues(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             try seedPeople()
             #expect(try Person.query().distinct().values("age").count == 5)
             #expect(try Person.query().distinct().order(by: "age").values("age") == [[.integer(19)], [.integer(25)], [.integer(31)], [.integer(40)], [.integer(52)]])
         }
     }
 
-    @Test func literalsInTheFormatAreBoundToo() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func literalsInTheFormatAreBoundToo(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try seedPeople()
             let recorder = SQLRecorder(db)
             #expect(try Person.query().where("name = 'Zoe' AND age = 19 AND age > -1.5").count() == 1)
@@ -193,8 +193,8 @@ struct QueryTests {
         }
     }
 
-    @Test func cursorIteratesInOrderAndForEachToo() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func cursorIteratesInOrderAndForEachToo(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             try seedPeople()
             let cursor = try Person.query().where("age >= 25").order(by: "age").cursor()
             var ages: [Int] = []
@@ -216,8 +216,8 @@ struct QueryTests {
 
 @Suite("Queries: edges")
 struct QueryEdgeTests {
-    @Test func orderTyposAndQualifiersAreClearErrors() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func orderTyposAndQualifiersAreClearErrors(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             try seedPeople()
             let column = expectError(.unknownColumn) { _ = try Person.query().order(by: "nmae").fetch() }
             #expect(column?.message == "unknown column 'nmae' at position 1 in \"nmae\"; Person's columns are: id, createdAt, updatedAt, name, age, born, note, teamId")
@@ -228,8 +228,8 @@ struct QueryEdgeTests {
         }
     }
 
-    @Test func onlyReservedColumnsAndAQueryIsAValue() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func onlyReservedColumnsAndAQueryIsAValue(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             try seedPeople()
             let bare = try #require(try Person.query().only("id").where("age = 19").first())
             #expect(bare.id == 5 && bare.name == "" && bare.createdAt != nil)
@@ -241,8 +241,8 @@ struct QueryEdgeTests {
 
     /// `Query` and `DynamicQuery` (the C API's) run one compiler: same SQL, same results,
     /// same messages.
-    @Test func queryAndDynamicQueryShareOneCompiler() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func queryAndDynamicQueryShareOneCompiler(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try seedPeople()
             let people = DynamicModel(try Person.schema())
             _ = try DynamicQuery(people).count()  // its first use checks the table (schema queries)

@@ -11,8 +11,8 @@ final class User: Model {
 
 @Suite("Records: create, read, update, destroy")
 struct RecordTests {
-    @Test func createsTheTableOnFirstUseAndSavesAndFetches() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func createsTheTableOnFirstUseAndSavesAndFetches(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let user = User()
             user.name = "Alex"
             user.scratch = 7
@@ -20,8 +20,7 @@ struct RecordTests {
             try user.save()
             #expect(user.id == 1 && !user.isNewRecord)
             #expect(try db.tableNames() == ["User"])
-            let columns = try db.rows("PRAGMA table_info(\"User\")").map { $0[1] }
-            #expect(columns == [.text("id"), .text("createdAt"), .text("updatedAt"), .text("name"), .text("age"), .text("avatar")])
+            #expect(try columnNames(db, "User") == ["id", "createdAt", "updatedAt", "name", "age", "avatar"])
             let users = try User.all()
             #expect(users.count == 1)
             #expect(users[0].name == "Alex" && users[0].age == 0 && users[0].avatar == nil)
@@ -30,8 +29,8 @@ struct RecordTests {
         }
     }
 
-    @Test func updateWritesOnlyChangedColumnsAndNothingWhenUnchanged() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func updateWritesOnlyChangedColumnsAndNothingWhenUnchanged(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let recorder = SQLRecorder(db)
             try User.create(["name": "Alex", "age": 30])
             let user = try #require(try User.all().first)
@@ -45,8 +44,8 @@ struct RecordTests {
         }
     }
 
-    @Test func updatedAtMovesOnlyOnChangingUpdates() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func updatedAtMovesOnlyOnChangingUpdates(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let user = try User.create(["name": "Alex"])
             let created = try #require(user.createdAt)
             try user.save()
@@ -60,8 +59,8 @@ struct RecordTests {
         }
     }
 
-    @Test func reloadDiscardsUnsavedChangesAndSeesOtherWriters() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func reloadDiscardsUnsavedChangesAndSeesOtherWriters(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let user = try User.create(["name": "Alex"])
             try db.execute(#"UPDATE "User" SET "age" = 44 WHERE "id" = ?"#, [.integer(user.id!)])
             user.name = "unsaved"
@@ -70,8 +69,8 @@ struct RecordTests {
         }
     }
 
-    @Test func destroyDeletesTheRowAndMarksTheRecord() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func destroyDeletesTheRowAndMarksTheRecord(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let alex = try User.create(["name": "Alex"])
             let maria = try User.create(["name": "Maria"])
             let recorder = SQLRecorder(db)
@@ -88,8 +87,8 @@ struct RecordTests {
         }
     }
 
-    @Test func updatingARowDeletedElsewhereIsNotFound() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func updatingARowDeletedElsewhereIsNotFound(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let user = try User.create(["name": "Alex"])
             try db.execute(#"DELETE FROM "User""#)
             user.name = "John"
@@ -98,8 +97,8 @@ struct RecordTests {
         }
     }
 
-    @Test func findersAnswerWithConcreteRecords() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func findersAnswerWithConcreteRecords(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             #expect(try User.count() == 0)
             #expect(try User.first() == nil && User.last() == nil)
             #expect(try User.exists() == false)
@@ -121,8 +120,8 @@ struct RecordTests {
         }
     }
 
-    @Test func findOrBuildFindsOrMakesAnUnsavedRecord() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func findOrBuildFindsOrMakesAnUnsavedRecord(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             try User.create(["name": "Alex", "age": 30])
             let found = try User.findOrBuild(["name": "Alex"])
             #expect(!found.isNewRecord && found.age == 30)
@@ -132,8 +131,8 @@ struct RecordTests {
         }
     }
 
-    @Test func newFromDictionaryRejectsUnknownKeysAndWrongTypes() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func newFromDictionaryRejectsUnknownKeysAndWrongTypes(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let user = try User(["name": "Alex", "age": 30, "avatar": Data([1, 2])])
             #expect(user.name == "Alex" && user.age == 30 && user.avatar == Data([1, 2]))
             let unknown = expectError(.unknownColumn) { _ = try User(["name": "Alex", "email": "a@b"]) }
@@ -148,8 +147,8 @@ struct RecordTests {
         }
     }
 
-    @Test func destroyAllAndClear() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func destroyAllAndClear(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             for name in ["a", "b", "c"] { try User.create(["name": name]) }
             try Item.create(["title": "x"])
             #expect(try User.destroyAll() == 3)
@@ -161,8 +160,8 @@ struct RecordTests {
         }
     }
 
-    @Test func stateChangesAndRevert() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func stateChangesAndRevert(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let user = User()
             #expect(user.recordState == .new && !user.hasChanges)
             user.name = "Alex"
@@ -185,8 +184,8 @@ struct RecordTests {
 
     /// The seeds' `Animal.state`: a common column name the base class leaves free
     /// (the record's own state is `recordState`).
-    @Test func aModelMayHaveAColumnNamedState() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func aModelMayHaveAColumnNamedState(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let animal = Creature()
             animal.name = "cat"
             animal.state = "sleeping"
@@ -204,8 +203,8 @@ struct RecordTests {
         }
     }
 
-    @Test func valueOfColumnByName() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func valueOfColumnByName(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let user = try User.create(["name": "Alex"])
             #expect(try user.value(of: "name") == .text("Alex"))
             #expect(try user.value(of: "id") == .integer(user.id!))

@@ -40,22 +40,21 @@ final class ContentManager: Model {
 @Suite("Reflection: a class is its schema")
 struct ReflectionTests {
     /// The index names the README shows are the ones the library creates.
-    @Test func theReadmeModelsIndexesAreNamedAsTheReadmeSays() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func theReadmeModelsIndexesAreNamedAsTheReadmeSays(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try ReadmePerson.create(["name": "Ada", "email": "ada@example.com"])
-            let indexes = try db.rows(#"SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'people' ORDER BY name"#)
-            #expect(indexes == [[.text("people_age_index")], [.text("people_email_unique")]])
+            #expect(try indexNames(db, "people") == ["people_age_index", "people_email_unique"])
         }
     }
 
-    @Test func tableAndColumnNamesAreAsWrittenAndOverridable() throws {
+    @Test(arguments: TestEngine.all) func tableAndColumnNamesAreAsWrittenAndOverridable(engine: TestEngine) throws {
         #expect(try ContentManager.schema().name == "ContentManager")
         let schema = try Renamed.schema()
         #expect(schema.name == "people")
         #expect(schema.columns.map(\.name) == ["full_name", "age", "nickname"])
         #expect(schema.columns[1].index == .index && schema.columns[1].defaultValue == .integer(18))
         #expect(schema.columns[2].isNullable)
-        try withMemoryDatabase { db throws in
+        try withDatabase(engine) { db throws in
             let person = try Renamed.create(["full_name": "Ada Lovelace", "age": 36])
             person.cache = ["not stored"]
             #expect(try db.tableNames() == ["people"])
@@ -66,10 +65,10 @@ struct ReflectionTests {
         }
     }
 
-    @Test func subclassesInheritColumnsInDeclarationOrder() throws {
+    @Test(arguments: TestEngine.all) func subclassesInheritColumnsInDeclarationOrder(engine: TestEngine) throws {
         #expect(try Animal.schema().columns.map(\.name) == ["name"])
         #expect(try Dog.schema().columns.map(\.name) == ["name", "breed", "weight"])
-        try withMemoryDatabase { _ throws in
+        try withDatabase(engine) { _ throws in
             let dog = Dog()
             dog.name = "Rex"
             dog.weight = 31.5
@@ -88,8 +87,8 @@ struct ReflectionTests {
 
     /// Field offsets come from the runtime; values written through the
     /// property must be exactly what the engine reads, for every column.
-    @Test func fieldOffsetsMatchTheProperties() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func fieldOffsetsMatchTheProperties(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let dog = Dog()
             dog.name = "n"
             dog.breed = "b"

@@ -18,8 +18,8 @@ struct RelationTests {
         #expect(try Managed.schema().columns.map(\.name) == ["contentManagerId"])
     }
 
-    @Test func aGroupWithTwoUsers() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func aGroupWithTwoUsers(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let students = try Group.create(["title": "students"])
             let john = try User.create(["name": "john"])
             let alex = try User.create(["name": "alex"])
@@ -38,8 +38,8 @@ struct RelationTests {
         }
     }
 
-    @Test func removingAUserFromAGroupClearsUserGroup() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func removingAUserFromAGroupClearsUserGroup(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let students = try Group.create(["title": "students"])
             let john = try User.create(["name": "john"])
             try students.users.add(john)
@@ -52,8 +52,8 @@ struct RelationTests {
         }
     }
 
-    @Test func settingBelongsToNilEmptiesGroupUsers() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func settingBelongsToNilEmptiesGroupUsers(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let students = try Group.create(["title": "students"])
             let john = User()
             john.name = "john"
@@ -67,8 +67,8 @@ struct RelationTests {
         }
     }
 
-    @Test func theSameUserAddedTwiceToAProjectCountsOnce() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func theSameUserAddedTwiceToAProjectCountsOnce(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let project = try Project.create(["name": "swift"])
             let john = try User.create(["name": "john"])
             try project.users.add(john)
@@ -80,8 +80,8 @@ struct RelationTests {
         }
     }
 
-    @Test func aUserInTwoProjectsAndAProjectWithTwoUsers() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func aUserInTwoProjectsAndAProjectWithTwoUsers(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let swift = try Project.create(["name": "swift"])
             let rust = try Project.create(["name": "rust"])
             let john = try User.create(["name": "john"])
@@ -97,8 +97,8 @@ struct RelationTests {
         }
     }
 
-    @Test func removeDeletesTheJoinRow() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func removeDeletesTheJoinRow(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let swift = try Project.create(["name": "swift"])
             let john = try User.create(["name": "john"])
             try john.projects.add(swift)
@@ -110,8 +110,8 @@ struct RelationTests {
         }
     }
 
-    @Test func nullifyKeepsTheGroupAndClearsKeys() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func nullifyKeepsTheGroupAndClearsKeys(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let students = try Group.create(["title": "students"])
             for name in ["john", "alex"] { try students.users.add(try User.create(["name": name])) }
             let swift = try Project.create(["name": "swift"])
@@ -125,8 +125,8 @@ struct RelationTests {
         }
     }
 
-    @Test func everythingUnsavedIsQueuedAndSavedWithTheOwner() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func everythingUnsavedIsQueuedAndSavedWithTheOwner(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let students = Group()
             students.title = "students"
             let john = User()
@@ -143,7 +143,7 @@ struct RelationTests {
             let recorder = SQLRecorder(db)
             #expect(recorder.all.isEmpty)
             let sql = try recorder.during { try students.save() }
-            #expect(sql.first == "BEGIN IMMEDIATE" && sql.last == "COMMIT")
+            #expect(sql.first == db.dialect.beginTransactionSQL && sql.last == "COMMIT")
             #expect(students.id != nil && john.id != nil && alex.id != nil)
             #expect(try User.all().map { $0.group?.title } == ["students", "students"])
             // A belongs-to set to an unsaved parent saves the parent first.
@@ -167,8 +167,8 @@ struct RelationTests {
         }
     }
 
-    @Test func aChildThatFailsToSaveFailsTheOwnerAndLeavesTheDatabaseAsItWas() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func aChildThatFailsToSaveFailsTheOwnerAndLeavesTheDatabaseAsItWas(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             try User.create(["name": "taken"])
             let swift = Project()
             swift.name = "swift"
@@ -188,8 +188,8 @@ struct RelationTests {
         }
     }
 
-    @Test func customKeysAndTheContentManagerConvention() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func customKeysAndTheContentManagerConvention(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let manager = try Keeping.ContentManager.create(["name": "boss"])
             let error = expectError(.unknownColumn) { try manager.ownedGroups.add(try Group.create(["title": "x"])) }
             #expect(error?.message.contains("Group has no column 'ownerId'") == true)

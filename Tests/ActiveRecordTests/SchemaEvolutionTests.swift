@@ -63,9 +63,9 @@ final class FirstRolledBack: Model {
 
 @Suite("Schema evolution")
 struct SchemaEvolutionTests {
-    @Test func aLegacyTableGetsItsTimestamps() throws {
-        try withMemoryDatabase { db throws in
-            try db.execute(#"CREATE TABLE "Legacy" ("id" INTEGER PRIMARY KEY, "name" TEXT NOT NULL DEFAULT '')"#)
+    @Test(arguments: TestEngine.all) func aLegacyTableGetsItsTimestamps(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
+            try db.execute(#"CREATE TABLE "Legacy" ("# + engine.idColumn + #", "name" TEXT NOT NULL DEFAULT '')"#)
             try db.execute(#"INSERT INTO "Legacy" ("name") VALUES ('old')"#)
             #expect(try db.drift(of: [Legacy.self]).first?.missingColumns == ["createdAt", "updatedAt"])
             let new = try Legacy.create(["name": "new"])
@@ -79,22 +79,30 @@ struct SchemaEvolutionTests {
         }
     }
 
-    @Test func aTableWithoutAnIDIsAClearError() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func aTableWithoutAnIDIsAClearError(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try db.execute(#"CREATE TABLE "NoPrimaryKey" ("name" TEXT)"#)
             let error = expectError(.invalidModel) { try NoPrimaryKey.create(["name": "x"]) }
             #expect(error?.message.contains("has no id column") == true)
         }
     }
 
-    @Test func belongsToKeysAreForeignKeys() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func belongsToKeysAreForeignKeys(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let parent = try FKParent.create(["title": "p"])
             let child = FKChild()
             child.parent = parent
             try child.save()
-            let ddl = try storedValue(db, "SELECT sql FROM sqlite_master WHERE name = 'FKChild'")
-            #expect(ddl.description.contains(#""parentId" INTEGER REFERENCES "FKParent"("id") DEFERRABLE INITIALLY DEFERRED"#))
+            switch engine {
+            case .sqlite:
+                let ddl = try storedValue(db, "SELECT sql FROM sqlite_master WHERE name = 'FKChild'")
+                #expect(ddl.description.contains(#""parentId" INTEGER REFERENCES "FKParent"("id") DEFERRABLE INITIALLY DEFERRED"#))
+            case .postgres:
+                let key = try db.rows(
+                    "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE contype = 'f' AND conrelid = CAST(? AS regclass)",
+                    [.text(#""FKChild""#)])
+                #expect(key == [[.text(#"FOREIGN KEY ("parentId") REFERENCES "FKParent"(id) DEFERRABLE INITIALLY DEFERRED"#)]])
+            }
             // No orphan: a key naming no parent fails when its transaction commits.
             let orphan = try FKChild.create(["name": "o"])
             orphan.parent = nil
@@ -117,9 +125,11 @@ struct SchemaEvolutionTests {
         }
     }
 
-    @Test func theDriftReportNamesAMissingForeignKey() throws {
-        try withMemoryDatabase { db throws in
-            try db.execute(#"CREATE TABLE "FKChild" ("id" INTEGER PRIMARY KEY, "createdAt" REAL, "updatedAt" REAL, "name" TEXT NOT NULL DEFAULT '', "parentId" INTEGER)"#)
+    @Test(arguments: TestEngine.all) func theDriftReportNamesAMissingForeignKey(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
+            try db.execute(
+                #"CREATE TABLE "FKChild" ("# + engine.idColumn + #", "createdAt" \#(engine.real), "updatedAt" \#(engine.real), "#
+                    + #""name" TEXT NOT NULL DEFAULT '', "parentId" \#(engine.integer))"#)
             let log = LogLines()
             db.logger = { line in log.lines.withLock { $0.append(line) } }
             let drift = try #require(try db.drift(of: [FKChild.self]).first)
@@ -167,14 +177,15 @@ struct SchemaEvolutionTests {
     /// A model first used inside a transaction: until it commits, the table exists only for
     /// the transaction's thread; another thread waits for it rather than failing with
     /// "no such table"; and after a rollback the next use makes the table again.
-    @Test func aTableMadeInATransactionIsSeenByOtherThreadsOnlyOnceItCommits() throws {
-        try withDatabaseFile { path in
-            let db = try Database(.file(path))
+    @Test(arguments: TestEngine.all) func aTableMadeInATransactionIsSeenByOtherThreadsOnlyOnceItCommits(engine: TestEngine) throws {
+        try withDatabaseLocation(engine) { place in
+            let db = try Database(place.location)
             let created = DispatchSemaphore(value: 0), commit = DispatchSemaphore(value: 0)
             let counted = DispatchSemaphore(value: 0)
             let result = Mutex<String>("")
             // Interleaving: A creates the table in its transaction and holds it open; B counts
-            // meanwhile (it must wait for the writer); A commits; B finishes.
+            // meanwhile (it must wait: for the writer on SQLite, for the schema lock A's
+            // transaction holds on PostgreSQL); A commits; B finishes.
             DispatchQueue.global().async {
                 db.use {
                     _ = try? db.transaction {
@@ -217,19 +228,20 @@ struct SchemaEvolutionTests {
     }
 
     /// Six processes first use a model whose class has two columns the table lacks, at the
-    /// same moment: each reads the table under the write lock it alters it with, so none
-    /// adds a column another already added.
-    @Test func automaticMigrationIsSafeAcrossProcesses() throws {
+    /// same moment: each reads the table under the lock it alters it with (SQLite's write
+    /// lock, PostgreSQL's schema lock), so none adds a column another already added.
+    @Test(arguments: TestEngine.all) func automaticMigrationIsSafeAcrossProcesses(engine: TestEngine) throws {
         let child = QuickstartTests.productsDirectory.appendingPathComponent("ActiveRecordStressChild")
         for round in 1...3 {
-            try withDatabaseFile { path in
-                try Database(.file(path)).execute(
-                    #"CREATE TABLE "Widened" ("id" INTEGER PRIMARY KEY, "createdAt" REAL, "updatedAt" REAL, "name" TEXT NOT NULL DEFAULT '')"#)
+            try withDatabaseLocation(engine) { place in
+                try Database(place.location).execute(
+                    #"CREATE TABLE "Widened" ("# + engine.idColumn + #", "createdAt" \#(engine.real), "updatedAt" \#(engine.real), "#
+                        + #""name" TEXT NOT NULL DEFAULT '')"#)
                 let start = Date().timeIntervalSince1970 + 0.5
                 let processes = try (0..<6).map { _ in
                     let process = Process()
                     process.executableURL = child
-                    process.arguments = ["migrate", path, String(start)]
+                    process.arguments = ["migrate", place.argument, String(start)]
                     process.standardOutput = Pipe()
                     try process.run()
                     return process
@@ -239,7 +251,7 @@ struct SchemaEvolutionTests {
                     let output = String(decoding: (process.standardOutput as! Pipe).fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
                     #expect(process.terminationStatus == 0, "round \(round): \(output)")
                 }
-                #expect(try Database(.file(path)).rows(#"SELECT count(*) FROM "Widened""#) == [[.integer(6)]])
+                #expect(try Database(place.location).rows(#"SELECT count(*) FROM "Widened""#) == [[.integer(6)]])
             }
         }
     }

@@ -13,8 +13,8 @@ struct SchemaTests {
         ])
     }
 
-    @Test func aRecordIsSavedAndFetchedThroughASchemaBuiltByHand() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func aRecordIsSavedAndFetchedThroughASchemaBuiltByHand(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let notes = DynamicModel(try noteSchema())
             let note = notes.makeRecord()
             #expect(try note.value("weight") == .real(1.5))
@@ -37,13 +37,22 @@ struct SchemaTests {
             #expect(try notes.count() == 1)
             try fetched.destroy()
             #expect(try notes.count() == 0)
-            let ddl = try storedValue(db, "SELECT sql FROM sqlite_master WHERE name = 'Note'")
-            #expect(ddl == .text(#"CREATE TABLE "Note" ("id" INTEGER PRIMARY KEY, "createdAt" REAL, "updatedAt" REAL, "title" TEXT NOT NULL DEFAULT '', "stars" INTEGER, "weight" REAL NOT NULL DEFAULT 1.5, "body" BLOB)"#))
+            switch engine {
+            case .sqlite:
+                let ddl = try storedValue(db, "SELECT sql FROM sqlite_master WHERE name = 'Note'")
+                #expect(ddl == .text(#"CREATE TABLE "Note" ("id" INTEGER PRIMARY KEY, "createdAt" REAL, "updatedAt" REAL, "title" TEXT NOT NULL DEFAULT '', "stars" INTEGER, "weight" REAL NOT NULL DEFAULT 1.5, "body" BLOB)"#))
+            case .postgres:
+                let columns = try db.withSchema { connection, dialect in try dialect.columns(of: "Note", connection) }
+                #expect(columns.map { "\($0.name) \($0.type)\($0.isNullable ? "" : " NOT NULL")\($0.defaultSQL.map { " DEFAULT " + $0 } ?? "")" } == [
+                    "id bigint NOT NULL", "createdAt double precision", "updatedAt double precision",
+                    "title text NOT NULL DEFAULT ''::text", "stars bigint", "weight double precision NOT NULL DEFAULT 1.5", "body bytea",
+                ])
+            }
         }
     }
 
-    @Test func aHandBuiltSchemaAndASwiftClassShareOneTable() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func aHandBuiltSchemaAndASwiftClassShareOneTable(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let items = DynamicModel(try TableSchema(name: "Item", columns: [ColumnSchema(name: "title", type: .text)]))
             let record = items.makeRecord()
             try record.set("title", .text("from the schema"))
@@ -54,8 +63,8 @@ struct SchemaTests {
         }
     }
 
-    @Test func wrongValuesForADynamicRecordAreClearErrors() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func wrongValuesForADynamicRecordAreClearErrors(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let note = DynamicModel(try noteSchema()).makeRecord()
             let mismatch = expectError(.typeMismatch) { try note.set("stars", .text("five")) }
             #expect(mismatch?.message == "Note.stars holds INTEGER; a TEXT value cannot be stored in it")
@@ -75,8 +84,8 @@ struct SchemaTests {
         }
     }
 
-    @Test func hostileNamesAreQuotedNotSpliced() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func hostileNamesAreQuotedNotSpliced(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let name = #"we"ird; DROP TABLE x; --"#
             let model = DynamicModel(try TableSchema(name: name, columns: [ColumnSchema(name: #"co"l"#, type: .text)]))
             let record = model.makeRecord()
@@ -92,9 +101,9 @@ struct SchemaTests {
 /// Swift `Character`, and quoting must still double it.
 @Suite("Quoting")
 struct QuotingTests {
-    @Test("quotes with combining marks", arguments: ["a\"\u{65B}b", "x'\u{301}y", "\"\u{301}", "'\u{65B}"])
-    func quotesFollowedByCombiningMarks(_ name: String) throws {
-        try withMemoryDatabase { db throws in
+    @Test("quotes with combining marks", arguments: TestEngine.all, ["a\"\u{65B}b", "x'\u{301}y", "\"\u{301}", "'\u{65B}"])
+    func quotesFollowedByCombiningMarks(_ engine: TestEngine, _ name: String) throws {
+        try withDatabase(engine) { db throws in
             let model = DynamicModel(try TableSchema(name: name, columns: [
                 ColumnSchema(name: name, type: .text, defaultValue: .text(name)),
             ]))

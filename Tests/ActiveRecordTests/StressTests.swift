@@ -17,13 +17,15 @@ final class CrashBatch: Model {
 /// Bounded in time: a few seconds on the 2-core machine.
 @Suite("Threads under load", .serialized)
 struct StressTests {
-    /// Interleaving: 8 writer threads each save 2,000 rows (autocommit, on the one
-    /// writer connection), while 2 reader threads count through reader connections;
-    /// one more thread keeps opening transactions that insert and roll back.
-    @Test func eightWritersTwoReadersAndARollbackLoseNothing() throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let db = try Database(.file(directory.appendingPathComponent("stress.sqlite").path))
+    /// Interleaving: 8 writer threads each save 2,000 rows (autocommit: on SQLite through the
+    /// one writer connection, on PostgreSQL each through a pooled connection of its own, at
+    /// once), while 2 reader threads count; one more thread keeps opening transactions that
+    /// insert and roll back.
+    @Test(arguments: TestEngine.all) func eightWritersTwoReadersAndARollbackLoseNothing(engine: TestEngine) throws {
+        try withDatabase(engine, file: true) { db in try eightWritersTwoReadersAndARollback(db) }
+    }
+
+    private func eightWritersTwoReadersAndARollback(_ db: Database) throws {
         try db.use { try Tally.destroyAll() }
         let failures = Mutex<[String]>([])
         let writing = Atomic<Int>(8)
@@ -68,11 +70,13 @@ struct StressTests {
     }
 
     /// A transaction belongs to its thread: while thread A holds one open, thread B's
-    /// saves wait for it and are not rolled back with it.
-    @Test func anotherThreadsWorkIsNeverRolledBackWithMine() throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let db = try Database(.file(directory.appendingPathComponent("own.sqlite").path))
+    /// saves (which wait for it on SQLite's single writer, and do not on PostgreSQL) are not
+    /// rolled back with it.
+    @Test(arguments: TestEngine.all) func anotherThreadsWorkIsNeverRolledBackWithMine(engine: TestEngine) throws {
+        try withDatabase(engine, file: true) { db in try anotherThreadsWork(db) }
+    }
+
+    private func anotherThreadsWork(_ db: Database) throws {
         try db.use { try Tally.destroyAll() }
         let insideA = DispatchSemaphore(value: 0)
         let group = DispatchGroup()
@@ -99,10 +103,11 @@ struct StressTests {
     /// Readers do not wait for the writer: thread A holds a write transaction open and,
     /// inside it, waits for thread B's read to finish. Were reads serialized behind the
     /// writer, B could not finish and A's wait would time out.
-    @Test func readersDoNotWaitForAnOpenWriteTransaction() throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let db = try Database(.file(directory.appendingPathComponent("readers.sqlite").path))
+    @Test(arguments: TestEngine.all) func readersDoNotWaitForAnOpenWriteTransaction(engine: TestEngine) throws {
+        try withDatabase(engine, file: true) { db in try readersDoNotWait(db) }
+    }
+
+    private func readersDoNotWait(_ db: Database) throws {
         try db.use { _ = try Tally.create(["worker": 1]) }
         let readDone = DispatchSemaphore(value: 0)
         let seen = Mutex<Int?>(nil)
@@ -124,8 +129,10 @@ struct StressTests {
     }
 
     /// The seeds' "save in a background queue", and the async forms.
-    @Test func savingInTheBackgroundAndTheAsyncForms() async throws {
-        let db = try Database(.temporary)
+    @Test(arguments: TestEngine.all) func savingInTheBackgroundAndTheAsyncForms(engine: TestEngine) async throws {
+        let test = try engine.makeDatabase(file: true)
+        defer { test.drop() }
+        let db = test.database
         let saved = DispatchSemaphore(value: 0)
         DispatchQueue.global(qos: .background).async {
             _ = try? db.use { try Tally.create(["worker": 7]) }
@@ -154,8 +161,8 @@ struct StressTests {
     }
 
     /// The VinylRecord savepoint scenario: A's changes kept, B's rolled back.
-    @Test func savepointsKeepAAndRollBackB() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func savepointsKeepAAndRollBackB(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try db.transaction {
                 try Tally.create(["worker": 1])            // A
                 try db.transaction {
@@ -179,19 +186,20 @@ struct StressTests {
         }
     }
 
-    /// kill -9 in the middle of a 10,000-row transaction, 20 times: afterwards each batch
-    /// is all there or not at all, and the file passes integrity_check.
-    @Test func killedInTheMiddleOfATransactionLeavesAllOrNothing() throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("crash.sqlite").path
-        try Database(.file(path)).use { try CrashBatch.destroyAll() }
+    /// kill -9 of a client in the middle of a 10,000-row transaction, 20 times: afterwards
+    /// each batch is all there or not at all (and an SQLite file passes integrity_check).
+    @Test(arguments: TestEngine.all) func killedInTheMiddleOfATransactionLeavesAllOrNothing(engine: TestEngine) throws {
+        try withDatabaseLocation(engine) { place in try killedMidTransaction(place, engine) }
+    }
+
+    private func killedMidTransaction(_ place: TestLocation, _ engine: TestEngine) throws {
+        try Database(place.location).use { try CrashBatch.destroyAll() }
         let child = QuickstartTests.productsDirectory.appendingPathComponent("ActiveRecordStressChild")
         var killed = 0
         for marker in 1...20 {
             let process = Process()
             process.executableURL = child
-            process.arguments = [path, String(marker), "10000"]
+            process.arguments = [place.argument, String(marker), "10000"]
             let pipe = Pipe()
             process.standardOutput = pipe
             try process.run()
@@ -204,11 +212,42 @@ struct StressTests {
             if process.terminationReason == .uncaughtSignal { killed += 1 }
         }
         #expect(killed >= 15)  // most runs really died mid-way (a fast run may commit first)
-        let db = try Database(.file(path))
+        let db = try Database(place.location)
         try db.use { () throws in
             let batches = try CrashBatch.query().group(by: "marker").values("marker, count(*)")
             for batch in batches { #expect(batch[1] == .integer(10_000), "\(batch)") }
         }
-        #expect(try db.rows("PRAGMA integrity_check") == [[.text("ok")]])
+        if engine == .sqlite { #expect(try db.rows("PRAGMA integrity_check") == [[.text("ok")]]) }
+    }
+
+    /// 4 processes each save 2,000 rows (autocommit) into one database at once: every row is
+    /// there once, each process's numbered 0 to 1,999.
+    @Test(arguments: TestEngine.all) func fourProcessesSavingAtOnceLoseNothing(engine: TestEngine) throws {
+        try withDatabaseLocation(engine) { place in
+            try Database(place.location).use { try CrashBatch.destroyAll() }
+            let child = QuickstartTests.productsDirectory.appendingPathComponent("ActiveRecordStressChild")
+            let start = Date().timeIntervalSince1970 + 0.5
+            let processes = try (1...4).map { marker in
+                let process = Process()
+                process.executableURL = child
+                process.arguments = ["saves", place.argument, String(marker), "2000", String(start)]
+                process.standardOutput = Pipe()
+                try process.run()
+                return process
+            }
+            for process in processes {
+                process.waitUntilExit()
+                let output = String(decoding: (process.standardOutput as! Pipe).fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                #expect(process.terminationStatus == 0, "\(output)")
+            }
+            try Database(place.location).use { () throws in
+                #expect(try CrashBatch.count() == 8_000)
+                let perProcess = try CrashBatch.query().group(by: "marker").order(by: "marker")
+                    .values("marker, count(*), min(n), max(n)")
+                #expect(perProcess == (1...4).map { [.integer(Int64($0)), .integer(2_000), .integer(0), .integer(1_999)] })
+                let distinct = try CrashBatch.query().group(by: "marker").group(by: "n").count()
+                #expect(distinct == 8_000)  // no row twice
+            }
+        }
     }
 }

@@ -10,8 +10,10 @@ struct ThreadingTests {
     /// counts; the connection is serialized, so no row is lost and no
     /// "database is locked" surfaces. One thread's transaction holds the
     /// connection until it ends, so the others' saves never run inside it.
-    @Test func concurrentSavesLoseNothing() throws {
-        let db = try Database(.temporary)
+    @Test(arguments: TestEngine.all) func concurrentSavesLoseNothing(engine: TestEngine) throws {
+        let test = try engine.makeDatabase(file: true)
+        defer { test.drop() }
+        let db = test.database
         let failures = Mutex<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { worker in
             do {

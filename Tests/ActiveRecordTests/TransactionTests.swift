@@ -6,8 +6,8 @@ struct Boom: Error {}
 
 @Suite("Transactions")
 struct TransactionTests {
-    @Test func commitsWhenTheBlockReturns() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func commitsWhenTheBlockReturns(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let outcome = try db.transaction {
                 try Item.create(["title": "a"])
                 try Item.create(["title": "b"])
@@ -17,8 +17,8 @@ struct TransactionTests {
         }
     }
 
-    @Test func rollsBackAndRethrowsWhenTheBlockThrows() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func rollsBackAndRethrowsWhenTheBlockThrows(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try Item.create(["title": "before"])
             #expect(throws: Boom.self) {
                 try db.transaction {
@@ -30,8 +30,8 @@ struct TransactionTests {
         }
     }
 
-    @Test func theRollbackErrorRollsBackSilently() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func theRollbackErrorRollsBackSilently(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let outcome = try Database.transaction {
                 try Item.create(["title": "lost"])
                 throw Rollback()
@@ -44,8 +44,8 @@ struct TransactionTests {
         }
     }
 
-    @Test func nestedTransactionsAreSavepointsThatRollBackAlone() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func nestedTransactionsAreSavepointsThatRollBackAlone(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try db.transaction {
                 try Item.create(["title": "A"])
                 try db.transaction {
@@ -58,8 +58,8 @@ struct TransactionTests {
         }
     }
 
-    @Test func aConstraintFailureInsideRollsEverythingBack() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func aConstraintFailureInsideRollsEverythingBack(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             try Account.create(["email": "a@x"])
             expectError(.constraint) {
                 try db.transaction {

@@ -65,8 +65,8 @@ final class Profile: Model, Validating {
 
 @Suite("Validations")
 struct ValidationTests {
-    @Test func theSeedsScenarios() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func theSeedsScenarios(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let empty = Member()
             #expect(!empty.isValid)
             #expect(empty.errors == [ValidationFailure(model: "Member", property: "name", key: "cant_be_blank", message: "can't be blank")])
@@ -99,8 +99,8 @@ struct ValidationTests {
         }
     }
 
-    @Test func theSeedsAnimal() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func theSeedsAnimal(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let animal = Beast()
             animal.name = "animal"
             #expect(animal.isValid)
@@ -125,8 +125,8 @@ struct ValidationTests {
         return profile
     }
 
-    @Test func everyBuiltInPassesAValidValue() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func everyBuiltInPassesAValidValue(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let profile = validProfile()
             #expect(try profile.validate(), "\(profile.errors)")
             try profile.save()
@@ -135,7 +135,7 @@ struct ValidationTests {
         }
     }
 
-    @Test("every built-in fails a bad value with its key", arguments: [
+    @Test("every built-in fails a bad value with its key", arguments: TestEngine.all, [
         ("login", "", ["cant_be_blank", "too_short", "invalid"]),
         ("login", "   ", ["cant_be_blank", "invalid"]),
         ("login", "LO", ["too_short", "invalid"]),
@@ -151,8 +151,9 @@ struct ValidationTests {
         ("level", "root", ["not_included"]),
         ("tags", "[]", ["cant_be_blank"]),
     ] as [(String, String, [String])])
-    func failures(_ column: String, _ text: String, _ keys: [String]) throws {
-        try withMemoryDatabase { _ throws in
+    func failures(_ engine: TestEngine, _ example: (String, String, [String])) throws {
+        let (column, text, keys) = example
+        try withDatabase(engine) { _ throws in
             let profile = validProfile()
             let value: any ColumnValue = column == "age" ? Int(text)! : text
             try profile.set([column: value])
@@ -162,8 +163,8 @@ struct ValidationTests {
         }
     }
 
-    @Test func errorsListEveryFailureInDeclarationOrder() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func errorsListEveryFailureInDeclarationOrder(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let profile = Profile()  // everything at its default
             profile.level = .root
             #expect(!profile.isValid)
@@ -184,8 +185,8 @@ struct ValidationTests {
         }
     }
 
-    @Test func uniquenessScopeAndCase() throws {
-        try withMemoryDatabase { _ throws in
+    @Test(arguments: TestEngine.all) func uniquenessScopeAndCase(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             let first = validProfile()
             first.team = 1
             try first.save()
@@ -202,8 +203,8 @@ struct ValidationTests {
         }
     }
 
-    @Test func uniquenessChecksOnlyChangedColumnsOnUpdate() throws {
-        try withMemoryDatabase { db throws in
+    @Test(arguments: TestEngine.all) func uniquenessChecksOnlyChangedColumnsOnUpdate(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
             let john = try Member.create(["name": "John"])
             let recorder = SQLRecorder(db)
             john.name = "John"  // unchanged
@@ -246,19 +247,18 @@ final class Handle: Model, Validating {
 
 @Suite("Validations: database constraints")
 struct UniqueIndexTests {
-    @Test func aUniquenessValidationDeclaresAUniqueIndex() throws {
+    @Test(arguments: TestEngine.all) func aUniquenessValidationDeclaresAUniqueIndex(engine: TestEngine) throws {
         #expect(try Handle.schema().columns[0].index == .unique)
-        try withMemoryDatabase { db throws in
+        try withDatabase(engine) { db throws in
             try Handle.create(["name": "x"])
-            let indexes = try db.rows(#"SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Handle'"#)
-            #expect(indexes == [[.text("Handle_name_unique")]])
+            #expect(try indexNames(db, "Handle") == ["Handle_name_unique"])
         }
     }
 
-    /// A unique index failure is recognised by SQLite's extended result code (2067), and the
-    /// uniqueness validations say which one it is.
-    @Test func aUniqueIndexFailureAValidationExplainsIsAlreadyExists() throws {
-        try withMemoryDatabase { _ throws in
+    /// A unique index failure is recognised by the engine's code (SQLite's extended result code
+    /// 2067, PostgreSQL's SQLSTATE 23505), and the uniqueness validations say which one it is.
+    @Test(arguments: TestEngine.all) func aUniqueIndexFailureAValidationExplainsIsAlreadyExists(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
             try Respelled.create(["name": "taken", "code": "a"])
             let late = Respelled()
             late.name = "free"
@@ -276,31 +276,35 @@ struct UniqueIndexTests {
             other.code = "a"
             let constraint = expectError(.constraint) { try other.save() }
             #expect(constraint?.isUniqueViolation == true)
-            #expect(constraint?.resultCode == 2067)
+            #expect(engine == .sqlite ? constraint?.resultCode == 2067 : constraint?.sqlState == "23505")
             #expect(other.isNewRecord)
             #expect(try Respelled.count() == 1)
         }
     }
 
-    @Test func constraintHelpersReadTheExtendedResultCode() throws {
-        try withMemoryDatabase { db throws in
-            try db.execute(#"CREATE TABLE "Parent" ("id" INTEGER PRIMARY KEY)"#)
-            try db.execute(#"CREATE TABLE "Child" ("id" INTEGER PRIMARY KEY, "parentId" INTEGER NOT NULL REFERENCES "Parent"("id"), "n" INTEGER CHECK ("n" > 0))"#)
+    @Test(arguments: TestEngine.all) func constraintHelpersReadTheExtendedResultCode(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
+            try db.execute(#"CREATE TABLE "Parent" ("# + engine.idColumn + ")")
+            try db.execute(
+                #"CREATE TABLE "Child" ("# + engine.idColumn + #", "parentId" \#(engine.integer) NOT NULL REFERENCES "Parent"("id"), "#
+                    + #""n" \#(engine.integer) CHECK ("n" > 0))"#)
             try db.execute(#"INSERT INTO "Parent" ("id") VALUES (1)"#)
+            func code(_ error: ActiveRecordError?) -> String? { engine == .sqlite ? error?.resultCode.map(String.init) : error?.sqlState }
             let foreign = expectError(.constraint) { try db.execute(#"INSERT INTO "Child" ("parentId", "n") VALUES (2, 1)"#) }
             #expect(foreign?.isForeignKeyViolation == true && foreign?.isUniqueViolation == false)
+            #expect(code(foreign) == (engine == .sqlite ? "787" : "23503"))
             let notNull = expectError(.constraint) { try db.execute(#"INSERT INTO "Child" ("n") VALUES (1)"#) }
-            #expect(notNull?.isNotNullViolation == true && notNull?.resultCode == 1299)
+            #expect(notNull?.isNotNullViolation == true && code(notNull) == (engine == .sqlite ? "1299" : "23502"))
             let check = expectError(.constraint) { try db.execute(#"INSERT INTO "Child" ("parentId", "n") VALUES (1, 0)"#) }
-            #expect(check?.isCheckViolation == true)
+            #expect(check?.isCheckViolation == true && code(check) == (engine == .sqlite ? "275" : "23514"))
             let primary = expectError(.constraint) { try db.execute(#"INSERT INTO "Parent" ("id") VALUES (1)"#) }
-            #expect(primary?.isUniqueViolation == true && primary?.resultCode == 1555)
+            #expect(primary?.isUniqueViolation == true && code(primary) == (engine == .sqlite ? "1555" : "23505"))
         }
     }
 
     /// The unique index a validation asks for is part of the model's mapping however many
     /// threads use the model first at once (no thread sees a mapping without it).
-    @Test func theUniqueIndexIsThereForEveryThreadThatUsesTheModelFirst() throws {
+    @Test(arguments: TestEngine.all) func theUniqueIndexIsThereForEveryThreadThatUsesTheModelFirst(engine: TestEngine) throws {
         let schemas = Mutex<[TableSchema]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             if let schema = try? FirstUse.schema() { schemas.withLock { $0.append(schema) } }
@@ -308,10 +312,9 @@ struct UniqueIndexTests {
         let seen = schemas.withLock { $0 }
         #expect(seen.count == 8)
         #expect(seen.allSatisfy { $0.columns.map(\.index) == [nil, .unique] })
-        try withMemoryDatabase { db throws in
+        try withDatabase(engine) { db throws in
             try FirstUse.create(["login": "a", "email": "a@example.com"])
-            let indexes = try db.rows(#"SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'FirstUse'"#)
-            #expect(indexes == [[.text("FirstUse_email_unique")]])
+            #expect(try indexNames(db, "FirstUse") == ["FirstUse_email_unique"])
         }
     }
 

@@ -1,16 +1,26 @@
 // A child process for the tests that need several processes:
 //
+// A <path> of the form `postgres:<connection string>` names a PostgreSQL database instead.
+//
 //     ActiveRecordStressChild <path> <marker> <rows>
 //         inserts `rows` rows tagged `marker` into the database at `path` in ONE transaction,
 //         saying "inserting" once it has started, so that the parent can kill -9 it mid-way;
 //     ActiveRecordStressChild migrate <path> <start>
 //         waits until the clock reaches `start` (seconds since 1970), then uses a model whose
 //         class has two columns the table lacks (automatic migration adds them) and saves one;
+//     ActiveRecordStressChild saves <path> <marker> <rows> <start>
+//         waits until `start`, then saves `rows` rows tagged `marker`, each on its own (autocommit);
 //     ActiveRecordStressChild open <path>
 //         opens `path` as given (relative to the working directory), saves a row, and prints
 //         how many rows the writer and a reader connection see.
 import ActiveRecord
+import ActiveRecordPostgreSQL
 import Foundation
+
+/// A file path, or `postgres:<connection string>`.
+func location(_ argument: String) -> DatabaseLocation {
+    argument.hasPrefix("postgres:") ? .postgres(String(argument.dropFirst("postgres:".count))) : .file(argument)
+}
 
 final class CrashBatch: Model {
     @Column var marker: Int = 0
@@ -38,10 +48,19 @@ do {
     switch arguments.dropFirst().first {
     case "migrate":
         guard arguments.count == 4, let start = Double(arguments[3]) else { fail("usage: migrate <path> <start>") }
-        let database = try Database(.file(arguments[2]))
+        let database = try Database(location(arguments[2]))
         while Date().timeIntervalSince1970 < start { usleep(200) }
         try database.use { try Widened.create(["name": "from \(getpid())", "colour": "red", "size": 3]) }
         print("migrated")
+    case "saves":
+        guard arguments.count == 6, let marker = Int(arguments[3]), let rows = Int(arguments[4]), let start = Double(arguments[5])
+        else { fail("usage: saves <path> <marker> <rows> <start>") }
+        let database = try Database(location(arguments[2]))
+        while Date().timeIntervalSince1970 < start { usleep(200) }
+        try database.use {
+            for n in 0..<rows { try CrashBatch.create(["marker": marker, "n": n]) }
+        }
+        print("saved")
     case "open":
         guard arguments.count == 3 else { fail("usage: open <path>") }
         let database = try Database(.file(arguments[2]))
@@ -55,7 +74,7 @@ do {
         guard arguments.count == 4, let marker = Int(arguments[2]), let rows = Int(arguments[3]) else {
             fail("usage: ActiveRecordStressChild <path> <marker> <rows> | migrate <path> <start> | open <path>")
         }
-        let database = try Database(.file(arguments[1]))
+        let database = try Database(location(arguments[1]))
         try database.use {
             try database.transaction {
                 for n in 0..<rows {

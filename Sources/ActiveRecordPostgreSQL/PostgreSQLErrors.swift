@@ -1,0 +1,68 @@
+import ActiveRecordLibPQ
+import ARCore
+
+/// The ``ActiveRecordError`` for a failed result (or, without one, the connection's error):
+/// the code from its SQLSTATE, PostgreSQL's primary message, and the SQL. Never the
+/// message's DETAIL, which quotes the values of the rows concerned; in the data exceptions
+/// (SQLSTATE class 22), whose messages quote the value that failed, quoted text is masked.
+func postgreSQLError(_ result: OpaquePointer?, _ connection: OpaquePointer, sql: String?) -> ActiveRecordError {
+    func field(_ code: Int32) -> String? {
+        guard let result, let value = PQresultErrorField(result, code) else { return nil }
+        return String(cString: value)
+    }
+    let state = field(Int32(UInt8(ascii: "C")))
+    var message = field(Int32(UInt8(ascii: "M")))
+        ?? String(cString: PQerrorMessage(connection)).trimmingTrailingNewlines
+    if message.isEmpty { message = "PostgreSQL reported an error without a message" }
+    guard PQstatus(connection) == CONNECTION_OK else {
+        var error = ActiveRecordError(
+            .cannotOpen, "the connection to the PostgreSQL server was lost (\(message)); the database will open another",
+            sql: sql)
+        error.sqlState = state
+        return error
+    }
+    let code: ActiveRecordError.Code
+    var constraint: ActiveRecordError.Constraint?
+    switch state ?? "" {
+    case "23505": (code, constraint) = (.constraint, .unique)
+    case "23503": (code, constraint) = (.constraint, .foreignKey)
+    case "23502": (code, constraint) = (.constraint, .notNull)
+    case "23514": (code, constraint) = (.constraint, .check)
+    case let other where other.hasPrefix("23"): code = .constraint
+    case "40001", "40P01": code = .transactionConflict
+    case "25006": code = .readOnly
+    case "55P03", "57014": code = .busy
+    case let other where other.hasPrefix("22"):
+        code = .invalidValue
+        message = maskingQuotedText(message)
+    case let other where other.hasPrefix("08") || other.hasPrefix("28") || other.hasPrefix("3D"): code = .cannotOpen
+    default: code = .postgreSQL
+    }
+    var error = ActiveRecordError(code, message, sql: sql)
+    error.sqlState = state
+    error.constraint = constraint
+    return error
+}
+
+/// `invalid input syntax for type bigint: "abc"` → `… bigint: "***"`.
+func maskingQuotedText(_ message: String) -> String {
+    var result = ""
+    var inside = false
+    for character in message {
+        if character == "\"" {
+            inside.toggle()
+            result.append(character)
+        } else {
+            result.append(inside ? "*" : character)
+        }
+    }
+    return result
+}
+
+extension String {
+    var trimmingTrailingNewlines: String {
+        var text = self
+        while text.last == "\n" { text.removeLast() }
+        return text
+    }
+}
