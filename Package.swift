@@ -50,8 +50,8 @@ let package = Package(
             name: "ActiveRecord",
             dependencies: ["ARCore", "ARQuery", "ARRelations", "ARValidation", "ARMigrations"]
         ),
-        // The C ABI shim.
-        .target(name: "ActiveRecordC", dependencies: ["ActiveRecord", "ActiveRecordSQLite"]),
+        // The C ABI shim, on both engines (libactiverecord.so links sqlite3 and libpq).
+        .target(name: "ActiveRecordC", dependencies: ["ActiveRecord", "ActiveRecordPostgreSQL"]),
         .executableTarget(
             name: "ActiveRecordQuickstart",
             dependencies: ["ActiveRecord"],

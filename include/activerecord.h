@@ -125,9 +125,10 @@ const char *ar_last_error(ar_database *database);
 // is AR_MISUSE.
 ar_result ar_model_add_column(ar_model *model, const char *name, ar_type type, int32_t flags);
 
-// Defines a model from an existing table’s columns (their storage classes: INTEGER, REAL,
-// TEXT, BLOB, read from the declared types as the engine reads them; NOT NULL when declared
-// so). Release with ar_model_free.
+// Defines a model from an existing table’s columns (their types read from the declared
+// types as the engine reads them: INTEGER, REAL, TEXT, BLOB; on PostgreSQL also BOOLEAN as
+// AR_TYPE_BOOL and NUMERIC as AR_TYPE_DECIMAL; NOT NULL when declared so). Release with
+// ar_model_free.
 ar_result ar_model_attach(ar_database *database, const char *table, ar_model **model_out);
 
 // Declares that model belongs to parent_model: adds the nullable, indexed column
@@ -153,9 +154,11 @@ ar_result ar_model_validate_presence(ar_model *model, const char *column);
 // a failure is AR_VALIDATION_FAILED with the error key “already_exists”.
 ar_result ar_model_validate_uniqueness(ar_model *model, const char *column);
 
-// Opens (creating if missing) the database at path; “:memory:” for a private
-// in-memory database. On success *database_out is a handle to release with
-// ar_close; on failure it is NULL and ar_last_error(NULL) says why.
+// Opens (creating if missing) the SQLite database at path; “:memory:” for a private
+// in-memory database. A postgresql:// (or postgres://) URL opens that PostgreSQL
+// database instead, as libpq reads the URL (user, password, host or socket directory in
+// ?host=, port, database, parameters). On success *database_out is a handle to
+// release with ar_close; on failure it is NULL and ar_last_error(NULL) says why.
 ar_result ar_open(const char *path, ar_database **database_out);
 
 // Binds length bytes (copied) to placeholder index (from 1).

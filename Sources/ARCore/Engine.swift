@@ -150,9 +150,9 @@ package protocol SQLDialect: Sendable {
     /// Whether a declared type found in the database holds what a column of `type` and
     /// `kind` stores (SQLite: the same affinity).
     func typeMatches(_ found: String, _ type: SQLType, _ kind: ColumnKind) -> Bool
-    /// The storage class that a declared type found in the database holds (for models made
-    /// from an existing table).
-    func storageClass(ofDeclaredType type: String) -> SQLType
+    /// The storage class and kind that a declared type found in the database holds (for
+    /// models made from an existing table).
+    func storage(ofDeclaredType type: String) -> (SQLType, ColumnKind)
     /// Checks a table or column name before it is used in DDL (an engine may limit length).
     /// - Throws: `.invalidModel` saying what is wrong.
     func validateName(_ name: String, of what: String) throws
@@ -168,6 +168,9 @@ package protocol SQLDialect: Sendable {
     func like(_ value: String, _ pattern: String, negated: Bool) -> String
     /// `column = ?` comparing ASCII letters without case (uniqueness with `caseSensitive: false`).
     func equalsIgnoringASCIICase(_ column: String) -> String
+    /// One `ORDER BY` term with SQLite's placement of NULLs on every engine: first when
+    /// ascending, last when descending.
+    func orderTerm(_ expression: String, ascending: Bool) -> String
     /// The value bound to `LIMIT ?` for no limit.
     var unlimited: DatabaseValue { get }
     /// An aggregate over `expression` (already SQL, or `*` for `count`), by its name in the

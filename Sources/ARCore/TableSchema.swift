@@ -116,7 +116,7 @@ public struct ColumnSchema: Sendable, Hashable {
     public var references: String?
 
     /// Makes a column. A non-nullable column without a default gets the
-    /// type's zero value (`0`, `0.0`, `''`, `X''`).
+    /// type's zero value (`0`, `0.0`, `''`, `X''`; for a decimal `'0'`, for a UUID the nil UUID).
     public init(
         name: String, type: SQLType, kind: ColumnKind = .plain, isNullable: Bool = false, index: IndexKind? = nil,
         defaultValue: DatabaseValue? = nil, references: String? = nil
@@ -126,16 +126,18 @@ public struct ColumnSchema: Sendable, Hashable {
         self.kind = kind
         self.isNullable = isNullable
         self.index = index
-        self.defaultValue = defaultValue ?? (isNullable ? .null : Self.zero(for: type))
+        self.defaultValue = defaultValue ?? (isNullable ? .null : Self.zero(for: type, kind))
         self.references = references
     }
 
-    private static func zero(for type: SQLType) -> DatabaseValue {
-        switch type {
-        case .integer: .integer(0)
-        case .real: .real(0)
-        case .text: .text("")
-        case .blob: .blob(Data())
+    private static func zero(for type: SQLType, _ kind: ColumnKind) -> DatabaseValue {
+        switch (type, kind) {
+        case (.integer, _): .integer(0)
+        case (.real, _): .real(0)
+        case (.text, .decimal): .text("0")
+        case (.text, .uuid): .text("00000000-0000-0000-0000-000000000000")
+        case (.text, _): .text("")
+        case (.blob, _): .blob(Data())
         }
     }
 }

@@ -153,7 +153,7 @@ extension QueryClauses {
         sql.bodyArguments = arguments
 
         var orders = try orderings.map { ordering in
-            try renderExpression(ordering.column, tables, dialect, into: &sql.tailArguments) + (ordering.ascending ? " ASC" : " DESC")
+            dialect.orderTerm(try renderExpression(ordering.column, tables, dialect, into: &sql.tailArguments), ascending: ordering.ascending)
         }
         if randomOrder { orders.append("random()") }
         if orders.isEmpty && defaultsToIdOrder { orders.append("\(base.quotedName).\"id\" ASC") }

@@ -1,5 +1,6 @@
 // ar_version, opening and closing, errors, memory, transactions.
 import ActiveRecord
+import ActiveRecordPostgreSQL
 import Foundation
 
 private let version: StaticString = "0.1.0"
@@ -9,15 +10,24 @@ private let version: StaticString = "0.1.0"
     UnsafeRawPointer(version.utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
-/// Opens (creating if missing) the database at `path`; ":memory:" for a private
-/// in-memory database. On success `*database_out` is a handle to release with
-/// ar_close; on failure it is NULL and ar_last_error(NULL) says why.
+/// Opens (creating if missing) the SQLite database at `path`; ":memory:" for a private
+/// in-memory database. A `postgresql://` (or `postgres://`) URL opens that PostgreSQL
+/// database instead, as libpq reads the URL (user, password, host or socket directory in
+/// `?host=`, port, database, parameters). On success `*database_out` is a handle to
+/// release with ar_close; on failure it is NULL and ar_last_error(NULL) says why.
 @c public func ar_open(_ path: UnsafePointer<CChar>?, _ database_out: UnsafeMutablePointer<OpaquePointer?>?) -> ar_result {
     guard let path, let database_out else { return failWithoutDatabase(.misuse, "ar_open: path and database_out must not be NULL") }
     database_out.pointee = nil
     do {
         let text = try utf8Text(path, "the path", in: "ar_open")
-        let database = try Database(text == ":memory:" ? .inMemory : .file(text))
+        let location: DatabaseLocation = if text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") {
+            .postgres(text)
+        } else if text == ":memory:" {
+            .inMemory
+        } else {
+            .file(text)
+        }
+        let database = try Database(location)
         database.logger = nil
         database_out.pointee = DatabaseHandle(database).retainedPointer()
         return .ok

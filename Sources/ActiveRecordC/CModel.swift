@@ -49,8 +49,9 @@ import Foundation
               !definition.columns.contains(where: { sqliteSameName($0.name, column) }) else {
             return "\(handle.name): the column name '\(column)' is empty, reserved or declared twice"
         }
+        let kind: ColumnKind = type == .bool ? .boolean : type == .decimal ? .decimal : .plain
         definition.columns.append(ColumnSchema(
-            name: column, type: sqlType, isNullable: flags & ar_column_flag.nullable.rawValue != 0, index: index))
+            name: column, type: sqlType, kind: kind, isNullable: flags & ar_column_flag.nullable.rawValue != 0, index: index))
         definition.types[column] = type
         return nil
     }
@@ -114,9 +115,10 @@ private func addValidation(
     return .ok
 }
 
-/// Defines a model from an existing table's columns (their storage classes: INTEGER, REAL,
-/// TEXT, BLOB, read from the declared types as the engine reads them; NOT NULL when declared
-/// so). Release with ar_model_free.
+/// Defines a model from an existing table's columns (their types read from the declared
+/// types as the engine reads them: INTEGER, REAL, TEXT, BLOB; on PostgreSQL also BOOLEAN as
+/// AR_TYPE_BOOL and NUMERIC as AR_TYPE_DECIMAL; NOT NULL when declared so). Release with
+/// ar_model_free.
 @c public func ar_model_attach(
     _ database: OpaquePointer?, _ table: UnsafePointer<CChar>?, _ model_out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> ar_result {
@@ -128,19 +130,21 @@ private func addValidation(
     return handle.run {
         let name = try utf8Text(table, "the table name", in: "ar_model_attach")
         let info = try handle.database.withSchema { connection, dialect in
-            try dialect.columns(of: name, connection).map { ($0, dialect.storageClass(ofDeclaredType: $0.type)) }
+            try dialect.columns(of: name, connection).map { ($0, dialect.storage(ofDeclaredType: $0.type)) }
         }
         guard !info.isEmpty else { throw ActiveRecordError(.unknownTable, "there is no table \(name)") }
         let model = ModelHandle(database: handle, name: name)
-        for (column, sqlType) in info where !TableSchema.isReserved(column.name) {
-            let type: ar_type = switch sqlType {
-            case .integer: .integer
-            case .real: .real
-            case .text: .text
-            case .blob: .blob
+        for (column, (sqlType, kind)) in info where !TableSchema.isReserved(column.name) {
+            let type: ar_type = switch (sqlType, kind) {
+            case (.integer, .boolean): .bool
+            case (.integer, _): .integer
+            case (.real, _): .real
+            case (.text, .decimal): .decimal
+            case (.text, _): .text
+            case (.blob, _): .blob
             }
             model.withDefinition { definition, _ in
-                definition.columns.append(ColumnSchema(name: column.name, type: sqlType, isNullable: column.isNullable))
+                definition.columns.append(ColumnSchema(name: column.name, type: sqlType, kind: kind, isNullable: column.isNullable))
                 definition.types[column.name] = type
             }
         }

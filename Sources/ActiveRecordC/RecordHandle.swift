@@ -101,14 +101,26 @@ final class RecordHandle: Handle {
 
     /// Calls `body` with the value at `position` in the schema's `allColumnNames`; text and
     /// bytes point into the row or the record and are valid only during the call.
+    /// A decimal column reads as text on every engine: PostgreSQL's NUMERIC hands a whole
+    /// number back as an integer, which a decimal column shows as its digits.
     func withCell<R>(at position: Int, _ body: (Cell) throws -> R) throws -> R {
-        if let unretainedRow { return try body(unretainedRow._withUnsafeGuaranteedRef { $0.cell(Int32(position)) }) }
+        if let unretainedRow {
+            let cell = unretainedRow._withUnsafeGuaranteedRef { $0.cell(Int32(position)) }
+            if case .integer(let int) = cell, frozen.typeByPosition[position] == .decimal { return try decimal(int, body) }
+            return try body(cell)
+        }
         switch try record.value(at: position) {
         case .null: return try body(.null)
+        case .integer(let int) where frozen.typeByPosition[position] == .decimal: return try decimal(int, body)
         case .integer(let int): return try body(.integer(int))
         case .real(let real): return try body(.real(real))
         case .text(var text): return try text.withUTF8 { try body(.text(UnsafeRawBufferPointer($0))) }
         case .blob(let data): return try data.withUnsafeBytes { try body(.blob($0)) }
         }
+    }
+
+    private func decimal<R>(_ int: Int64, _ body: (Cell) throws -> R) rethrows -> R {
+        var text = String(int)
+        return try text.withUTF8 { try body(.text(UnsafeRawBufferPointer($0))) }
     }
 }

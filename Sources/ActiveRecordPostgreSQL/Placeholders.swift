@@ -10,7 +10,7 @@
 /// - Parameter replacement: the text for placeholder `n` (1-based).
 /// - Returns: the SQL with each placeholder replaced, how many there were, and whether a
 ///   second statement follows a `;`.
-func rewritingPlaceholders(
+package func rewritingPlaceholders(
     _ sql: String, _ replacement: (Int) -> String
 ) -> (sql: String, count: Int, hasMoreStatements: Bool) {
     let bytes = Array(sql.utf8)

@@ -70,12 +70,15 @@ struct PostgreSQLDialect: SQLDialect {
         return lower
     }
 
-    func storageClass(ofDeclaredType type: String) -> SQLType {
+    func storage(ofDeclaredType type: String) -> (SQLType, ColumnKind) {
         switch Self.family(of: type) {
-        case "integer", "boolean": .integer
-        case "double", "real": .real
-        case "bytea": .blob
-        default: .text
+        case "integer": (.integer, .plain)
+        case "boolean": (.integer, .boolean)
+        case "double", "real": (.real, .plain)
+        case "numeric": (.text, .decimal)
+        case "uuid": (.text, .uuid)
+        case "bytea": (.blob, .plain)
+        default: (.text, .plain)
         }
     }
 
@@ -125,6 +128,11 @@ struct PostgreSQLDialect: SQLDialect {
     }
 
     func equalsIgnoringASCIICase(_ column: String) -> String { "\(asciiLowered(column)) = \(asciiLowered("?"))" }
+
+    /// PostgreSQL puts NULLs last when ascending: said explicitly, they go where SQLite puts them.
+    func orderTerm(_ expression: String, ascending: Bool) -> String {
+        expression + (ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST")
+    }
 
     /// `LIMIT NULL` is no limit.
     var unlimited: DatabaseValue { .null }

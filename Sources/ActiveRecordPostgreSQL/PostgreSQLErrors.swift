@@ -30,6 +30,7 @@ func postgreSQLError(_ result: OpaquePointer?, _ connection: OpaquePointer, sql:
     case "23514": (code, constraint) = (.constraint, .check)
     case let other where other.hasPrefix("23"): code = .constraint
     case "40001", "40P01": code = .transactionConflict
+    case "25P02": code = .transactionAborted
     case "25006": code = .readOnly
     case "55P03", "57014": code = .busy
     case let other where other.hasPrefix("22"):

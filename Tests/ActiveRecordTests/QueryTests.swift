@@ -36,7 +36,7 @@ struct QueryTests {
             #expect(recorder.all.isEmpty)
             #expect(try query.fetch().map(\.name) == ["Alex", "John"])
             #expect(recorder.all == [
-                #"SELECT "Person"."id", "Person"."createdAt", "Person"."updatedAt", "Person"."name", "Person"."age", "Person"."born", "Person"."note", "Person"."teamId" FROM "Person" WHERE ("Person"."age" > ?) ORDER BY "Person"."name" ASC LIMIT ? OFFSET ?"#,
+                #"SELECT "Person"."id", "Person"."createdAt", "Person"."updatedAt", "Person"."name", "Person"."age", "Person"."born", "Person"."note", "Person"."teamId" FROM "Person" WHERE ("Person"."age" > ?) ORDER BY \#(db.dialect.orderTerm(#""Person"."name""#, ascending: true)) LIMIT ? OFFSET ?"#,
             ])
         }
     }
@@ -258,7 +258,7 @@ struct QueryEdgeTests {
             }
             #expect(names == ["Alex"] && values == [.text("Alex")])
             #expect(typed == dynamic)
-            #expect(typed == [#"SELECT "Person"."id", "Person"."createdAt", "Person"."updatedAt", "Person"."name", "Person"."age", "Person"."born", "Person"."note", "Person"."teamId" FROM "Person" WHERE ("Person"."age" > ? AND "Person"."note" IS NOT NULL) ORDER BY "Person"."age" DESC LIMIT ? OFFSET ?"#])
+            #expect(typed == [#"SELECT "Person"."id", "Person"."createdAt", "Person"."updatedAt", "Person"."name", "Person"."age", "Person"."born", "Person"."note", "Person"."teamId" FROM "Person" WHERE ("Person"."age" > ? AND "Person"."note" IS NOT NULL) ORDER BY \#(db.dialect.orderTerm(#""Person"."age""#, ascending: false)) LIMIT ? OFFSET ?"#])
             #expect(try DynamicQuery(people, where: "age = ?", arguments: [.value(.integer(25))]).count()
                 == Person.query().where("age = %@", 25).count())
 

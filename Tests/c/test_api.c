@@ -3,6 +3,10 @@
  *   make c-test          builds this with the strict flags and runs it under valgrind
  *   test_api [dir]       scratch files go in dir (default: a new directory under /tmp)
  *
+ * With AR_TEST_POSTGRES_URL set (a postgresql:// URL; make test starts a throwaway server),
+ * the tests that are not about SQLite files run a second time on PostgreSQL, each database a
+ * schema of its own (made and dropped here through libpq).
+ *
  * Each CHECK counts a pass or prints the failure; the last line is "N passed, M failed"
  * and the exit status is 1 when anything failed.
  */
@@ -16,6 +20,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <libpq-fe.h>
 
 #include "activerecord.h"
 
@@ -59,36 +65,76 @@ static void scratch_path(char *out, size_t size, const char *name) {
     snprintf(out, size, "%s/%s", scratch, name);
 }
 
-/* Removes a database file and SQLite's companions of it. */
+/* PostgreSQL: the server of the second pass, and a connection to make schemas with. */
+static const char *postgres_url;
+static int on_postgres;
+static PGconn *admin;
+
+static void admin_run(const char *sql) {
+    PGresult *result = PQexec(admin, sql);
+    if (PQresultStatus(result) != PGRES_COMMAND_OK) {
+        failed++;
+        printf("FAIL %s: %s", sql, PQerrorMessage(admin));
+    }
+    PQclear(result);
+}
+
+/* A new PostgreSQL schema, and the URL that opens it (search_path set to it) into url. */
+static void new_postgres_database(char *url, size_t size) {
+    static int made;
+    char sql[128];
+    snprintf(sql, sizeof sql, "CREATE SCHEMA c_%ld_%d", (long)getpid(), ++made);
+    admin_run(sql);
+    snprintf(url, size, "%s%coptions=-csearch_path%%3Dc_%ld_%d", postgres_url, strchr(postgres_url, '?') ? '&' : '?',
+             (long)getpid(), made);
+}
+
+/* Removes a database: a file and SQLite's companions of it, or a PostgreSQL schema. */
 static void remove_database(const char *path) {
     static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
     char name[600];
     size_t i;
+    const char *schema = strstr(path, "search_path%3D");
+    if (strncmp(path, "postgresql://", 13) == 0 && schema) {
+        snprintf(name, sizeof name, "DROP SCHEMA IF EXISTS %s CASCADE", schema + strlen("search_path%3D"));
+        admin_run(name);
+        return;
+    }
     for (i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
         snprintf(name, sizeof name, "%s%s", path, suffixes[i]);
         unlink(name);
     }
 }
 
-/* Opens a new database file `name` in the scratch directory (its path into path), current. */
+/* Opens a new database, current: the file `name` in the scratch directory, or on the
+ * PostgreSQL pass a new schema. Its path (or URL) goes into path, to open it again. */
 static void open_scratch_db(char *path, size_t size, const char *name, ar_database **db) {
-    scratch_path(path, size, name);
-    remove_database(path);
+    if (on_postgres) {
+        new_postgres_database(path, size);
+    } else {
+        scratch_path(path, size, name);
+        remove_database(path);
+    }
     CHECK_OK(ar_open(path, db));
     current_db = *db;
 }
 
-/* Where the tests that run twice put their database: 0, ":memory:" (a query reads all its
- * records at the first ar_query_next); 1, a new file in the scratch directory (a query
- * steps a cursor on a reader connection, its records reading the cursor's row). */
+/* Where the tests that run several times put their database: 0, ":memory:" (a query reads
+ * all its records at the first ar_query_next); 1, a new file in the scratch directory (a
+ * query steps a cursor on a reader connection, its records reading the cursor's row); 2, a
+ * new PostgreSQL schema (a query steps a server cursor in batches). */
 static int on_file;
 static char test_db_path[600];
 
 static ar_result open_test_db(ar_database **db) {
     static int opened;
     if (!on_file) return ar_open(":memory:", db);
-    snprintf(test_db_path, sizeof test_db_path, "%s/run-%d.sqlite", scratch, ++opened);
-    remove_database(test_db_path);
+    if (on_file == 2) {
+        new_postgres_database(test_db_path, sizeof test_db_path);
+    } else {
+        snprintf(test_db_path, sizeof test_db_path, "%s/run-%d.sqlite", scratch, ++opened);
+        remove_database(test_db_path);
+    }
     return ar_open(test_db_path, db);
 }
 
@@ -1468,10 +1514,7 @@ static void test_attach(void) {
     int32_t flag = -1, is_null = -1;
     char path[600];
 
-    scratch_path(path, sizeof path, "attach.sqlite");
-    remove_database(path);
-    CHECK_OK(ar_open(path, &db));
-    current_db = db;
+    open_scratch_db(path, sizeof path, "attach.sqlite", &db);
     defined = define_everything(db, "Shared");
     CHECK_OK(ar_record_new(defined, &record));
     CHECK_OK(ar_record_set_text(record, "t", "written in C"));
@@ -1940,6 +1983,38 @@ int main(int argc, char **argv) {
     test_transaction_on_another_thread();
     test_attach();
     test_wrong_handles();
+
+    /* The same on PostgreSQL, when a server is given. */
+    postgres_url = getenv("AR_TEST_POSTGRES_URL");
+    if (postgres_url && *postgres_url) {
+        admin = PQconnectdb(postgres_url);
+        if (PQstatus(admin) != CONNECTION_OK) {
+            printf("FAIL cannot reach AR_TEST_POSTGRES_URL: %s", PQerrorMessage(admin));
+            failed++;
+        } else {
+            int before = passed;
+            on_postgres = 1;
+            on_file = 2;
+            test_types();
+            test_copy_text();
+            test_lifecycle();
+            test_queries();
+            test_injection();
+            test_quote_with_combining_mark();
+            test_invalid_text();
+            test_validations();
+            test_children();
+            test_null_arguments();
+            test_release_order();
+            test_cursor();
+            test_threads();
+            test_transactions();
+            test_transaction_on_another_thread();
+            test_attach();
+            printf("PostgreSQL: %d checks passed\n", passed - before);
+        }
+        PQfinish(admin);
+    }
 
     if (made) rmdir(scratch);
     printf("%d passed, %d failed\n", passed, failed);

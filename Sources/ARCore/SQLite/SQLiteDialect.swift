@@ -32,12 +32,13 @@ package struct SQLiteDialect: SQLDialect {
         found.isEmpty || affinity(of: found) == affinity(of: type.rawValue)
     }
 
-    package func storageClass(ofDeclaredType type: String) -> SQLType {
+    /// By affinity; SQLite has no narrower kinds (a boolean is an INTEGER).
+    package func storage(ofDeclaredType type: String) -> (SQLType, ColumnKind) {
         switch affinity(of: type) {
-        case "INTEGER": .integer
-        case "REAL": .real
-        case "BLOB": type.isEmpty ? .text : .blob
-        default: .text
+        case "INTEGER": (.integer, .plain)
+        case "REAL": (.real, .plain)
+        case "BLOB": (type.isEmpty ? .text : .blob, .plain)
+        default: (.text, .plain)
         }
     }
 
@@ -60,6 +61,11 @@ package struct SQLiteDialect: SQLDialect {
     }
 
     package func equalsIgnoringASCIICase(_ column: String) -> String { "\(column) = ? COLLATE NOCASE" }
+
+    /// SQLite puts NULLs first when ascending already.
+    package func orderTerm(_ expression: String, ascending: Bool) -> String {
+        expression + (ascending ? " ASC" : " DESC")
+    }
 
     package var unlimited: DatabaseValue { .integer(-1) }
 
