@@ -1,10 +1,12 @@
 # swift-activerecord — the front door.
-#   make run     build and run the quickstart on the default database
+#   make run     build and run the quickstart on the default database (SQLite, a file)
+#   make run-postgres  the second example: the same models on a throwaway PostgreSQL server
 #   make test    every test (what CI runs): Swift and the C examples and tests on SQLite and on a
 #                throwaway PostgreSQL server (scripts/with-postgres.sh), then the package-graph,
 #                snippet and seam checks
 #   make test-tsan  the Swift tests under the thread sanitizer (.ci/run runs it after make test)
-#   make bench   the release benchmark against the raw sqlite3 C API
+#   make bench   the release benchmark against the raw sqlite3 C API, and on a throwaway PostgreSQL
+#                server against raw libpq
 #   make bench-c the C API (release libactiverecord.so) against the raw sqlite3 C API (N=2000: quick)
 #   make fuzz    libFuzzer on the predicate parser (FUZZ_SECONDS=600 by default)
 #   make lib     libactiverecord.so in .build/c/lib, for C programs (header: include/activerecord.h)
@@ -15,7 +17,7 @@ SWIFT       ?= swift
 SWIFTFLAGS  ?= -Xswiftc -warnings-as-errors
 APT_PACKAGES = libsqlite3-dev libpq-dev postgresql pkg-config gcc g++ valgrind python3
 
-.PHONY: all deps build run test test-engines examples bench fuzz lib header check-header c-examples c-test clean \
+.PHONY: all deps build run run-postgres test test-engines examples bench fuzz lib header check-header c-examples c-test clean \
         package-graph check-snippets check-seams test-tsan
 
 all: build
@@ -46,7 +48,13 @@ run: deps
 	$(SWIFT) build $(SWIFTFLAGS) --product ActiveRecordQuickstart
 	$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/ActiveRecordQuickstart
 
-examples: run
+# The second example: the same models on a throwaway PostgreSQL server (Examples/PostgreSQL).
+run-postgres: deps
+	$(SWIFT) build $(SWIFTFLAGS) --product ActiveRecordPostgreSQLExample
+	scripts/with-postgres.sh sh -c '"$$0" "$$AR_TEST_POSTGRES_URL"' \
+	  $$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/ActiveRecordPostgreSQLExample
+
+examples: run run-postgres
 
 test: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
@@ -89,9 +97,10 @@ check-snippets: deps
 check-seams:
 	bash scripts/check-seams.sh
 
+# The PostgreSQL section runs on a throwaway local server (scripts/with-postgres.sh).
 bench: deps
 	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
-	Benchmarks/.build/release/ARBench $(N)
+	scripts/with-postgres.sh Benchmarks/.build/release/ARBench $(N)
 	$(MAKE) --no-print-directory bench-c
 
 # The predicate tokenizer, parser and renderer depend on nothing else (but the one

@@ -14,6 +14,7 @@ let package = Package(
         // uses only SQLite does not depend on it, and needs no libpq.
         .library(name: "ActiveRecordPostgreSQL", targets: ["ActiveRecordPostgreSQL"]),
         .executable(name: "ActiveRecordQuickstart", targets: ["ActiveRecordQuickstart"]),
+        .executable(name: "ActiveRecordPostgreSQLExample", targets: ["ActiveRecordPostgreSQLExample"]),
         // The C ABI: libactiverecord.so, with the header include/activerecord.h.
         .library(name: "activerecord", type: .dynamic, targets: ["ActiveRecordC"]),
     ],
@@ -57,6 +58,12 @@ let package = Package(
             dependencies: ["ActiveRecord"],
             path: "Examples/Quickstart"
         ),
+        // The same models on PostgreSQL (make run-postgres).
+        .executableTarget(
+            name: "ActiveRecordPostgreSQLExample",
+            dependencies: ["ActiveRecord", "ActiveRecordPostgreSQL"],
+            path: "Examples/PostgreSQL"
+        ),
         // A child process the crash tests kill in the middle of a transaction.
         .executableTarget(
             name: "ActiveRecordStressChild",
@@ -65,7 +72,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ActiveRecordTests",
-            dependencies: ["ActiveRecord", "ActiveRecordPostgreSQL", "ActiveRecordQuickstart", "ActiveRecordStressChild"]
+            dependencies: [
+                "ActiveRecord", "ActiveRecordPostgreSQL", "ActiveRecordQuickstart", "ActiveRecordPostgreSQLExample",
+                "ActiveRecordStressChild",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,7 @@
 // swift-tools-version: 6.3
 // The release benchmark: ActiveRecord against the raw sqlite3 C API and
-// GRDB.swift, in one process.
+// GRDB.swift, in one process; with a PostgreSQL server given, ActiveRecord on
+// PostgreSQL against raw libpq.
 //   swift build -c release --product ARBench && .build/release/ARBench [N] [--indexed Q] [--predicate P]
 import PackageDescription
 
@@ -19,11 +20,19 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev", "pkg-config"])]
         ),
+        // The system libpq, for the raw side of the PostgreSQL section.
+        .systemLibrary(
+            name: "CLibPQRaw",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev", "pkg-config"])]
+        ),
         .executableTarget(
             name: "ARBench",
             dependencies: [
                 "CSQLiteRaw",
+                "CLibPQRaw",
                 .product(name: "ActiveRecord", package: "swift-activerecord"),
+                .product(name: "ActiveRecordPostgreSQL", package: "swift-activerecord"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

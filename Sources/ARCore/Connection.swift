@@ -6,14 +6,14 @@ import Foundation
 ///
 /// A connection is confined: ``Database`` hands it to one thread at a time.
 package final class Connection {
-    // The engine's connection: SQLite's, called directly (see `Engine.swift` and
-    // ``Statement``), or any other engine's, through ``EngineConnection``. Exactly one is set.
+    // The engine's connection, through ``EngineConnection``; and SQLite's, when it is one,
+    // called directly (see `Engine.swift` and ``Statement``).
     package let sqlite: SQLiteConnection?
-    private let engine: (any EngineConnection)?
+    private let engine: any EngineConnection
     /// The engine's SQL dialect.
     package let dialect: any SQLDialect
     // Unchecked exclusivity on the per-statement state: a connection is confined (see
-    // ``Database``), and none of these accesses overlaps another.
+    // ``Database``), and none of these accesses overlaps anengine.
     @exclusivity(unchecked) private var statements: [String: Statement] = [:]
     @exclusivity(unchecked) private var keyedStatements: [StatementKey: Statement] = [:]
     /// The keyed statement used last: a loop of saves finds it without hashing its key.
@@ -39,13 +39,8 @@ package final class Connection {
 
     /// Wraps an engine's connection (which it closes when released).
     package init(_ connection: any EngineConnection, dialect: any SQLDialect) {
-        if let sqlite = connection as? SQLiteConnection {
-            self.sqlite = sqlite
-            engine = nil
-        } else {
-            sqlite = nil
-            engine = connection
-        }
+        sqlite = connection as? SQLiteConnection
+        engine = connection
         self.dialect = dialect
     }
 
@@ -53,11 +48,8 @@ package final class Connection {
         statements.removeAll()
         keyedStatements.removeAll()
         lastKeyed = nil
-        if let sqlite { sqlite.close() } else { other.close() }
+        if let sqlite { sqlite.close() } else { engine.close() }
     }
-
-    /// The other engine's connection (when ``sqlite`` is `nil`).
-    private var other: any EngineConnection { engine.unsafelyUnwrapped }
 
     /// Registers `entry` to undo if the current transaction level rolls back; outside a
     /// transaction there is nothing to undo and the entry is dropped.
@@ -82,7 +74,7 @@ package final class Connection {
     /// Prepares exactly one statement; SQL with a second statement is refused.
     package func prepare(_ sql: String, _ use: StatementUse = .once) throws -> Statement {
         if let sqlite { return Statement(sqlite: try sqlite.prepareStatement(sql, use), sql: sql, connection: self) }
-        return Statement(engine: try other.prepare(sql, use), sql: sql, connection: self)
+        return Statement(engine: try engine.prepare(sql, use), sql: sql, connection: self)
     }
 
     /// Drops a statement from the cache after a failed step.
@@ -158,17 +150,17 @@ package final class Connection {
 
     /// How many rows the last `INSERT`, `UPDATE` or `DELETE` changed.
     package var changedRowCount: Int {
-        if let sqlite { sqlite.changedRowCount } else { other.changedRowCount }
+        if let sqlite { sqlite.changedRowCount } else { engine.changedRowCount }
     }
 
     /// Whether a failed statement aborted the current transaction (it can only roll back).
     package var isInFailedTransaction: Bool {
-        sqlite == nil && other.isInFailedTransaction
+        sqlite == nil && engine.isInFailedTransaction
     }
 
     /// Whether the connection can still be used (a server connection may have been lost).
     package var isUsable: Bool {
-        sqlite != nil || other.isUsable
+        sqlite != nil || engine.isUsable
     }
 
     /// Forgets every cached statement (finalizing them), for a pooled connection that goes

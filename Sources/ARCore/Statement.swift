@@ -24,11 +24,11 @@ package struct StatementKey: Hashable {
 /// The statement is finalized in `deinit`, so nothing leaks on an error path. Parameters
 /// are 1-based; result columns are 0-based.
 package final class Statement {
-    // The engine's statement: SQLite's, called directly (a trivial value: reading it copies a
-    // pointer, where an enum holding an existential too would be copied through a value
-    // witness on every call), or any other engine's, through ``EngineStatement``. Exactly one is set.
+    // The engine's statement, through ``EngineStatement``; and SQLite's, when it is one, called
+    // directly (a trivial value: reading it copies a pointer). Neither is optional where it is
+    // called through: an Optional existential would be copied through a value witness per call.
     package let sqlite: SQLiteStatement?
-    private let engine: (any EngineStatement)?
+    private let engine: any EngineStatement
     /// The SQL text, with `?` placeholders.
     package let sql: String
     unowned let connection: Connection
@@ -39,7 +39,7 @@ package final class Statement {
 
     init(sqlite: SQLiteStatement, sql: String, connection: Connection) {
         self.sqlite = sqlite
-        engine = nil
+        engine = sqlite
         self.sql = sql
         self.connection = connection
     }
@@ -52,17 +52,14 @@ package final class Statement {
     }
 
     deinit {
-        if let sqlite { sqlite.finalize() } else { other.finalize() }
+        if let sqlite { sqlite.finalize() } else { engine.finalize() }
     }
-
-    /// The other engine's statement (when ``sqlite`` is `nil`).
-    private var other: any EngineStatement { engine.unsafelyUnwrapped }
 
     // MARK: Binding (1-based)
 
     @inline(__always)
     package func bind(_ value: DatabaseValue, at index: Int32) throws {
-        if let sqlite { try sqlite.bind(value, at: index) } else { try other.bind(value, at: index) }
+        if let sqlite { try sqlite.bind(value, at: index) } else { try engine.bind(value, at: index) }
     }
 
     package func bind(_ values: [DatabaseValue], from start: Int32 = 1) throws {
@@ -78,7 +75,7 @@ package final class Statement {
     @inline(__always)
     package func step() throws -> Bool {
         do {
-            if let sqlite { return try sqlite.step() } else { return try other.step() }
+            if let sqlite { return try sqlite.step() } else { return try engine.step() }
         } catch {
             throw failed(error)
         }
@@ -88,7 +85,7 @@ package final class Statement {
     @inline(__always)
     package func insert() throws -> Int64 {
         do {
-            if let sqlite { return try sqlite.insert() } else { return try other.insert() }
+            if let sqlite { return try sqlite.insert() } else { return try engine.insert() }
         } catch {
             throw failed(error)
         }
@@ -100,64 +97,64 @@ package final class Statement {
     private func failed(_ error: any Error) -> any Error {
         connection.evict(self)
         guard var failure = error as? ActiveRecordError, connection.includesBoundValuesInErrors else { return error }
-        if let sqlite { failure.expandedSQL = sqlite.expandedSQL() } else { failure.expandedSQL = other.expandedSQL() }
+        if let sqlite { failure.expandedSQL = sqlite.expandedSQL() } else { failure.expandedSQL = engine.expandedSQL() }
         return failure
     }
 
     /// Resets the statement and clears its bindings, ready for reuse.
     @inline(__always)
     package func reset() {
-        if let sqlite { sqlite.reset() } else { other.reset() }
+        if let sqlite { sqlite.reset() } else { engine.reset() }
     }
 
     // MARK: Columns (0-based)
 
     package var columnCount: Int32 {
-        if let sqlite { sqlite.columnCount } else { other.columnCount }
+        if let sqlite { sqlite.columnCount } else { engine.columnCount }
     }
 
     package func columnName(_ index: Int32) -> String {
-        if let sqlite { sqlite.columnName(index) } else { other.columnName(index) }
+        if let sqlite { sqlite.columnName(index) } else { engine.columnName(index) }
     }
 
     @inline(__always)
     package func isNull(_ index: Int32) -> Bool {
-        if let sqlite { sqlite.isNull(index) } else { other.isNull(index) }
+        if let sqlite { sqlite.isNull(index) } else { engine.isNull(index) }
     }
 
     @inline(__always)
     package func int64(_ index: Int32) -> Int64 {
-        if let sqlite { sqlite.int64(index) } else { other.int64(index) }
+        if let sqlite { sqlite.int64(index) } else { engine.int64(index) }
     }
 
     @inline(__always)
     package func double(_ index: Int32) -> Double {
-        if let sqlite { sqlite.double(index) } else { other.double(index) }
+        if let sqlite { sqlite.double(index) } else { engine.double(index) }
     }
 
     /// The column's text; `nil` when its bytes are not valid UTF-8 (written by another
     /// program): read as a String they would be changed, so they are a mismatch instead.
     @inline(__always)
     package func string(_ index: Int32) -> String? {
-        if let sqlite { sqlite.string(index) } else { other.string(index) }
+        if let sqlite { sqlite.string(index) } else { engine.string(index) }
     }
 
     package func data(_ index: Int32) -> Data {
-        if let sqlite { sqlite.data(index) } else { other.data(index) }
+        if let sqlite { sqlite.data(index) } else { engine.data(index) }
     }
 
     /// The column as a ``DatabaseValue``.
     /// - Throws: `.typeMismatch` for text that is not valid UTF-8.
     @inline(__always)
     package func value(_ index: Int32) throws -> DatabaseValue {
-        if let sqlite { try sqlite.value(index) } else { try other.value(index) }
+        if let sqlite { try sqlite.value(index) } else { try engine.value(index) }
     }
 
     /// The column's value with text and bytes borrowed from the row, not copied: valid until
     /// the next step, reset or call of `cell`.
     @inline(__always)
     package func cell(_ index: Int32) -> Cell {
-        if let sqlite { sqlite.cell(index) } else { other.cell(index) }
+        if let sqlite { sqlite.cell(index) } else { engine.cell(index) }
     }
 }
 

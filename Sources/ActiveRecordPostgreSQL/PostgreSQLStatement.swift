@@ -3,12 +3,16 @@ import ARCore
 import Foundation
 
 /// One statement on a ``PostgreSQLConnection``, run with the extended protocol: values are
-/// sent apart from the SQL (text, and `bytea` as binary), results come back as text.
+/// sent apart from the SQL (text, and `bytea` as binary).
 ///
-/// A cached statement is prepared on the server the first time it runs (`PQprepare`) and
-/// then only executed; one that runs once is parsed and run in one round trip
-/// (`PQexecParams`); a cursor's is declared as a server cursor (`DECLARE … NO SCROLL CURSOR`)
-/// and read 256 rows at a time (`FETCH FORWARD`), so that it holds constant memory.
+/// A cached statement is prepared on the server the first time it runs (`PQprepare`), its
+/// result columns described (`PQdescribePrepared`), and then only executed; when every result
+/// column has a type the library decodes from PostgreSQL's binary format (the integers,
+/// floating point, booleans, text, `bytea`, `numeric`, `uuid`, JSON), it asks for binary
+/// results: no number is formatted by the server and parsed again here. A statement that
+/// runs once is parsed and run in one round trip (`PQexecParams`) with text results; a
+/// cursor's is declared as a server cursor (`DECLARE … NO SCROLL CURSOR`) and read 256 rows
+/// at a time (`FETCH FORWARD`), so that it holds constant memory.
 ///
 /// Parameter types: a `REAL` value is sent as `double precision` (so that comparing it with
 /// a `bigint` column works); every other value as text of unspecified type, which the server
@@ -21,28 +25,35 @@ final class PostgreSQLStatement: EngineStatement {
     private let text: String
     private let parameterCount: Int
     private let use: StatementUse
-    private var values: [DatabaseValue]
-    /// Server-side names of this statement, one per set of parameter types it ran with.
-    private var prepared: [[Oid]: String] = [:]
+    @exclusivity(unchecked) private var values: [DatabaseValue]
+    /// Server-side names of this statement, one per set of parameter types it ran with, and
+    /// whether it asks for binary results.
+    @exclusivity(unchecked) private var prepared: [[Oid]: (name: String, binary: Bool)] = [:]
+    /// Whether the current result is in binary format.
+    @exclusivity(unchecked) private var binary = false
 
     /// The current result, its row count, and the row a step is on.
-    private var result: OpaquePointer?
-    private var rowCount: Int32 = 0
-    private var row: Int32 = -1
-    private var hasRun = false
+    @exclusivity(unchecked) private var result: OpaquePointer?
+    @exclusivity(unchecked) private var rowCount: Int32 = 0
+    @exclusivity(unchecked) private var row: Int32 = -1
+    @exclusivity(unchecked) private var hasRun = false
+    /// The result's column types (OIDs), read once per result.
+    @exclusivity(unchecked) private var columnTypes: [Int] = []
     /// For a cursor: its server-side name, and whether its last batch was full (more may follow).
-    private var cursorName: String?
-    private var cursorMayHaveMore = false
+    @exclusivity(unchecked) private var cursorName: String?
+    @exclusivity(unchecked) private var cursorMayHaveMore = false
     private static let cursorBatch: Int32 = 256
 
     /// Scratch storage for the parameters of one execution (kept to save allocations).
-    private var buffer: [UInt8] = []
-    private var offsets: [Int] = []
-    private var lengths: [Int32] = []
-    private var formats: [Int32] = []
-    private var types: [Oid] = []
+    @exclusivity(unchecked) private var buffer: [UInt8] = []
+    @exclusivity(unchecked) private var offsets: [Int] = []
+    @exclusivity(unchecked) private var lengths: [Int32] = []
+    @exclusivity(unchecked) private var formats: [Int32] = []
+    @exclusivity(unchecked) private var types: [Oid] = []
+    /// Where each parameter's bytes start, for the call (rebuilt per call: `buffer` may move).
+    @exclusivity(unchecked) private var pointers: [UnsafePointer<CChar>?] = []
     /// The bytes of the last `bytea` cell read (``cell(_:)``), valid until the next one.
-    private var cellBytes = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    @exclusivity(unchecked) private var cellBytes = UnsafeMutableRawBufferPointer(start: nil, count: 0)
 
     /// - Throws: `.misuse` for SQL with a second statement (the extended protocol runs one).
     init(sql: String, use: StatementUse, connection: PostgreSQLConnection) throws {
@@ -163,24 +174,49 @@ final class PostgreSQLStatement: EngineStatement {
             rowCount = 0
         case .cached:
             encodeParameters()
-            let name: String
+            let statement: (name: String, binary: Bool)
             if let known = prepared[types] {
-                name = known
+                statement = known
             } else {
-                name = connection.makeName("statement")
-                let prepareResult = types.withUnsafeBufferPointer { types in
-                    PQprepare(connection.handle, name, text, Int32(parameterCount), types.baseAddress)
-                }
-                try check(prepareResult)
-                PQclear(prepareResult)
-                prepared[types] = name
+                statement = try prepareOnServer()
+                prepared[types] = statement
             }
             let executed = withParameters { values, lengths, formats in
-                PQexecPrepared(connection.handle, name, Int32(parameterCount), values, lengths, formats, 0)
+                PQexecPrepared(
+                    connection.handle, statement.name, Int32(parameterCount), values, lengths, formats, statement.binary ? 1 : 0)
             }
-            try adopt(executed)
+            try adopt(executed, binary: statement.binary)
         }
     }
+
+    /// Prepares the statement for the current parameter types, and describes its result
+    /// columns: binary results when the library decodes every one of their types.
+    private func prepareOnServer() throws -> (name: String, binary: Bool) {
+        let name = connection.makeName("statement")
+        let prepareResult = types.withUnsafeBufferPointer { types in
+            PQprepare(connection.handle, name, text, Int32(parameterCount), types.baseAddress)
+        }
+        try check(prepareResult)
+        PQclear(prepareResult)
+        // The description lists the parameters too, in one message; libpq before 17 takes a
+        // message over 30,000 bytes for a lost connection. Many parameters: text results.
+        guard parameterCount <= Self.maximumDescribedParameters else { return (name, false) }
+        let description = PQdescribePrepared(connection.handle, name)
+        try check(description)  // clears it when it failed
+        let columns = PQnfields(description)
+        let binary = columns > 0 && (0..<columns).allSatisfy { Self.binaryTypes.contains(Int(PQftype(description, $0))) }
+        PQclear(description)
+        return (name, binary)
+    }
+
+    /// Statements with more parameters are not described (see ``prepareOnServer()``).
+    private static let maximumDescribedParameters = 5_000
+
+    /// The types whose binary format ``value(_:)`` decodes.
+    private static let binaryTypes: Set<Int> = [
+        AR_PG_BOOL, AR_PG_BYTEA, AR_PG_NAME, AR_PG_INT8, AR_PG_INT2, AR_PG_INT4, AR_PG_TEXT, AR_PG_OID, AR_PG_JSON,
+        AR_PG_FLOAT4, AR_PG_FLOAT8, AR_PG_BPCHAR, AR_PG_VARCHAR, AR_PG_NUMERIC, AR_PG_UUID, AR_PG_JSONB,
+    ]
 
     /// Runs `sql` (with the bound parameters, or none) in one round trip and keeps its result.
     private func run(_ sql: String, parameters: Bool) throws {
@@ -200,9 +236,9 @@ final class PostgreSQLStatement: EngineStatement {
     ) -> R {
         buffer.withUnsafeBufferPointer { bytes in
             let base = UnsafeRawPointer(bytes.baseAddress)
-            let pointers = offsets.map { offset -> UnsafePointer<CChar>? in
-                guard offset >= 0, let base else { return nil }
-                return (base + offset).assumingMemoryBound(to: CChar.self)
+            pointers.removeAll(keepingCapacity: true)
+            for offset in offsets {
+                pointers.append(offset >= 0 ? base.map { ($0 + offset).assumingMemoryBound(to: CChar.self) } : nil)
             }
             return pointers.withUnsafeBufferPointer { pointers in
                 lengths.withUnsafeBufferPointer { lengths in
@@ -224,15 +260,24 @@ final class PostgreSQLStatement: EngineStatement {
         }
     }
 
-    private func adopt(_ executed: OpaquePointer?) throws {
+    private func adopt(_ executed: OpaquePointer?, binary: Bool = false) throws {
         try check(executed)
         result = executed
+        self.binary = binary
         rowCount = PQntuples(executed)
         row = -1
-        let status = String(cString: PQcmdStatus(executed))
-        if status.hasPrefix("INSERT") || status.hasPrefix("UPDATE") || status.hasPrefix("DELETE") || status.hasPrefix("MERGE") {
-            connection.lastChanged = Int(String(cString: PQcmdTuples(executed))) ?? 0
+        columnTypes.removeAll(keepingCapacity: true)
+        for column in 0..<PQnfields(executed) { columnTypes.append(Int(PQftype(executed, column))) }
+        // The command tag (`INSERT 0 1`, `UPDATE 3`): the rows a write changed.
+        if let tag = PQcmdStatus(executed), Self.isWrite(tag) {
+            connection.lastChanged = Int(strtol(PQcmdTuples(executed), nil, 10))
         }
+    }
+
+    /// Whether a command tag is an `INSERT`, `UPDATE`, `DELETE` or `MERGE`'s.
+    private static func isWrite(_ tag: UnsafePointer<CChar>) -> Bool {
+        strncmp(tag, "INSERT", 6) == 0 || strncmp(tag, "UPDATE", 6) == 0 || strncmp(tag, "DELETE", 6) == 0
+            || strncmp(tag, "MERGE", 5) == 0
     }
 
     private func clearResult() {
@@ -253,7 +298,7 @@ final class PostgreSQLStatement: EngineStatement {
     /// deallocated before the connection's next statement.
     func finalize() {
         clearResult()
-        connection.deallocations += prepared.values
+        connection.deallocations += prepared.values.map(\.name)
         prepared.removeAll()
     }
 
@@ -282,75 +327,206 @@ final class PostgreSQLStatement: EngineStatement {
 
     func isNull(_ index: Int32) -> Bool { PQgetisnull(current, row, index) == 1 }
 
-    private func type(_ index: Int32) -> Int { Int(PQftype(current, index)) }
+    /// The column's type (OID), read once per result.
+    private func type(_ index: Int32) -> Int { columnTypes[Int(index)] }
 
+    /// The column's value as libpq holds it: text (NUL-terminated) or binary.
     private func bytes(_ index: Int32) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: PQgetvalue(current, row, index), count: Int(PQgetlength(current, row, index)))
     }
 
     func int64(_ index: Int32) -> Int64 {
-        guard !isNull(index) else { return 0 }
-        let text = bytes(index)
-        if type(index) == AR_PG_BOOL { return text.first == UInt8(ascii: "t") ? 1 : 0 }
-        if let int = parseInteger(text) { return int }
-        let double = strtod(PQgetvalue(current, row, index), nil)
-        return Int64(exactly: double.rounded(.towardZero)) ?? 0
+        switch decode(index) {
+        case .integer(let int): return int
+        case .real(let double): return Int64(exactly: double.rounded(.towardZero)) ?? 0
+        case .text(let text): return Int64(text) ?? 0
+        default: return 0
+        }
     }
 
     func double(_ index: Int32) -> Double {
-        guard !isNull(index) else { return 0 }
-        if type(index) == AR_PG_BOOL { return bytes(index).first == UInt8(ascii: "t") ? 1 : 0 }
-        return strtod(PQgetvalue(current, row, index), nil)
+        switch decode(index) {
+        case .real(let double): return double
+        case .integer(let int): return Double(int)
+        case .text(let text): return Double(text) ?? 0
+        default: return 0
+        }
     }
 
     func string(_ index: Int32) -> String? {
-        guard !isNull(index) else { return "" }
-        return String(validatingCString: PQgetvalue(current, row, index))
+        switch decode(index) {
+        case .text(let text): return text
+        case .integer(let int): return String(int)
+        case .real(let double): return "\(double)"
+        case .blob(let data): return String(validating: data, as: UTF8.self)
+        case .null: return ""
+        case .invalid: return nil
+        }
     }
 
     func data(_ index: Int32) -> Data {
-        guard !isNull(index) else { return Data() }
-        if type(index) == AR_PG_BYTEA { return Data(decodingHex(bytes(index))) }
-        return Data(bytes(index))
+        switch decode(index) {
+        case .blob(let data): return data
+        case .null: return Data()
+        default: return Data(bytes(index))
+        }
     }
 
     /// By the column's type: integers and booleans (0/1) as INTEGER, floating point as REAL,
     /// `numeric` as INTEGER when it is a whole number in Int64's range and as TEXT otherwise
-    /// (exact), `bytea` as BLOB, anything else as TEXT.
+    /// (exact), `uuid` as its lower-case text, `bytea` as BLOB, anything else as TEXT.
     func value(_ index: Int32) throws -> DatabaseValue {
-        guard !isNull(index) else { return .null }
-        switch type(index) {
-        case AR_PG_INT8, AR_PG_INT4, AR_PG_INT2, AR_PG_OID, AR_PG_BOOL: return .integer(int64(index))
-        case AR_PG_FLOAT8, AR_PG_FLOAT4: return .real(double(index))
-        case AR_PG_BYTEA: return .blob(data(index))
+        switch decode(index) {
+        case .null: return .null
+        case .integer(let int): return .integer(int)
+        case .real(let double): return .real(double)
+        case .text(let text): return .text(text)
+        case .blob(let data): return .blob(data)
+        case .invalid: throw invalidUTF8Error(column: index, bytes: Int(PQgetlength(current, row, index)))
+        }
+    }
+
+    /// A column's value, decoded from the result's format by its type.
+    private enum Decoded {
+        case null, integer(Int64), real(Double), text(String), blob(Data)
+        /// Text that is not valid UTF-8.
+        case invalid
+    }
+
+    @inline(__always)
+    private func decode(_ index: Int32) -> Decoded {
+        let result = current
+        guard PQgetisnull(result, row, index) == 0, let pointer = PQgetvalue(result, row, index) else { return .null }
+        let value = UnsafeRawBufferPointer(start: pointer, count: Int(PQgetlength(result, row, index)))
+        return binary ? decodeBinary(value, type: type(index)) : decodeText(value, type: type(index))
+    }
+
+    private func decodeText(_ text: UnsafeRawBufferPointer, type: Int) -> Decoded {
+        switch type {
+        case AR_PG_BOOL: return .integer(text.first == UInt8(ascii: "t") ? 1 : 0)
+        case AR_PG_INT8, AR_PG_INT4, AR_PG_INT2, AR_PG_OID: return .integer(parseInteger(text) ?? 0)
+        case AR_PG_FLOAT8, AR_PG_FLOAT4: return .real(parseDouble(text))
+        case AR_PG_BYTEA: return .blob(decodingHex(text))
         case AR_PG_NUMERIC:
-            if let int = parseInteger(bytes(index)) { return .integer(int) }
+            if let int = parseInteger(text) { return .integer(int) }
             fallthrough
         default:
-            guard let text = string(index) else {
-                throw invalidUTF8Error(column: index, bytes: Int(PQgetlength(current, row, index)))
-            }
-            return .text(text)
+            return utf8(text)
         }
+    }
+
+    /// PostgreSQL's binary formats (network byte order) of ``binaryTypes``.
+    private func decodeBinary(_ value: UnsafeRawBufferPointer, type: Int) -> Decoded {
+        func load<T: FixedWidthInteger>(_: T.Type) -> T {
+            value.count >= MemoryLayout<T>.size ? T(bigEndian: value.loadUnaligned(as: T.self)) : 0
+        }
+        switch type {
+        case AR_PG_INT8: return .integer(load(Int64.self))
+        case AR_PG_INT4: return .integer(Int64(load(Int32.self)))
+        case AR_PG_INT2: return .integer(Int64(load(Int16.self)))
+        case AR_PG_OID: return .integer(Int64(load(UInt32.self)))
+        case AR_PG_BOOL: return .integer(value.first == 0 || value.isEmpty ? 0 : 1)
+        case AR_PG_FLOAT8: return .real(Double(bitPattern: load(UInt64.self)))
+        case AR_PG_FLOAT4: return .real(Double(Float(bitPattern: load(UInt32.self))))
+        case AR_PG_BYTEA: return .blob(Data(value))
+        case AR_PG_NUMERIC:
+            guard let numeric = numericText(value) else { return .invalid }
+            if numeric.isInteger, let int = Int64(numeric.text) { return .integer(int) }
+            return .text(numeric.text)
+        case AR_PG_UUID: return value.count == 16 ? .text(uuidText(value)) : .invalid
+        case AR_PG_JSONB: return value.isEmpty ? .invalid : utf8(UnsafeRawBufferPointer(rebasing: value.dropFirst()))
+        default: return utf8(value)
+        }
+    }
+
+    /// Text from libpq, which ends every value with a NUL (PostgreSQL text holds none): the
+    /// C-string initializer validates on its fast path (the generic `String(validating:as:)`
+    /// looks up type metadata per call).
+    private func utf8(_ bytes: UnsafeRawBufferPointer) -> Decoded {
+        guard let base = bytes.baseAddress else { return .text("") }
+        let text = base.withMemoryRebound(to: CChar.self, capacity: bytes.count + 1) { cString in
+            strlen(cString) == bytes.count
+                ? String(validatingCString: cString)
+                : String(validating: UnsafeRawBufferPointer(start: base, count: bytes.count).bindMemory(to: UInt8.self), as: UTF8.self)
+        }
+        return text.map(Decoded.text) ?? .invalid
     }
 
     func cell(_ index: Int32) -> Cell {
         guard !isNull(index) else { return .null }
-        switch type(index) {
-        case AR_PG_INT8, AR_PG_INT4, AR_PG_INT2, AR_PG_OID, AR_PG_BOOL: return .integer(int64(index))
-        case AR_PG_FLOAT8, AR_PG_FLOAT4: return .real(double(index))
-        case AR_PG_BYTEA:
-            let decoded = decodingHex(bytes(index))
-            cellBytes.deallocate()
-            cellBytes = .allocate(byteCount: decoded.count, alignment: 1)
-            cellBytes.copyBytes(from: decoded)
-            return .blob(UnsafeRawBufferPointer(cellBytes))
-        case AR_PG_NUMERIC:
-            if let int = parseInteger(bytes(index)) { return .integer(int) }
-            return .text(bytes(index))
-        default: return .text(bytes(index))
+        let raw = bytes(index)
+        switch (binary, type(index)) {
+        case (false, AR_PG_TEXT), (false, AR_PG_VARCHAR), (true, AR_PG_TEXT), (true, AR_PG_VARCHAR): return .text(raw)
+        default: break
+        }
+        switch decode(index) {
+        case .null: return .null
+        case .integer(let int): return .integer(int)
+        case .real(let double): return .real(double)
+        case .text(let text): return .text(keep(Data(text.utf8)))
+        case .blob(let data): return .blob(keep(data))
+        case .invalid: return .text(raw)
         }
     }
+
+    /// `bytes` copied where a ``cell(_:)`` may point until the next one.
+    private func keep(_ bytes: Data) -> UnsafeRawBufferPointer {
+        cellBytes.deallocate()
+        cellBytes = .allocate(byteCount: bytes.count, alignment: 1)
+        bytes.withUnsafeBytes { cellBytes.copyMemory(from: $0) }
+        return UnsafeRawBufferPointer(cellBytes)
+    }
+}
+
+/// A `numeric`'s text from its binary format (PostgreSQL's `numeric_send`): the digits in
+/// base 10,000 with a weight, a sign and a display scale; `isInteger` when it has no
+/// fraction. `nil` for a malformed value.
+private func numericText(_ value: UnsafeRawBufferPointer) -> (text: String, isInteger: Bool)? {
+    guard value.count >= 8 else { return nil }
+    func int16(_ offset: Int) -> Int { Int(Int16(bigEndian: value.loadUnaligned(fromByteOffset: offset, as: Int16.self))) }
+    let count = int16(0), weight = int16(2), scale = int16(6)
+    let sign = UInt16(bitPattern: Int16(truncatingIfNeeded: int16(4)))
+    switch sign {
+    case 0xC000: return ("NaN", false)
+    case 0xD000: return ("Infinity", false)
+    case 0xF000: return ("-Infinity", false)
+    default: break
+    }
+    guard count >= 0, value.count >= 8 + 2 * count else { return nil }
+    func digit(_ position: Int) -> Int { position >= 0 && position < count ? int16(8 + 2 * position) : 0 }
+    var text = sign == 0x4000 ? "-" : ""
+    if weight < 0 {
+        text += "0"
+    } else {
+        for position in 0...weight {
+            let group = String(digit(position))
+            text += position == 0 ? group : String(repeating: "0", count: 4 - group.count) + group
+        }
+    }
+    if scale > 0 {
+        var fraction = ""
+        var position = weight + 1
+        while fraction.count < scale {
+            let group = String(digit(position))
+            fraction += String(repeating: "0", count: 4 - group.count) + group
+            position += 1
+        }
+        text += "." + fraction.prefix(scale)
+    }
+    return (text, scale == 0)
+}
+
+/// A `uuid`'s 16 bytes as PostgreSQL writes it: lower-case hex, 8-4-4-4-12.
+private func uuidText(_ bytes: UnsafeRawBufferPointer) -> String {
+    let hex = Array("0123456789abcdef".utf8)
+    var text: [UInt8] = []
+    text.reserveCapacity(36)
+    for (offset, byte) in bytes.enumerated() {
+        if offset == 4 || offset == 6 || offset == 8 || offset == 10 { text.append(UInt8(ascii: "-")) }
+        text.append(hex[Int(byte >> 4)])
+        text.append(hex[Int(byte & 0x0F)])
+    }
+    return String(decoding: text, as: UTF8.self)
 }
 
 /// A decimal integer (an optional `-`, digits) that fits Int64; `nil` for anything else.
@@ -373,22 +549,57 @@ private func parseInteger(_ text: UnsafeRawBufferPointer) -> Int64? {
     return value
 }
 
-/// The bytes of `bytea` hex output (`\x0aff`).
-private func decodingHex(_ text: UnsafeRawBufferPointer) -> [UInt8] {
-    guard text.count >= 2, text[0] == UInt8(ascii: "\\"), text[1] == UInt8(ascii: "x") else { return Array(text) }
-    func nibble(_ byte: UInt8) -> UInt8 {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        default: byte &- UInt8(ascii: "A") &+ 10
+/// A floating-point value's text (NUL-terminated, as libpq gives it). The common case — at
+/// most 15 significant digits and a power of ten up to 22, as PostgreSQL writes timestamps,
+/// scores and the like — is computed exactly from integers (one correctly rounded
+/// operation on exact operands); anything else goes to `strtod`.
+private func parseDouble(_ text: UnsafeRawBufferPointer) -> Double {
+    var mantissa: UInt64 = 0
+    var digits = 0, fraction = 0, index = 0
+    let negative = text.first == UInt8(ascii: "-")
+    if negative { index = 1 }
+    var seenPoint = false
+    while index < text.count {
+        let byte = text[index]
+        if byte == UInt8(ascii: ".") && !seenPoint {
+            seenPoint = true
+        } else if byte &- UInt8(ascii: "0") < 10 {
+            mantissa = mantissa &* 10 &+ UInt64(byte &- UInt8(ascii: "0"))
+            digits += 1
+            if seenPoint { fraction += 1 }
+        } else {
+            break
+        }
+        index += 1
+    }
+    guard index == text.count, digits > 0, digits <= 15, fraction <= 22 else {
+        return strtod(text.baseAddress!.assumingMemoryBound(to: CChar.self), nil)
+    }
+    let value = fraction == 0 ? Double(mantissa) : Double(mantissa) / powersOfTen[fraction]
+    return negative ? -value : value
+}
+
+/// 1e0 … 1e22, each exact in a Double.
+private let powersOfTen: [Double] = (0...22).map { exponent in (0..<exponent).reduce(1.0) { value, _ in value * 10 } }
+
+/// The bytes of `bytea` hex output (`\x0aff`), decoded straight into their `Data`.
+private func decodingHex(_ text: UnsafeRawBufferPointer) -> Data {
+    guard text.count >= 2, text[0] == UInt8(ascii: "\\"), text[1] == UInt8(ascii: "x") else { return Data(text) }
+    // PostgreSQL writes hex in lower case; an upper-case letter is read as well.
+    @inline(__always) func nibble(_ byte: UInt8) -> UInt8 {
+        if byte <= UInt8(ascii: "9") { return byte &- UInt8(ascii: "0") }
+        return (byte | 0x20) &- UInt8(ascii: "a") &+ 10
+    }
+    let count = (text.count - 2) / 2
+    var data = Data(count: count)
+    data.withUnsafeMutableBytes { bytes in
+        guard let output = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
+              let input = text.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        var index = 0
+        while index < count {
+            output[index] = nibble(input[2 + 2 &* index]) << 4 | nibble(input[3 + 2 &* index])
+            index += 1
         }
     }
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity((text.count - 2) / 2)
-    var index = 2
-    while index + 1 < text.count {
-        bytes.append(nibble(text[index]) << 4 | nibble(text[index + 1]))
-        index += 2
-    }
-    return bytes
+    return data
 }

@@ -2,7 +2,7 @@ import ActiveRecord
 import Foundation
 import Testing
 
-/// Runs the quickstart example as a user would, and checks what it prints.
+/// Runs the examples as a user would, and checks what they print.
 @Suite("Examples")
 struct QuickstartTests {
     /// The directory holding the built products (next to the test bundle).
@@ -10,9 +10,10 @@ struct QuickstartTests {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     }
 
-    func run(_ product: String, environment: [String: String]) throws -> (status: Int32, output: String) {
+    func run(_ product: String, arguments: [String] = [], environment: [String: String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = Self.productsDirectory.appendingPathComponent(product)
+        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { _, new in new }
         process.environment = env
@@ -23,6 +24,23 @@ struct QuickstartTests {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// The second example: the same models on PostgreSQL, four threads transferring at once
+    /// (each holding a pooled connection), conflicts retried; nothing lost.
+    @Test(.enabled(if: TestEngine.postgresConnection != nil)) func thePostgreSQLExampleMovesMoneyOnFourThreads() throws {
+        try withDatabaseLocation(.postgres) { place in
+            let url = try #require(ProcessInfo.processInfo.environment["AR_TEST_POSTGRES_URL"])
+            let schema = String(try #require(place.argument.split(separator: "=").last)).replacingOccurrences(of: "'", with: "")
+            let (status, output) = try run(
+                "ActiveRecordPostgreSQLExample", arguments: [url + "&options=-csearch_path%3D" + schema], environment: [:])
+            #expect(status == 0, "\(output)")
+            #expect(output == """
+                opened: 2 accounts, total 200
+                transferred: 100 transfers on 4 threads; alice 100, bob 100; total 200
+
+                """)
+        }
     }
 
     @Test func quickstartRunsTheSeedScenarioOnTheDefaultDatabase() throws {

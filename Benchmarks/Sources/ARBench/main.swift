@@ -12,7 +12,9 @@
 // eagerly), then the transaction benchmark (2,000 inserts, each autocommit,
 // then all in one transaction) and the concurrent-read benchmark (10,000 rows,
 // one reader alone, then two readers beside a writer, about 1 s each); these
-// two do not depend on N. Exit status 1 when a side did the wrong thing (a
+// two do not depend on N. With a PostgreSQL server (AR_BENCH_POSTGRES or
+// AR_TEST_POSTGRES), the CRUD workloads again on N / 10 rows, through the library on
+// PostgreSQL against raw libpq. Exit status 1 when a side did the wrong thing (a
 // check failed) or on bad usage; missed targets are reported in the tables
 // but do not fail the run.
 import CSQLiteRaw
@@ -20,6 +22,26 @@ import Foundation
 
 if CommandLine.arguments.dropFirst().first == "memory" {
     exit(MemoryChild.main(CommandLine.arguments.dropFirst(2)))
+}
+
+// `ARBench postgres [N]`: the PostgreSQL section alone, on N rows (default 10000).
+if CommandLine.arguments.dropFirst().first == "postgres" {
+    guard let connection = PostgresSection.configuredConnection else {
+        FileHandle.standardError.write(Data("ARBench postgres: set AR_BENCH_POSTGRES to a libpq connection string\n".utf8))
+        exit(1)
+    }
+    let count = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0.replacingOccurrences(of: "_", with: "")) } ?? 10_000
+    Check.begin()
+    do {
+        let lines = try PostgresSection(
+            connection: connection, rows: RowValues.table(max(2, count)), rounds: PostgresSection.rounds, sqlite: [], sqliteRowCount: 1
+        ).run { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+        for line in lines { print(line) }
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("FAILED: \(error)\n".utf8))
+        exit(1)
+    }
 }
 
 /// The command line's sizes; numbers may have underscores (100_000).
@@ -118,6 +140,17 @@ do {
         .run(progress: progress)
     print("")
     for line in concurrency { print(line) }
+    if let connection = PostgresSection.configuredConnection {
+        let postgres = try PostgresSection(
+            connection: connection, rows: RowValues.table(max(2, rowCount / 10)), rounds: PostgresSection.rounds, sqlite: measurements,
+            sqliteRowCount: rowCount
+        ).run(progress: progress)
+        print("")
+        for line in postgres { print(line) }
+    } else {
+        print("")
+        print("PostgreSQL section skipped: no server (make bench starts one; or set AR_BENCH_POSTGRES to a libpq connection string)")
+    }
 } catch {
     FileHandle.standardError.write(Data("FAILED: \(error)\n".utf8))
     exit(1)
