@@ -113,7 +113,10 @@ package protocol EngineStatement {
 }
 
 /// A column's value without copying: text and bytes borrowed from the row or the record.
-package enum Cell {
+///
+/// Public only as SPI, with ``sqliteCell(_:_:)``: the C shim's getters inline the read (this
+/// toolchain inlines no `package` function across modules, however it is marked).
+@_spi(Engines) public enum Cell {
     case null
     case integer(Int64)
     case real(Double)

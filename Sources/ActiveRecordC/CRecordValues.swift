@@ -1,5 +1,6 @@
 // Records' values: typed setters and getters by column name.
 import ActiveRecord
+@_spi(Engines) import ARCore
 import Foundation
 
 /// The C types that share a storage class: a bool holds 0 or 1, a decimal holds POSIX decimal text.
@@ -115,15 +116,14 @@ private func get<T>(
     withRecordInMemory(record, function) { handle in
         guard let out else { throw ActiveRecordError(.misuse, "\(function): the out pointer must not be NULL") }
         let position = try position(column, in: handle, function)
-        return try handle.withCell(at: position) { cell in
-            guard let converted = try read(handle, cell) else {
-                let name = handle.frozen.model.schema.allColumnNames[position]
-                let storageClass = cell.storageClassName
-                throw ActiveRecordError(.typeMismatch, "\(handle.model.name).\(name) holds \(storageClass); \(function) cannot read it")
-            }
-            out.pointee = converted
-            return .ok
+        guard let converted = try handle.withCell(at: position, { try read(handle, $0) }) else {
+            // Read again for the message, so that the read above captures nothing it does not use.
+            let storageClass = try handle.withCell(at: position) { $0.storageClassName }
+            let name = handle.frozen.model.schema.allColumnNames[position]
+            throw ActiveRecordError(.typeMismatch, "\(handle.model.name).\(name) holds \(storageClass); \(function) cannot read it")
         }
+        out.pointee = converted
+        return .ok
     }
 }
 

@@ -46,6 +46,8 @@ final class ModelHandle: Handle, @unchecked Sendable {
         let model: DynamicModel
         /// The C type of each column by position (id, createdAt, updatedAt first).
         let typeByPosition: [ar_type?]
+        /// Whether a column is decimal (an integer cell of one reads as its digits).
+        let hasDecimalColumn: Bool
         /// The column names as C strings, by position, and their first bytes.
         private let cNames: [UnsafeMutablePointer<CChar>]
         private let firstBytes: [CChar]
@@ -56,6 +58,7 @@ final class ModelHandle: Handle, @unchecked Sendable {
             self.model = model
             let names = model.schema.allColumnNames
             typeByPosition = names.map { types[$0] }
+            hasDecimalColumn = typeByPosition.contains(.decimal)
             cNames = names.map { strdup($0)! }
             firstBytes = cNames.map { $0.pointee }
             positionByName = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })

@@ -1,4 +1,5 @@
 import ActiveRecord
+@_spi(Engines) import ARCore
 
 /// `ar_record`: a record, with scratch storage for what getters return.
 ///
@@ -9,13 +10,20 @@ import ActiveRecord
 final class RecordHandle: Handle {
     let model: ModelHandle
     let frozen: ModelHandle.Frozen
+    /// Whether the model has a decimal column (which an integer cell may have to read as text).
+    private let hasDecimalColumn: Bool
     @exclusivity(unchecked) private var stored: DynamicRecord?
     /// The cursor statement whose current row this record reads, while it has no `stored`.
     @exclusivity(unchecked) private var row: Statement? {
-        didSet { unretainedRow = row.map(Unmanaged.passUnretained) }
+        didSet {
+            unretainedRow = row.map(Unmanaged.passUnretained)
+            sqliteRow = row?.sqlite?.handle
+        }
     }
     /// ``row``, read by the getters without a retain and release (``row`` keeps it alive).
     @exclusivity(unchecked) private var unretainedRow: Unmanaged<Statement>?
+    /// ``row``'s SQLite statement when it is one, which the getters read with the calls inlined.
+    @exclusivity(unchecked) private var sqliteRow: OpaquePointer?
     /// The text or bytes a getter returned last: a copy, because a row's bytes change at the
     /// cursor's next step and a small `Data` is stored inline (its address would not outlive
     /// the call). Made on first use: most records never return any.
@@ -44,6 +52,7 @@ final class RecordHandle: Handle {
     init(model: ModelHandle, frozen: ModelHandle.Frozen, record: DynamicRecord) {
         self.model = model
         self.frozen = frozen
+        hasDecimalColumn = frozen.hasDecimalColumn
         stored = record
         super.init(kind: .record)
     }
@@ -51,8 +60,10 @@ final class RecordHandle: Handle {
     init(model: ModelHandle, frozen: ModelHandle.Frozen, row: Statement) {
         self.model = model
         self.frozen = frozen
+        hasDecimalColumn = frozen.hasDecimalColumn
         self.row = row
         unretainedRow = Unmanaged.passUnretained(row)
+        sqliteRow = row.sqlite?.handle
         super.init(kind: .record)
     }
 
@@ -104,20 +115,32 @@ final class RecordHandle: Handle {
     /// A decimal column reads as text on every engine: PostgreSQL's NUMERIC hands a whole
     /// number back as an integer, which a decimal column shows as its digits.
     func withCell<R>(at position: Int, _ body: (Cell) throws -> R) throws -> R {
-        if let unretainedRow {
-            let cell = unretainedRow._withUnsafeGuaranteedRef { $0.cell(Int32(position)) }
-            if case .integer(let int) = cell, frozen.typeByPosition[position] == .decimal { return try decimal(int, body) }
-            return try body(cell)
+        let cell: Cell
+        if let sqliteRow {
+            cell = sqliteCell(sqliteRow, Int32(position))
+        } else if let unretainedRow {
+            cell = unretainedRow._withUnsafeGuaranteedRef { $0.cell(Int32(position)) }
+        } else {
+            return try withRecordCell(at: position, body)
         }
+        if case .integer(let int) = cell, hasDecimalColumn, isDecimal(position) { return try decimal(int, body) }
+        return try body(cell)
+    }
+
+    private func withRecordCell<R>(at position: Int, _ body: (Cell) throws -> R) throws -> R {
         switch try record.value(at: position) {
         case .null: return try body(.null)
-        case .integer(let int) where frozen.typeByPosition[position] == .decimal: return try decimal(int, body)
+        case .integer(let int) where isDecimal(position): return try decimal(int, body)
         case .integer(let int): return try body(.integer(int))
         case .real(let real): return try body(.real(real))
         case .text(var text): return try text.withUTF8 { try body(.text(UnsafeRawBufferPointer($0))) }
         case .blob(let data): return try data.withUnsafeBytes { try body(.blob($0)) }
         }
     }
+
+    // Out of line, so that reading a row retains neither `frozen` nor its array.
+    @inline(never)
+    private func isDecimal(_ position: Int) -> Bool { frozen.typeByPosition[position] == .decimal }
 
     private func decimal<R>(_ int: Int64, _ body: (Cell) throws -> R) rethrows -> R {
         var text = String(int)

@@ -1,5 +1,5 @@
 import ActiveRecordLibPQ
-import ARCore
+@_spi(Engines) import ARCore
 import Foundation
 
 /// One statement on a ``PostgreSQLConnection``, run with the extended protocol: values are

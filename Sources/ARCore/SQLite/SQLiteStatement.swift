@@ -149,19 +149,7 @@ package struct SQLiteStatement: EngineStatement {
 
     /// The bytes stay SQLite's until the next step or reset (the column's type is not converted).
     @inline(__always)
-    package func cell(_ index: Int32) -> Cell {
-        switch sqlite3_column_type(handle, index) {
-        case SQLITE_NULL: return .null
-        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, index))
-        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, index))
-        case SQLITE_TEXT:
-            let text = sqlite3_column_text(handle, index)
-            return .text(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, index))))
-        default:
-            let bytes = sqlite3_column_blob(handle, index)
-            return .blob(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, index))))
-        }
-    }
+    package func cell(_ index: Int32) -> Cell { sqliteCell(handle, index) }
 
     /// The error for TEXT that is not valid UTF-8 (kept out of line: it is rare).
     @inline(never)
@@ -175,4 +163,22 @@ package func invalidUTF8Error(column: Int32, bytes: Int) -> ActiveRecordError {
     ActiveRecordError(
         .typeMismatch,
         "result column \(column) holds TEXT that is not valid UTF-8 (\(bytes) bytes); it cannot be read as text")
+}
+
+/// The value of result column `index` (0-based) of the SQLite statement `handle` as a
+/// ``Cell``, its text and bytes SQLite's until the next step or reset. Public only as SPI and
+/// inlinable, so that the C shim's getters read a row with no call between them and SQLite.
+@_spi(Engines) @inlinable @inline(__always)
+public func sqliteCell(_ handle: OpaquePointer, _ index: Int32) -> Cell {
+    switch sqlite3_column_type(handle, index) {
+    case SQLITE_NULL: return .null
+    case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, index))
+    case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, index))
+    case SQLITE_TEXT:
+        let text = sqlite3_column_text(handle, index)
+        return .text(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, index))))
+    default:
+        let bytes = sqlite3_column_blob(handle, index)
+        return .blob(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, index))))
+    }
 }
