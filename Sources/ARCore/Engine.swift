@@ -230,17 +230,22 @@ package protocol SQLDialect: Sendable {
     var migrationsOrder: String { get }
 }
 
-/// A column as the database describes it.
-package struct ColumnDescription: Sendable, Equatable {
-    package var name: String
-    /// The declared type, as the engine reports it.
-    package var type: String
-    package var isNullable: Bool
+/// A column as the database describes it (``MigrationContext/ColumnInfo`` in migrations).
+public struct ColumnDescription: Sendable, Equatable {
+    /// The column name.
+    public var name: String
+    /// The declared type, as the engine reports it (SQLite: as written, `INTEGER`,
+    /// `VARCHAR(20)` or empty; PostgreSQL: `bigint`, `character varying(20)`).
+    public var type: String
+    /// Whether the column may hold `NULL`.
+    public var isNullable: Bool
     /// The default value's SQL text, if any.
-    package var defaultSQL: String?
-    package var isPrimaryKey: Bool
+    public var defaultSQL: String?
+    /// Whether the column is (part of) the primary key.
+    public var isPrimaryKey: Bool
 
-    package init(name: String, type: String, isNullable: Bool, defaultSQL: String?, isPrimaryKey: Bool) {
+    /// Makes a column description (the engines read them; this is for comparisons).
+    public init(name: String, type: String, isNullable: Bool, defaultSQL: String?, isPrimaryKey: Bool) {
         self.name = name
         self.type = type
         self.isNullable = isNullable
@@ -249,16 +254,19 @@ package struct ColumnDescription: Sendable, Equatable {
     }
 }
 
-/// An index as the database describes it.
-package struct IndexDescription: Sendable, Equatable {
-    package var name: String
-    package var isUnique: Bool
+/// An index as the database describes it (``MigrationContext/IndexInfo`` in migrations).
+public struct IndexDescription: Sendable, Equatable {
+    /// The index name.
+    public var name: String
+    /// Whether it is a UNIQUE index.
+    public var isUnique: Bool
     /// Its columns, in order (empty for an index on expressions).
-    package var columns: [String]
+    public var columns: [String]
     /// Whether the index has a `WHERE` clause.
-    package var isPartial: Bool
+    public var isPartial: Bool
 
-    package init(name: String, isUnique: Bool, columns: [String], isPartial: Bool = false) {
+    /// Makes an index description (the engines read them; this is for comparisons).
+    public init(name: String, isUnique: Bool, columns: [String], isPartial: Bool = false) {
         self.name = name
         self.isUnique = isUnique
         self.columns = columns

@@ -13,45 +13,9 @@ public struct MigrationContext: Sendable {
     // MARK: Reading the schema
 
     /// A column as the table declares it.
-    public struct ColumnInfo: Sendable, Equatable {
-        /// The column name.
-        public var name: String
-        /// The declared type, as the engine reports it (SQLite: as written, `INTEGER`,
-        /// `VARCHAR(20)` or empty; PostgreSQL: `bigint`, `character varying(20)`).
-        public var type: String
-        /// Whether the column may hold `NULL`.
-        public var isNullable: Bool
-        /// The default value's SQL text, if any.
-        public var defaultSQL: String?
-        /// Whether the column is (part of) the primary key.
-        public var isPrimaryKey: Bool
-
-        /// Makes a column description (the context reads them; this is for comparisons).
-        public init(name: String, type: String, isNullable: Bool, defaultSQL: String?, isPrimaryKey: Bool) {
-            self.name = name
-            self.type = type
-            self.isNullable = isNullable
-            self.defaultSQL = defaultSQL
-            self.isPrimaryKey = isPrimaryKey
-        }
-    }
-
+    public typealias ColumnInfo = ColumnDescription
     /// An index of a table.
-    public struct IndexInfo: Sendable, Equatable {
-        /// The index name.
-        public var name: String
-        /// Whether it is a UNIQUE index.
-        public var isUnique: Bool
-        /// Its columns, in order.
-        public var columns: [String]
-
-        /// Makes an index description (the context reads them; this is for comparisons).
-        public init(name: String, isUnique: Bool, columns: [String]) {
-            self.name = name
-            self.isUnique = isUnique
-            self.columns = columns
-        }
-    }
+    public typealias IndexInfo = IndexDescription
 
     /// The names of the tables in the database (not the engine's own, nor the migrations'), sorted.
     public func tableNames() throws -> [String] {
@@ -68,11 +32,7 @@ public struct MigrationContext: Sendable {
     public func columns(of table: String) throws -> [ColumnInfo] {
         try requireTable(table)
         return try database.withSchema { connection, dialect in
-            try dialect.columns(of: table, connection).map { column in
-                ColumnInfo(
-                    name: column.name, type: column.type, isNullable: column.isNullable, defaultSQL: column.defaultSQL,
-                    isPrimaryKey: column.isPrimaryKey)
-            }
+            try dialect.columns(of: table, connection)
         }
     }
 
@@ -87,7 +47,7 @@ public struct MigrationContext: Sendable {
     /// - Throws: `.unknownTable` when there is no such table.
     public func indexes(of table: String) throws -> [IndexInfo] {
         try requireTable(table)
-        return try indexDescriptions(of: table).map { IndexInfo(name: $0.name, isUnique: $0.isUnique, columns: $0.columns) }
+        return try indexDescriptions(of: table)
     }
 
     private func indexDescriptions(of table: String) throws -> [IndexDescription] {

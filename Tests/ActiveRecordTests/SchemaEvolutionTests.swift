@@ -231,26 +231,14 @@ struct SchemaEvolutionTests {
     /// same moment: each reads the table under the lock it alters it with (SQLite's write
     /// lock, PostgreSQL's schema lock), so none adds a column another already added.
     @Test(arguments: TestEngine.all) func automaticMigrationIsSafeAcrossProcesses(engine: TestEngine) throws {
-        let child = QuickstartTests.productsDirectory.appendingPathComponent("ActiveRecordStressChild")
         for round in 1...3 {
             try withDatabaseLocation(engine) { place in
                 try Database(place.location).execute(
                     #"CREATE TABLE "Widened" ("# + engine.idColumn + #", "createdAt" \#(engine.real), "updatedAt" \#(engine.real), "#
                         + #""name" TEXT NOT NULL DEFAULT '')"#)
                 let start = Date().timeIntervalSince1970 + 0.5
-                let processes = try (0..<6).map { _ in
-                    let process = Process()
-                    process.executableURL = child
-                    process.arguments = ["migrate", place.argument, String(start)]
-                    process.standardOutput = Pipe()
-                    try process.run()
-                    return process
-                }
-                for process in processes {
-                    process.waitUntilExit()
-                    let output = String(decoding: (process.standardOutput as! Pipe).fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                    #expect(process.terminationStatus == 0, "round \(round): \(output)")
-                }
+                let children = try runStressChildren(Array(repeating: ["migrate", place.argument, String(start)], count: 6))
+                for child in children { #expect(child.status == 0, "round \(round): \(child.output)") }
                 #expect(try Database(place.location).rows(#"SELECT count(*) FROM "Widened""#) == [[.integer(6)]])
             }
         }

@@ -225,21 +225,9 @@ struct StressTests {
     @Test(arguments: TestEngine.all) func fourProcessesSavingAtOnceLoseNothing(engine: TestEngine) throws {
         try withDatabaseLocation(engine) { place in
             try Database(place.location).use { try CrashBatch.destroyAll() }
-            let child = QuickstartTests.productsDirectory.appendingPathComponent("ActiveRecordStressChild")
             let start = Date().timeIntervalSince1970 + 0.5
-            let processes = try (1...4).map { marker in
-                let process = Process()
-                process.executableURL = child
-                process.arguments = ["saves", place.argument, String(marker), "2000", String(start)]
-                process.standardOutput = Pipe()
-                try process.run()
-                return process
-            }
-            for process in processes {
-                process.waitUntilExit()
-                let output = String(decoding: (process.standardOutput as! Pipe).fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                #expect(process.terminationStatus == 0, "\(output)")
-            }
+            let children = try runStressChildren((1...4).map { ["saves", place.argument, String($0), "2000", String(start)] })
+            for child in children { #expect(child.status == 0, "\(child.output)") }
             try Database(place.location).use { () throws in
                 #expect(try CrashBatch.count() == 8_000)
                 let perProcess = try CrashBatch.query().group(by: "marker").order(by: "marker")

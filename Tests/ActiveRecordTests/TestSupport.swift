@@ -181,3 +181,22 @@ func withDatabaseLocation(_ engine: TestEngine, _ body: (TestLocation) throws ->
         try body(TestLocation(location: .postgres(connection), argument: "postgres:" + connection))
     }
 }
+
+/// Starts one `ActiveRecordStressChild` process per argument list, all at once, and waits for
+/// every one: their exit statuses and standard output, in order.
+func runStressChildren(_ argumentLists: [[String]]) throws -> [(status: Int32, output: String)] {
+    let child = QuickstartTests.productsDirectory.appendingPathComponent("ActiveRecordStressChild")
+    let processes = try argumentLists.map { arguments in
+        let process = Process()
+        process.executableURL = child
+        process.arguments = arguments
+        process.standardOutput = Pipe()
+        try process.run()
+        return process
+    }
+    return processes.map { process in
+        let output = (process.standardOutput as! Pipe).fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+}

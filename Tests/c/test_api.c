@@ -1947,6 +1947,30 @@ static void test_threads(void) {
     remove_database(path);
 }
 
+/* The tests run once per kind of database (in memory, on a file, on PostgreSQL). */
+static void test_records_and_queries(void) {
+    test_types();
+    test_copy_text();
+    test_lifecycle();
+    test_queries();
+    test_injection();
+    test_quote_with_combining_mark();
+    test_invalid_text();
+    test_validations();
+    test_children();
+    test_null_arguments();
+    test_release_order();
+}
+
+/* The tests that need a file database (SQLite) or a server, run once per engine. */
+static void test_engine_wide(void) {
+    test_cursor();
+    test_threads();
+    test_transactions();
+    test_transaction_on_another_thread();
+    test_attach();
+}
+
 int main(int argc, char **argv) {
     int made = 0;
     if (argc > 1) {
@@ -1964,24 +1988,8 @@ int main(int argc, char **argv) {
     test_version();
     test_open();
     test_model_definition();
-    for (on_file = 0; on_file <= 1; on_file++) {
-        test_types();
-        test_copy_text();
-        test_lifecycle();
-        test_queries();
-        test_injection();
-        test_quote_with_combining_mark();
-        test_invalid_text();
-        test_validations();
-        test_children();
-        test_null_arguments();
-        test_release_order();
-    }
-    test_cursor();
-    test_threads();
-    test_transactions();
-    test_transaction_on_another_thread();
-    test_attach();
+    for (on_file = 0; on_file <= 1; on_file++) test_records_and_queries();
+    test_engine_wide();
     test_wrong_handles();
 
     /* The same on PostgreSQL, when a server is given. */
@@ -1995,22 +2003,8 @@ int main(int argc, char **argv) {
             int before = passed;
             on_postgres = 1;
             on_file = 2;
-            test_types();
-            test_copy_text();
-            test_lifecycle();
-            test_queries();
-            test_injection();
-            test_quote_with_combining_mark();
-            test_invalid_text();
-            test_validations();
-            test_children();
-            test_null_arguments();
-            test_release_order();
-            test_cursor();
-            test_threads();
-            test_transactions();
-            test_transaction_on_another_thread();
-            test_attach();
+            test_records_and_queries();
+            test_engine_wide();
             printf("PostgreSQL: %d checks passed\n", passed - before);
         }
         PQfinish(admin);

@@ -38,6 +38,7 @@ struct PostgresSection {
     /// Runs every workload and returns the section's table.
     func run(progress: (String) -> Void) throws -> [String] {
         let admin = try RawPostgres(connection)
+        try admin.execute("SET client_min_messages = warning")  // no NOTICE per dropped table
         let settings = try ["server_version", "fsync", "synchronous_commit"].map { "\($0) \(try admin.text("SHOW \($0)"))" }
         let header = "PostgreSQL section: one local server (Unix socket), \(settings.joined(separator: ", ")); "
             + "\(rows.count) rows, best of \(rounds) rounds per side (fetch all: best of \(Self.fetchRepeats) per round); "

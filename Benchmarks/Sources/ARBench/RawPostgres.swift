@@ -275,64 +275,10 @@ struct RawPostgresSide: BenchSide {
         let database = try RawPostgres(connection(schema))
         try database.execute(rawPostgresCreateTableSQL)
         let store = try RawPostgresUserStore(database)
-        if workload != .insert { _ = try insertAll(store) }  // untimed pre-fill
-        switch workload {
-        case .insert:
-            let (elapsed, users) = try measure { try insertAll(store) }
-            try Check.records(users.map(\.snapshot), rows: rows, scoreIncrement: 0, side: name, workload: workload)
-            return elapsed
-        case .fetchAll:
-            var best: Duration?
-            for _ in 0..<fetchRepeats {
-                let (elapsed, users) = try measure { try store.fetchAll() }
-                try Check.records(users.map(\.snapshot), rows: rows, scoreIncrement: 0, side: name, workload: workload)
-                best = min(best ?? elapsed, elapsed)
-            }
-            return best ?? .zero
-        case .find:
-            let (elapsed, found) = try measure {
-                var found: [RawUser?] = []
-                found.reserveCapacity(rows.count)
-                for id in 1...Int64(rows.count) { found.append(try store.find(id)) }
-                return found
-            }
-            try Check.found(found.map { $0?.snapshot }, rows: rows, side: name)
-            return elapsed
-        case .updateScore:
-            let users = try store.fetchAll()
-            let (elapsed, _) = try measure {
-                try database.transaction {
-                    for user in users {
-                        user.score += RowValues.scoreIncrement
-                        try store.updateScore(user)
-                    }
-                }
-            }
-            try Check.records(
-                users.map(\.snapshot), rows: rows, scoreIncrement: RowValues.scoreIncrement, side: name, workload: workload)
-            return elapsed
-        case .destroy:
-            let users = try store.fetchAll()
-            try Check.count(users.count, rows.count, "\(name) \(workload.title): records loaded before destroying")
-            let (elapsed, _) = try measure {
-                try database.transaction { for user in users { try store.delete(user) } }
-            }
-            return elapsed
-        }
+        return try runRawWorkload(workload, on: store, rows: rows, side: name, fetchRepeats: fetchRepeats)
     }
+}
 
-    private func insertAll(_ store: RawPostgresUserStore) throws -> [RawUser] {
-        var users: [RawUser] = []
-        users.reserveCapacity(rows.count)
-        try store.database.transaction {
-            for row in rows {
-                let user = RawUser(
-                    name: row.name, email: row.email, age: row.age, score: row.score, active: row.active,
-                    note: row.note, groupId: row.groupId, payload: row.payload)
-                try store.insert(user)
-                users.append(user)
-            }
-        }
-        return users
-    }
+extension RawPostgresUserStore: RawUserStoring {
+    func transaction(_ body: () throws -> Void) throws { try database.transaction(body) }
 }
