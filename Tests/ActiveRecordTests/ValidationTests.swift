@@ -318,12 +318,16 @@ struct UniqueIndexTests {
         }
     }
 
-    @Test func theLoserOfARaceGetsAlreadyExists() throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("race.sqlite").path
-        let one = try Database(.file(path))
-        let two = try Database(.file(path))
+    /// Two databases on one store (two connections' worth of processes): a save that passed
+    /// its validation loses to a concurrent one at the unique index, and says so as the
+    /// validation would.
+    @Test(arguments: TestEngine.all) func theLoserOfARaceGetsAlreadyExists(engine: TestEngine) throws {
+        try withDatabaseLocation(engine) { place in try loseARace(place) }
+    }
+
+    private func loseARace(_ place: TestLocation) throws {
+        let one = try Database(place.location)
+        let two = try Database(place.location)
         try one.use { try Handle.create(["name": "seed"]) }
         // Interleaving: both validate "taken" (not found), then one inserts, then the other.
         // The second connection's validation cannot see the first's uncommitted row, so
