@@ -16,16 +16,42 @@ extension Database {
     /// - Returns: whether the work was committed or rolled back by ``Rollback``.
     @discardableResult
     public func transaction(_ body: () throws -> Void) throws -> TransactionOutcome {
-        try beginTransaction()
         do {
-            try body()
+            try transaction(returning: body)
+            return .committed
+        } catch is Rollback {
+            return .rolledBack
+        }
+    }
+
+    /// Runs `body` in a transaction and returns its value: commits when `body` returns,
+    /// rolls back and rethrows when it throws. (A block that returns nothing gets the form
+    /// that answers ``TransactionOutcome``.)
+    ///
+    /// ```swift
+    /// let bookmark = try db.transaction {
+    ///     let tag = try Tag.create(["name": "swift"])
+    ///     return try Bookmark.create(["url": "https://swift.org", "tagId": tag.id!])
+    /// }
+    /// ```
+    /// - Throws: what `body` throws, ``Rollback`` too (the work is rolled back, and there is
+    ///   no value to return).
+    @discardableResult
+    public func transaction<Value>(_ body: () throws -> Value) throws -> Value {
+        try transaction(returning: body)
+    }
+
+    private func transaction<Value>(returning body: () throws -> Value) throws -> Value {
+        try beginTransaction()
+        let value: Value
+        do {
+            value = try body()
         } catch {
             try rollbackTransaction()
-            if error is Rollback { return .rolledBack }
             throw error
         }
         try commitTransaction()
-        return .committed
+        return value
     }
 
     /// Begins a transaction (or, inside one, a savepoint) held by the calling thread
@@ -113,6 +139,12 @@ extension Database {
     /// ``transaction(_:)`` on the ``current`` database.
     @discardableResult
     public static func transaction(_ body: () throws -> Void) throws -> TransactionOutcome {
+        try current.transaction(body)
+    }
+
+    /// `transaction(_:)` on the ``current`` database, returning the block's value.
+    @discardableResult
+    public static func transaction<Value>(_ body: () throws -> Value) throws -> Value {
         try current.transaction(body)
     }
 }

@@ -56,3 +56,53 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+extension DatabaseValue {
+    /// The value of an `INTEGER` (or of a `REAL` holding a whole number, as an aggregate
+    /// may give); `nil` for anything else.
+    ///
+    /// ```swift
+    /// let rows = try User.query().group(by: "age").values("age, count(*)")
+    /// let counts = rows.map { ($0[0].integerValue ?? 0, $0[1].integerValue ?? 0) }
+    /// ```
+    public var integerValue: Int64? {
+        switch self {
+        case .integer(let value): value
+        case .real(let value): Int64(exactly: value)
+        default: nil
+        }
+    }
+
+    /// The value of a `REAL` (or of an `INTEGER`, converted); `nil` for anything else.
+    public var realValue: Double? {
+        switch self {
+        case .real(let value): value
+        case .integer(let value): Double(value)
+        default: nil
+        }
+    }
+
+    /// The text of a `TEXT`; `nil` for anything else (numbers are not written out).
+    public var textValue: String? {
+        if case .text(let value) = self { return value }
+        return nil
+    }
+
+    /// The bytes of a `BLOB`; `nil` for anything else.
+    public var blobValue: Data? {
+        if case .blob(let value) = self { return value }
+        return nil
+    }
+
+    /// The value as a Swift type, read the way a column of that type reads it (strict: a
+    /// value that does not fit is an error, never converted).
+    ///
+    /// ```swift
+    /// let born = try row[2].decode(as: Date.self)
+    /// let note: String? = try row[3].decode()
+    /// ```
+    /// - Throws: `.typeMismatch` when the value does not fit `Value`.
+    public func decode<Value: ColumnValue>(as type: Value.Type = Value.self) throws -> Value {
+        try Value.fromSQL(self)
+    }
+}

@@ -166,9 +166,10 @@ package protocol SQLDialect: Sendable {
     func insertSQL(into table: String, columns: [String]) -> String
     /// `INSERT` that does nothing when a row with the same unique key exists.
     func insertIgnoringConflictsSQL(into table: String, columns: [String]) -> String
-    /// `value LIKE pattern` (or `NOT LIKE`) with SQLite's meaning on every engine: `%` and `_`
-    /// only (no escape character), ASCII letters matched without case, any value as text.
-    func like(_ value: String, _ pattern: String, negated: Bool) -> String
+    /// `value LIKE pattern` (or `NOT LIKE`) with SQLite's meaning on every engine: `%` and `_`,
+    /// escaped only by the `escape` character when there is one (SQL for a one-character
+    /// text), ASCII letters matched without case, any value as text.
+    func like(_ value: String, _ pattern: String, escape: String?, negated: Bool) -> String
     /// `column = ?` comparing ASCII letters without case (uniqueness with `caseSensitive: false`).
     func equalsIgnoringASCIICase(_ column: String) -> String
     /// One `ORDER BY` term with SQLite's placement of NULLs on every engine: first when

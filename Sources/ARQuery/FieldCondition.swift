@@ -11,7 +11,8 @@ import ARCore
 public struct FieldCondition {
     enum Kind {
         case comparison(ComparisonOperator, (any ColumnValue)?)
-        case like(String, negated: Bool)
+        /// `escaped`: the pattern escapes `%`, `_` and `\` with `\` (`ESCAPE '\'`).
+        case like(String, negated: Bool, escaped: Bool)
         case list([any ColumnValue], negated: Bool)
         case between((any ColumnValue)?, (any ColumnValue)?)
         case null(negated: Bool)
@@ -42,9 +43,28 @@ public struct FieldCondition {
         .init(kind: .list(values.map { $0 }, negated: true))
     }
     /// `column LIKE pattern` (`%` any run, `_` one character; ASCII case-insensitive, as in SQLite).
-    public static func like(_ pattern: String) -> FieldCondition { .init(kind: .like(pattern, negated: false)) }
+    /// `%` and `_` in `pattern` are wildcards: for user input use ``contains(_:)``,
+    /// ``hasPrefix(_:)`` or ``hasSuffix(_:)``, which match the text as it is.
+    public static func like(_ pattern: String) -> FieldCondition { .init(kind: .like(pattern, negated: false, escaped: false)) }
     /// `column NOT LIKE pattern`.
-    public static func notLike(_ pattern: String) -> FieldCondition { .init(kind: .like(pattern, negated: true)) }
+    public static func notLike(_ pattern: String) -> FieldCondition { .init(kind: .like(pattern, negated: true, escaped: false)) }
+    /// The column's text contains `text`, matched as it is (`%`, `_` and `\` in it are
+    /// escaped) and with ASCII letters in any case, as LIKE matches: safe for user input.
+    ///
+    /// ```swift
+    /// Bookmark.query().where("title", .contains(searchField))   // "100%" finds "100%", not "1000"
+    /// ```
+    public static func contains(_ text: String) -> FieldCondition {
+        .init(kind: .like("%" + escapingLikeWildcards(text) + "%", negated: false, escaped: true))
+    }
+    /// The column's text starts with `text` (matched as ``contains(_:)`` matches).
+    public static func hasPrefix(_ text: String) -> FieldCondition {
+        .init(kind: .like(escapingLikeWildcards(text) + "%", negated: false, escaped: true))
+    }
+    /// The column's text ends with `text` (matched as ``contains(_:)`` matches).
+    public static func hasSuffix(_ text: String) -> FieldCondition {
+        .init(kind: .like("%" + escapingLikeWildcards(text), negated: false, escaped: true))
+    }
     /// `column BETWEEN low AND high`, bounds included.
     public static func between(_ low: some ColumnValue, _ high: some ColumnValue) -> FieldCondition {
         .init(kind: .between(low, high))
@@ -60,8 +80,12 @@ public struct FieldCondition {
         switch kind {
         case .comparison(let op, let value):
             return (.comparison(operand, op, .placeholder(index: 0, position: 0), position: 0), [.value(value)])
-        case .like(let pattern, let negated):
-            return (.like(operand, .placeholder(index: 0, position: 0), negated: negated), [.value(pattern)])
+        case .like(let pattern, let negated, escaped: false):
+            return (.like(operand, .placeholder(index: 0, position: 0), escape: nil, negated: negated), [.value(pattern)])
+        case .like(let pattern, let negated, escaped: true):
+            return (
+                .like(operand, .placeholder(index: 0, position: 0), escape: .placeholder(index: 1, position: 0), negated: negated),
+                [.value(pattern), .value(likeEscape)])
         case .list(let values, let negated):
             return (.inList(operand, .placeholder(index: 0, position: 0), negated: negated), [.list(values)])
         case .between(let low, let high):
@@ -112,4 +136,24 @@ extension Set: InListConvertible where Element: ColumnValue {
 
 extension ContiguousArray: InListConvertible where Element: ColumnValue {
     var inListElements: [any ColumnValue] { map { $0 } }
+}
+
+/// The escape character of the patterns ``FieldCondition/contains(_:)`` and its kin make.
+let likeEscape = "\\"
+
+/// `text` with LIKE's wildcards (`%`, `_`) and the escape character itself escaped, so that a
+/// pattern made of it matches the text as it is (`ESCAPE '\\'`).
+///
+/// ```swift
+/// escapingLikeWildcards("50%_off")   // 50\%\_off
+/// ```
+public func escapingLikeWildcards(_ text: String) -> String {
+    // By scalar, not by Character: a `%` followed by a combining mark is one Character to
+    // Swift but still a wildcard to the database.
+    var escaped = String.UnicodeScalarView()
+    for scalar in text.unicodeScalars {
+        if scalar == "%" || scalar == "_" || scalar == "\\" { escaped.append("\\") }
+        escaped.append(scalar)
+    }
+    return String(escaped)
 }

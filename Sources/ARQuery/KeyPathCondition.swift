@@ -125,7 +125,8 @@ extension PredicateNode {
         case .or(let terms): return .or(terms.map { $0.shiftingPlaceholders(by: offset) })
         case .not(let inner): return .not(inner.shiftingPlaceholders(by: offset))
         case .comparison(let left, let op, let right, let position): return .comparison(shift(left), op, shift(right), position: position)
-        case .like(let value, let pattern, let negated): return .like(shift(value), shift(pattern), negated: negated)
+        case .like(let value, let pattern, let escape, let negated):
+            return .like(shift(value), shift(pattern), escape: escape.map(shift), negated: negated)
         case .between(let value, let low, let high, let negated): return .between(shift(value), shift(low), shift(high), negated: negated)
         case .isNull(let value, let negated): return .isNull(shift(value), negated: negated)
         case .inList(let value, .placeholder(let index, let position), let negated):

@@ -6,7 +6,7 @@
 //     and        := unary (AND unary)*
 //     unary      := NOT unary | '(' or ')' | condition
 //     condition  := operand ( compare operand
-//                           | [NOT] LIKE operand
+//                           | [NOT] LIKE operand [ESCAPE operand]
 //                           | [NOT] IN (placeholder | '(' operand (',' operand)* ')')
 //                           | [NOT] BETWEEN operand AND operand
 //                           | IS [NOT] NULL )
@@ -183,7 +183,14 @@ package struct PredicateParser {
         switch current.kind {
         case .keyword(.like):
             advance()
-            return .like(left, try parseOperand(), negated: negated)
+            let pattern = try parseOperand()
+            // ESCAPE is a word only here (after a LIKE pattern no name can stand): a column may
+            // still be called `escape`.
+            guard case .bareIdentifier(let word) = current.kind, word.lowercased() == "escape" else {
+                return .like(left, pattern, escape: nil, negated: negated)
+            }
+            advance()
+            return .like(left, pattern, escape: try parseOperand(), negated: negated)
         case .keyword(.in):
             advance()
             if current.kind == .placeholder {
@@ -248,7 +255,7 @@ package struct PredicateParser {
         case .singleQuoted(let text):
             advance()
             // 'table'.'column' is a qualified column (the seeds' form); a lone 'text' is a string.
-            guard current.kind == .dot else { return .text(text) }
+            guard current.kind == .dot else { return .text(text, position: token.position) }
             advance()
             guard let name = try parseName() else { throw error("a column name after '\(text)'.") }
             return .column(qualifier: text, name: name, position: token.position)

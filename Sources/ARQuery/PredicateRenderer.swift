@@ -29,8 +29,8 @@ package struct PredicateRenderer {
     package var resolveColumn: (_ qualifier: String?, _ name: String, _ position: Int) throws -> String
     /// The shape of placeholder `index`'s argument (it exists: counts are checked before).
     package var shape: (_ index: Int, _ position: Int) throws -> ArgumentShape
-    /// `value LIKE pattern` (or `NOT LIKE`) in the engine's SQL, with SQLite's meaning.
-    package var like: (_ value: String, _ pattern: String, _ negated: Bool) -> String
+    /// `value LIKE pattern [ESCAPE escape]` (or `NOT LIKE`) in the engine's SQL, with SQLite's meaning.
+    package var like: (_ value: String, _ pattern: String, _ escape: String?, _ negated: Bool) -> String
     /// An aggregate over an argument (`*` for `count(*)`) in the engine's SQL.
     package var aggregate: (_ function: String, _ argument: String) -> String
     /// The parameters of the SQL rendered so far, in order.
@@ -40,7 +40,9 @@ package struct PredicateRenderer {
     package init(
         resolveColumn: @escaping (String?, String, Int) throws -> String,
         shape: @escaping (Int, Int) throws -> ArgumentShape,
-        like: @escaping (String, String, Bool) -> String = { $0 + ($2 ? " NOT LIKE " : " LIKE ") + $1 },
+        like: @escaping (String, String, String?, Bool) -> String = {
+            $0 + ($3 ? " NOT LIKE " : " LIKE ") + $1 + ($2.map { " ESCAPE " + $0 } ?? "")
+        },
         aggregate: @escaping (String, String) -> String = { "\($0)(\($1))" }
     ) {
         self.resolveColumn = resolveColumn
@@ -59,20 +61,26 @@ package struct PredicateRenderer {
         case .not(let inner):
             return try "NOT (" + render(inner) + ")"
         case .comparison(let left, let op, let right, _):
+            try refuseStringSpellingAColumn(left)
             if op == .equal || op == .notEqual {
                 let suffix = op == .equal ? " IS NULL" : " IS NOT NULL"
                 if try isNull(right) { return try render(left) + suffix }
                 if try isNull(left) { return try render(right) + suffix }
             }
             return try render(left) + " " + op.rawValue + " " + render(right)
-        case .like(let value, let pattern, let negated):
+        case .like(let value, let pattern, let escape, let negated):
+            try refuseStringSpellingAColumn(value)
             let value = try render(value)
-            return like(value, try render(pattern), negated)
+            let pattern = try render(pattern)
+            return like(value, pattern, try escape.map { try render($0) }, negated)
         case .between(let value, let low, let high, let negated):
+            try refuseStringSpellingAColumn(value)
             return try render(value) + (negated ? " NOT BETWEEN " : " BETWEEN ") + render(low) + " AND " + render(high)
         case .isNull(let value, let negated):
+            try refuseStringSpellingAColumn(value)
             return try render(value) + (negated ? " IS NOT NULL" : " IS NULL")
         case .inList(let value, let list, let negated):
+            try refuseStringSpellingAColumn(value)
             let left = try render(value) + (negated ? " NOT IN (" : " IN (")
             switch list {
             case .operands(let operands):
@@ -112,6 +120,18 @@ package struct PredicateRenderer {
         }
     }
 
+    /// The seeds' quoting mistake (VinylRecord's README writes `'name' = %@ or 'id' in %@`): a
+    /// lone `'name'` is a string in SQL, so the condition compares two values and silently
+    /// matches nothing. A string that spells a column of the query, on the left of a
+    /// condition, is refused with the fix (`'user'.'name'`, the qualified form, is a column).
+    private func refuseStringSpellingAColumn(_ operand: PredicateOperand) throws {
+        guard case .text(let text, let position) = operand, (try? resolveColumn(nil, text, position)) != nil else { return }
+        throw PredicateSyntaxError(
+            "'\(text)' is a string here, not the column: write \(text) or \"\(text)\" for the column "
+                + "(a single-quoted name is a column only as 'table'.'column')",
+            at: position)
+    }
+
     /// Renders one operand, appending its parameter if it has one.
     package mutating func render(_ operand: PredicateOperand) throws -> String {
         switch operand {
@@ -132,7 +152,7 @@ package struct PredicateRenderer {
         case .real(let value):
             parameters.append(.real(value))
             return "?"
-        case .text(let value):
+        case .text(let value, _):
             parameters.append(.text(value))
             return "?"
         case .null:

@@ -36,7 +36,8 @@ package indirect enum PredicateOperand: Equatable, Sendable {
     case placeholder(index: Int, position: Int)
     case integer(Int64)
     case real(Double)
-    case text(String)
+    /// `'text'`: a string literal (where it starts, for messages).
+    case text(String, position: Int)
     case null
     /// `count(*)` (argument `nil`) or `sum(column)` and the like.
     case aggregate(AggregateFunction, argument: PredicateOperand?, position: Int)
@@ -56,7 +57,8 @@ package indirect enum PredicateNode: Equatable, Sendable {
     case or([PredicateNode])
     case not(PredicateNode)
     case comparison(PredicateOperand, ComparisonOperator, PredicateOperand, position: Int)
-    case like(PredicateOperand, PredicateOperand, negated: Bool)
+    /// `value [NOT] LIKE pattern [ESCAPE character]`.
+    case like(PredicateOperand, PredicateOperand, escape: PredicateOperand?, negated: Bool)
     case inList(PredicateOperand, PredicateList, negated: Bool)
     case between(PredicateOperand, PredicateOperand, PredicateOperand, negated: Bool)
     case isNull(PredicateOperand, negated: Bool)

@@ -121,13 +121,3 @@ extension Query {
         }
     }
 }
-
-extension DatabaseValue {
-    var integerValue: Int64? {
-        switch self {
-        case .integer(let value): value
-        case .real(let value): Int64(exactly: value)
-        default: nil
-        }
-    }
-}

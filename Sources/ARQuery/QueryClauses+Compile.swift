@@ -296,7 +296,7 @@ extension QueryClauses {
                 case .list(let list): return .list(count: list.count)
                 }
             },
-            like: dialect.like,
+            like: { dialect.like($0, $1, escape: $2, negated: $3) },
             aggregate: dialect.aggregate)
     }
 

@@ -122,9 +122,10 @@ struct PostgreSQLDialect: SQLDialect {
     }
 
     /// PostgreSQL's LIKE tells case apart and escapes with a backslash: both values are
-    /// lowered (ASCII only) and the escape turned off.
-    func like(_ value: String, _ pattern: String, negated: Bool) -> String {
-        asciiLowered(value) + (negated ? " NOT LIKE " : " LIKE ") + asciiLowered(pattern) + " ESCAPE ''"
+    /// lowered (ASCII only), and the escape is the one given (lowered alike) or none.
+    func like(_ value: String, _ pattern: String, escape: String?, negated: Bool) -> String {
+        asciiLowered(value) + (negated ? " NOT LIKE " : " LIKE ") + asciiLowered(pattern)
+            + " ESCAPE " + (escape.map(asciiLowered) ?? "''")
     }
 
     func equalsIgnoringASCIICase(_ column: String) -> String { "\(asciiLowered(column)) = \(asciiLowered("?"))" }
@@ -173,7 +174,7 @@ struct PostgreSQLDialect: SQLDialect {
         try connection.rows("""
             SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
             WHERE c.relkind IN ('r', 'p') AND n.nspname = current_schema() ORDER BY c.relname
-            """).compactMap { $0.first?.textValue }
+            """).compactMap { $0.first?.schemaText }
     }
 
     func columns(of table: String, _ connection: Connection) throws -> [ColumnDescription] {
@@ -188,8 +189,8 @@ struct PostgreSQLDialect: SQLDialect {
             AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum
             """, [.text(table)]).map { row in
             ColumnDescription(
-                name: row[0].textValue ?? "", type: row[1].textValue ?? "", isNullable: row[2] == .integer(1),
-                defaultSQL: row[3].textValue, isPrimaryKey: row[4] == .integer(1))
+                name: row[0].schemaText ?? "", type: row[1].schemaText ?? "", isNullable: row[2] == .integer(1),
+                defaultSQL: row[3].schemaText, isPrimaryKey: row[4] == .integer(1))
         }
     }
 
@@ -206,11 +207,11 @@ struct PostgreSQLDialect: SQLDialect {
         var indexes: [IndexDescription] = []
         var onExpressions: Set<String> = []
         for row in rows {
-            guard let name = row[0].textValue else { continue }
+            guard let name = row[0].schemaText else { continue }
             if indexes.last?.name != name {
                 indexes.append(IndexDescription(name: name, isUnique: row[1] == .integer(1), columns: [], isPartial: row[2] == .integer(1)))
             }
-            if let column = row[3].textValue { indexes[indexes.count - 1].columns.append(column) } else { onExpressions.insert(name) }
+            if let column = row[3].schemaText { indexes[indexes.count - 1].columns.append(column) } else { onExpressions.insert(name) }
         }
         // An index on an expression covers no column by itself.
         return indexes.map { index in
@@ -230,7 +231,7 @@ struct PostgreSQLDialect: SQLDialect {
             JOIN pg_catalog.pg_attribute fa ON fa.attrelid = con.confrelid AND fa.attnum = k.referenced \
             WHERE con.contype = 'f' AND c.relname = ? AND n.nspname = current_schema()
             """, [.text(table)]).compactMap { row in
-            guard let column = row[0].textValue, let parent = row[1].textValue, let referenced = row[2].textValue else { return nil }
+            guard let column = row[0].schemaText, let parent = row[1].schemaText, let referenced = row[2].schemaText else { return nil }
             return ForeignKeyDescription(column: column, table: parent, referencedColumn: referenced)
         }
     }

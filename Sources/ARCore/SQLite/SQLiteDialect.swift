@@ -55,9 +55,9 @@ package struct SQLiteDialect: SQLDialect {
         "INSERT OR IGNORE" + insertSQL(into: table, columns: columns).dropFirst("INSERT".count)
     }
 
-    /// SQLite's LIKE already has the meaning: ASCII case folded, no escape character.
-    package func like(_ value: String, _ pattern: String, negated: Bool) -> String {
-        value + (negated ? " NOT LIKE " : " LIKE ") + pattern
+    /// SQLite's LIKE already has the meaning: ASCII case folded, no escape character unless given.
+    package func like(_ value: String, _ pattern: String, escape: String?, negated: Bool) -> String {
+        value + (negated ? " NOT LIKE " : " LIKE ") + pattern + (escape.map { " ESCAPE " + $0 } ?? "")
     }
 
     package func equalsIgnoringASCIICase(_ column: String) -> String { "\(column) = ? COLLATE NOCASE" }
@@ -91,31 +91,31 @@ package struct SQLiteDialect: SQLDialect {
     package func tableNames(_ connection: Connection) throws -> [String] {
         try connection.rows(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
-        ).compactMap { $0.first?.textValue }
+        ).compactMap { $0.first?.schemaText }
     }
 
     package func columns(of table: String, _ connection: Connection) throws -> [ColumnDescription] {
         try connection.rows(#"SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)"#, [.text(table)])
             .map { row in
                 ColumnDescription(
-                    name: row[0].textValue ?? "", type: row[1].textValue ?? "", isNullable: row[2] != .integer(1),
-                    defaultSQL: row[3].textValue, isPrimaryKey: row[4] != .integer(0))
+                    name: row[0].schemaText ?? "", type: row[1].schemaText ?? "", isNullable: row[2] != .integer(1),
+                    defaultSQL: row[3].schemaText, isPrimaryKey: row[4] != .integer(0))
             }
     }
 
     package func indexes(of table: String, _ connection: Connection) throws -> [IndexDescription] {
         try connection.rows(#"SELECT name, "unique", partial FROM pragma_index_list(?)"#, [.text(table)]).compactMap { row in
-            guard let name = row[0].textValue else { return nil }
+            guard let name = row[0].schemaText else { return nil }
             let columns = try connection.rows("SELECT name FROM pragma_index_info(?) ORDER BY seqno", [.text(name)])
-                .compactMap { $0[0].textValue }
+                .compactMap { $0[0].schemaText }
             return IndexDescription(name: name, isUnique: row[1] == .integer(1), columns: columns, isPartial: row[2] == .integer(1))
         }
     }
 
     package func foreignKeys(of table: String, _ connection: Connection) throws -> [ForeignKeyDescription] {
         try connection.rows(#"SELECT "from", "table", "to" FROM pragma_foreign_key_list(?)"#, [.text(table)]).compactMap { row in
-            guard let from = row[0].textValue, let parent = row[1].textValue else { return nil }
-            return ForeignKeyDescription(column: from, table: parent, referencedColumn: row[2].textValue ?? "id")
+            guard let from = row[0].schemaText, let parent = row[1].schemaText else { return nil }
+            return ForeignKeyDescription(column: from, table: parent, referencedColumn: row[2].schemaText ?? "id")
         }
     }
 
@@ -180,7 +180,7 @@ package func affinity(of type: String) -> String {
 
 extension DatabaseValue {
     /// The value as text, for reading the schema: text as it is, numbers written out.
-    package var textValue: String? {
+    package var schemaText: String? {
         switch self {
         case .text(let text): text
         case .integer(let value): String(value)

@@ -69,18 +69,18 @@ struct SQLiteRebuild {
         var schemaSQL: [String] = []
         for row in try connection.rows(
             "SELECT name, sql FROM sqlite_master WHERE tbl_name = ? AND type = 'index' AND sql IS NOT NULL", [.text(table)]) {
-            guard let index = row[0].textValue, let sql = row[1].textValue else { continue }
-            let indexed = try connection.rows("SELECT name FROM pragma_index_info(?)", [.text(index)]).compactMap { $0[0].textValue }
+            guard let index = row[0].schemaText, let sql = row[1].schemaText else { continue }
+            let indexed = try connection.rows("SELECT name FROM pragma_index_info(?)", [.text(index)]).compactMap { $0[0].schemaText }
             if indexed.allSatisfy({ keptNames.contains(sqliteFolded($0)) }) { schemaSQL.append(sql) }
         }
         schemaSQL += try connection.rows(
             "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type = 'trigger' AND sql IS NOT NULL", [.text(table)])
-            .compactMap { $0[0].textValue }
+            .compactMap { $0[0].schemaText }
         // Views are checked when the new table is renamed into place: set them aside and make
         // them again after, each saying clearly if it used what the step removed.
         let views = try connection.rows("SELECT name, sql FROM sqlite_master WHERE type = 'view' AND sql IS NOT NULL")
             .compactMap { row -> (name: String, sql: String)? in
-                guard let name = row[0].textValue, let sql = row[1].textValue else { return nil }
+                guard let name = row[0].schemaText, let sql = row[1].schemaText else { return nil }
                 return (name, sql)
             }
         for view in views { try execute("DROP VIEW \(view.name.quotedIdentifier)") }
@@ -119,9 +119,9 @@ struct SQLiteRebuild {
             "SELECT id, \"table\", \"from\", \"to\", on_update, on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq",
             [.text(table)]) {
             guard case .integer(let id) = row[0] else { continue }
-            var key = keys[id] ?? (row[1].textValue ?? "", [], [], row[4].textValue ?? "NO ACTION", row[5].textValue ?? "NO ACTION")
-            key.from.append(row[2].textValue ?? "")
-            if let to = row[3].textValue { key.to.append(to) }
+            var key = keys[id] ?? (row[1].schemaText ?? "", [], [], row[4].schemaText ?? "NO ACTION", row[5].schemaText ?? "NO ACTION")
+            key.from.append(row[2].schemaText ?? "")
+            if let to = row[3].schemaText { key.to.append(to) }
             keys[id] = key
         }
         let deferred = try deferredForeignKeyColumns()
@@ -134,9 +134,9 @@ struct SQLiteRebuild {
                     + " ON DELETE \(try foreignKeyAction(key.onDelete))" + (isDeferred ? " DEFERRABLE INITIALLY DEFERRED" : ""))
         }
         for row in try connection.rows("SELECT name FROM pragma_index_list(?) WHERE origin = 'u'", [.text(table)]) {
-            guard let index = row[0].textValue else { continue }
+            guard let index = row[0].schemaText else { continue }
             let columns = try connection.rows("SELECT name FROM pragma_index_info(?) ORDER BY seqno", [.text(index)])
-                .compactMap { $0[0].textValue }
+                .compactMap { $0[0].schemaText }
             if !columns.isEmpty, columns.allSatisfy({ kept.contains(sqliteFolded($0)) }) {
                 constraints.append("UNIQUE (" + columns.map(\.quotedIdentifier).joined(separator: ", ") + ")")
             }
@@ -149,7 +149,7 @@ struct SQLiteRebuild {
     /// say, so the table's own `CREATE TABLE` text is read, definition by definition.
     private func deferredForeignKeyColumns() throws -> Set<String> {
         guard let sql = try connection.rows("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(table)])
-            .first?.first?.textValue else { return [] }
+            .first?.first?.schemaText else { return [] }
         var columns: Set<String> = []
         for definition in topLevelDefinitions(ofCreateTable: sql) {
             let words = sqlWords(definition)
