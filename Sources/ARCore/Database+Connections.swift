@@ -95,6 +95,14 @@ extension Database {
         return try withConnection(body)
     }
 
+    /// Runs `body` with the writer connection (a pooled connection on PostgreSQL), after making
+    /// sure every table of `tables` exists: a write that reads other tables (a batch `UPDATE`
+    /// through a join).
+    package func withWriter<R>(_ tables: [TableEngine], _ body: (Connection) throws -> R) throws -> R {
+        for table in tables { try prepare(table) }
+        return try withConnection(body)
+    }
+
     /// Runs a read: through a reader connection, or through the writer when the calling
     /// thread holds it (so that a transaction reads its own writes) or there is no reader.
     /// On a pooled engine, through the calling thread's connection.

@@ -166,6 +166,10 @@ package protocol SQLDialect: Sendable {
     func insertSQL(into table: String, columns: [String]) -> String
     /// `INSERT` that does nothing when a row with the same unique key exists.
     func insertIgnoringConflictsSQL(into table: String, columns: [String]) -> String
+    /// `INSERT` that, when a row with the same values in `conflictColumns` (a unique index's
+    /// columns) exists, updates that row's `updateColumns` from the new values instead (none:
+    /// the row is left as it is); either way it returns the row's `returning` columns.
+    func upsertSQL(into table: String, columns: [String], conflictColumns: [String], updateColumns: [String], returning: [String]) -> String
     /// `value LIKE pattern` (or `NOT LIKE`) with SQLite's meaning on every engine: `%` and `_`,
     /// escaped only by the `escape` character when there is one (SQL for a one-character
     /// text), ASCII letters matched without case, any value as text.
@@ -286,4 +290,15 @@ package struct ForeignKeyDescription: Sendable, Equatable {
         self.table = table
         self.referencedColumn = referencedColumn
     }
+}
+
+/// ` ON CONFLICT (…) DO UPDATE SET c = excluded.c, … RETURNING …`: the upsert clause SQLite
+/// and PostgreSQL share. With nothing to update, the row is "updated" to itself (a conflict
+/// column set to its own value), so that it is still returned.
+package func onConflictUpdate(_ table: String, _ conflict: [String], _ update: [String], _ returning: [String]) -> String {
+    let assignments = update.isEmpty
+        ? ["\(conflict[0].quotedIdentifier) = \(table.quotedIdentifier).\(conflict[0].quotedIdentifier)"]
+        : update.map { "\($0.quotedIdentifier) = excluded.\($0.quotedIdentifier)" }
+    return " ON CONFLICT (\(conflict.map(\.quotedIdentifier).joined(separator: ", "))) DO UPDATE SET "
+        + assignments.joined(separator: ", ") + " RETURNING " + returning.map(\.quotedIdentifier).joined(separator: ", ")
 }

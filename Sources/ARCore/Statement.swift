@@ -7,6 +7,8 @@ package struct StatementKey: Hashable {
         case insert, find, delete, all
         /// An `UPDATE` of these column indexes.
         case update([Int])
+        /// An upsert on these conflict columns, updating these columns (declared column indexes).
+        case upsert(conflict: [Int], updating: [Int])
     }
 
     /// The ``TableEngine/serial`` of the table.

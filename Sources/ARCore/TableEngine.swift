@@ -115,6 +115,64 @@ package final class TableEngine: Sendable {
         connection.onRollback(.header(record, previous))
     }
 
+    /// `INSERT`s new records with one prepared statement, giving each its id and the batch's
+    /// timestamps (one time for all). The caller holds a transaction: if it rolls back, the
+    /// records are new again.
+    package func insertAll<Record: RecordStorage>(_ records: [Record], in connection: Connection) throws {
+        guard !records.isEmpty else { return }
+        let previous = records.map(\.header)
+        connection.onRollback { for (record, header) in zip(records, previous) { record.header = header } }
+        let now = Date.nowAsStored
+        let stamp = DatabaseValue.real(now.timeIntervalSince1970)
+        let count = schema.columns.count
+        try connection.withStatement(key(.insert), sql: { insertSQL(connection.dialect) }) { statement in
+            for (offset, record) in records.enumerated() {
+                if offset > 0 { statement.reset() }
+                try statement.bind(stamp, at: 1)
+                try statement.bind(stamp, at: 2)
+                for index in 0..<count { try record.bindColumn(index, to: statement, at: Int32(index + 3)) }
+                record.header.id = try statement.insert()
+                record.header.createdAt = now
+                record.header.updatedAt = now
+                record.markAllColumnsSaved(count: count)
+            }
+        }
+    }
+
+    /// Inserts each record, or updates the row that has its values in the `conflict` columns
+    /// (declared column indexes, those of a unique index): the `updating` columns and
+    /// `updatedAt` from the record (none: the row stays as it is). Each record then holds
+    /// its row as the database has it (id, timestamps, every column). One prepared
+    /// statement; the caller holds a transaction.
+    package func upsert<Record: RecordStorage>(
+        _ records: [Record], conflict: [Int], updating: [Int], in connection: Connection
+    ) throws {
+        let count = schema.columns.count
+        let now = DatabaseValue.real(Date.nowAsStored.timeIntervalSince1970)
+        let sql = {
+            connection.dialect.upsertSQL(
+                into: self.schema.name, columns: self.schema.insertColumns,
+                conflictColumns: conflict.map { self.schema.columns[$0].name },
+                updateColumns: updating.isEmpty ? [] : updating.map { self.schema.columns[$0].name } + ["updatedAt"],
+                returning: self.schema.allColumnNames)
+        }
+        try connection.withStatement(key(.upsert(conflict: conflict, updating: updating)), sql: sql) { statement in
+            for (offset, record) in records.enumerated() {
+                if offset > 0 { statement.reset() }
+                let previous = record.header
+                let originals = connection.transactionDepth > 0 ? (0..<count).map { record.originalValue($0) } : []
+                try statement.bind(now, at: 1)
+                try statement.bind(now, at: 2)
+                for index in 0..<count { try record.bindColumn(index, to: statement, at: Int32(index + 3)) }
+                guard try statement.step() else {
+                    throw ActiveRecordError(.misuse, "the upsert into \(schema.name) returned no row", sql: statement.sql)
+                }
+                try decode(record, from: statement)
+                connection.onRollback(.update(record, previous, columns: Array(0..<count), originals: originals))
+            }
+        }
+    }
+
     /// The indexes of the columns that changed since the record was loaded or saved.
     package func changedColumns(of record: some RecordStorage) -> [Int] {
         schema.columns.indices.filter { record.isColumnChanged($0) }

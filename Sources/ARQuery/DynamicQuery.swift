@@ -82,6 +82,26 @@ public struct DynamicQuery: @unchecked Sendable {
         }
     }
 
+    /// Deletes the matching rows with one `DELETE` (SQL only, as `Query.deleteAll()`); returns
+    /// how many it deleted.
+    /// - Throws: the query's errors; the engine's (a foreign key that still points at a row).
+    @discardableResult
+    public func deleteAll() throws -> Int {
+        let sql = try compile()
+        return try sql.writeMatchingRows("deleteAll", "DELETE FROM \(sql.tables[0].quotedName)", [], grouped: false)
+    }
+
+    /// Sets columns of the matching rows with one `UPDATE` (and `updatedAt`, unless given), as
+    /// `Query.updateAll(_:)`; returns how many rows it changed.
+    /// - Throws: `.unknownColumn`, `.typeMismatch`, `.misuse` (for `id` or no values), the
+    ///   query's and the engine's errors.
+    @discardableResult
+    public func updateAll(_ values: [(column: String, value: DatabaseValue)]) throws -> Int {
+        let sql = try compile()
+        let (head, arguments) = try sql.updateHead(values)
+        return try sql.writeMatchingRows("updateAll", head, arguments, grouped: false)
+    }
+
     /// A cursor over the matching rows, as `Query.cursor()` opens one: on a leased reader
     /// connection outside a transaction (the rows as the first step found them), else on
     /// the writer, locked per step.

@@ -121,3 +121,46 @@ extension Query {
         }
     }
 }
+
+extension Query {
+    /// Deletes the matching rows with one `DELETE` and returns how many it deleted.
+    ///
+    /// ```swift
+    /// try Bookmark.query().where("visits = 0 AND createdAt < %@", lastYear).deleteAll()
+    /// ```
+    /// SQL only, as Rails' `delete_all`: no callbacks and no dependencies run (``Model/destroy()``
+    /// and `destroyAll()` run them), and records already in memory are not marked destroyed.
+    /// Conditions, joins, order, limit and offset all apply.
+    /// - Throws: `.misuse` for a grouped query; the query's errors; the engine's (a foreign
+    ///   key that still points at a row).
+    @discardableResult
+    public func deleteAll() throws -> Int {
+        let sql = try compile()
+        return try sql.writeMatchingRows("deleteAll", "DELETE FROM \(sql.tables[0].quotedName)", [], grouped: !clauses.groupColumns.isEmpty)
+    }
+
+    /// Sets columns of the matching rows with one `UPDATE` (and `updatedAt` to now, unless
+    /// given) and returns how many rows it changed.
+    ///
+    /// ```swift
+    /// try Bookmark.query().where("url LIKE %@", "http:%").updateAll(["starred": false])
+    /// ```
+    /// Values are bound, never spliced. SQL only: no validations or callbacks run, and
+    /// records already in memory keep their values (``Model/reload()`` reads them again).
+    /// - Throws: `.unknownColumn` naming the model's columns; `.typeMismatch` for a value
+    ///   that does not fit its column; `.misuse` for `id`, no values or a grouped query;
+    ///   the query's and the engine's errors.
+    @discardableResult
+    public func updateAll(_ values: [String: (any ColumnValue)?]) throws -> Int {
+        let sql = try compile()
+        let converted = try values.map { name, value in
+            do {
+                return (column: name, value: try value?.toSQL() ?? .null)
+            } catch let error as ActiveRecordError {
+                throw ActiveRecordError(error.code, "updateAll: \(name): \(error.message)")
+            }
+        }
+        let (head, arguments) = try sql.updateHead(converted)
+        return try sql.writeMatchingRows("updateAll", head, arguments, grouped: !clauses.groupColumns.isEmpty)
+    }
+}

@@ -107,6 +107,10 @@ struct PostgreSQLDialect: SQLDialect {
         plainInsert(table, columns) + " ON CONFLICT DO NOTHING"
     }
 
+    func upsertSQL(into table: String, columns: [String], conflictColumns: [String], updateColumns: [String], returning: [String]) -> String {
+        plainInsert(table, columns) + onConflictUpdate(table, conflictColumns, updateColumns, returning)
+    }
+
     private func plainInsert(_ table: String, _ columns: [String]) -> String {
         let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
         return "INSERT INTO \(table.quotedIdentifier) (\(columns.map(\.quotedIdentifier).joined(separator: ", "))) VALUES (\(marks))"

@@ -55,6 +55,13 @@ package struct SQLiteDialect: SQLDialect {
         "INSERT OR IGNORE" + insertSQL(into: table, columns: columns).dropFirst("INSERT".count)
     }
 
+    /// SQLite's upsert (3.24) with `RETURNING` (3.35): PostgreSQL's syntax.
+    package func upsertSQL(
+        into table: String, columns: [String], conflictColumns: [String], updateColumns: [String], returning: [String]
+    ) -> String {
+        insertSQL(into: table, columns: columns) + onConflictUpdate(table, conflictColumns, updateColumns, returning)
+    }
+
     /// SQLite's LIKE already has the meaning: ASCII case folded, no escape character unless given.
     package func like(_ value: String, _ pattern: String, escape: String?, negated: Bool) -> String {
         value + (negated ? " NOT LIKE " : " LIKE ") + pattern + (escape.map { " ESCAPE " + $0 } ?? "")

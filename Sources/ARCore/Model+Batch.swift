@@ -1,0 +1,142 @@
+import Foundation
+
+extension ModelClassMethods where Self: Model {
+    /// Inserts new records in one transaction, with one prepared statement, and gives each
+    /// its id and timestamps (one time for the batch).
+    ///
+    /// ```swift
+    /// let imported = feed.map { item in let b = Bookmark(); b.url = item.link; return b }
+    /// try Bookmark.insertAll(imported)            // each has its id now
+    /// ```
+    /// SQL only, as Rails' `insert_all`: no callbacks and no relation hooks run (relations
+    /// queued on the records are not saved). A model that validates validates every record
+    /// first, and inserts nothing if one is invalid; uniqueness is checked against the table,
+    /// not among the batch's own records (a unique index catches those).
+    /// - Throws: `.misuse` for a record that is not new; `.validationFailed` for the first
+    ///   invalid record (its position in the message, its ``Model/errors`` set); the engine's
+    ///   error (a unique violation, …). Nothing is inserted on error, and the records are new again.
+    public static func insertAll(_ records: [Self]) throws {
+        guard !records.isEmpty else { return }
+        let mapping = try mapping()
+        for (position, record) in records.enumerated() where record.header.id != nil || record.header.isDestroyed {
+            throw ActiveRecordError(
+                .misuse,
+                "insertAll: record \(position + 1) of \(records.count) is not new (id \(record.header.id ?? 0)); save() updates a saved record")
+        }
+        try requireOneTable(records, mapping)
+        let database = try Database.current
+        try database.transaction {
+            try validateAll(records, mapping)
+            try database.withTable(mapping.table) { try mapping.table.insertAll(records, in: $0) }
+        }
+    }
+
+    /// Makes a record of each dictionary of column values and inserts them all, as
+    /// `insertAll(_:)` of records does.
+    ///
+    /// ```swift
+    /// let tags = try Tag.insertAll([["name": "swift"], ["name": "sqlite"]])
+    /// ```
+    /// - Throws: what ``Model/init(_:)`` throws for a dictionary (an unknown column, a value
+    ///   of the wrong type), and what `insertAll(_:)` of records throws.
+    @discardableResult
+    public static func insertAll(_ rows: [[String: (any ColumnValue)?]]) throws -> [Self] {
+        let records = try rows.map { try Self($0) }
+        try insertAll(records)
+        return records
+    }
+
+    /// Inserts each record, or updates the row that has the same values in `conflict` —
+    /// the columns of a unique index — and makes the record that row: ``upsert(onConflict:updating:)``
+    /// for many records, in one transaction with one prepared statement.
+    ///
+    /// ```swift
+    /// try Tag.upsertAll(tags, onConflict: ["name"])     // existing names keep their rows and ids
+    /// ```
+    /// - Throws: see ``upsert(onConflict:updating:)``; nothing is written on error.
+    public static func upsertAll(_ records: [Self], onConflict conflict: [String], updating: [String]? = nil) throws {
+        guard !records.isEmpty else { return }
+        let mapping = try mapping()
+        let (conflictColumns, updateColumns) = try upsertColumns(mapping, conflict, updating)
+        try requireOneTable(records, mapping)
+        let database = try Database.current
+        try database.transaction {
+            try validateAll(records, mapping)
+            try database.withTable(mapping.table) { connection in
+                try requireUniqueIndex(conflictColumns, of: mapping.table, on: connection)
+                try mapping.table.upsert(records, conflict: conflictColumns, updating: updateColumns, in: connection)
+            }
+        }
+    }
+
+    /// Makes sure every record is mapped (a record made with `init()` is mapped on first use)
+    /// and maps to this model's table (not a subclass's).
+    private static func requireOneTable(_ records: [Self], _ mapping: ModelMapping) throws {
+        for record in records where try record.mapping().table !== mapping.table {
+            throw ActiveRecordError(.misuse, "a batch of \(Self.self) holds a \(type(of: record)), which has a table of its own")
+        }
+    }
+
+    /// Runs the validations of every record when the model validates.
+    private static func validateAll(_ records: [Self], _ mapping: ModelMapping) throws {
+        guard mapping.validates else { return }
+        for (position, record) in records.enumerated() {
+            guard let validating = record as? any ValidationHook else { continue }
+            guard try validating.runValidations(changedColumns: nil) else {
+                var error = ActiveRecordError.validationFailed(ModelMapping.modelName(self), record.errors)
+                error.message = "record \(position + 1) of \(records.count): \(error.message)"
+                throw error
+            }
+        }
+    }
+}
+
+extension ModelClassMethods where Self: Model {
+    /// Inserts the record, or — when a row with the same values in `conflict` exists (the
+    /// columns of a unique index) — updates that row instead: the `updating` columns and
+    /// `updatedAt` from this record (`nil`: every declared column but the conflict ones;
+    /// `[]`: none, the row stays as it is). Either way the record becomes that row, as the
+    /// database has it: its id, its timestamps (`createdAt` of an existing row stays), and
+    /// every column (those not updated read back as the row holds them).
+    ///
+    /// ```swift
+    /// let tag = Tag(); tag.name = "swift"
+    /// try tag.upsert(onConflict: ["name"])          // a new row, or the existing "swift" row
+    /// ```
+    /// `ON CONFLICT (…) DO UPDATE` on both engines. SQL only: no callbacks run; a model that
+    /// validates validates the record first.
+    /// - Throws: `.misuse` when no unique index covers exactly the `conflict` columns (with
+    ///   the fix), `.unknownColumn`, `.validationFailed`, the engine's error. Nothing is
+    ///   written on error.
+    public func upsert(onConflict conflict: [String], updating: [String]? = nil) throws {
+        try Self.upsertAll([self], onConflict: conflict, updating: updating)
+    }
+}
+
+extension ModelClassMethods where Self: Model {
+    /// The declared column indexes of an upsert's conflict and update columns.
+    private static func upsertColumns(_ mapping: ModelMapping, _ conflict: [String], _ updating: [String]?) throws -> ([Int], [Int]) {
+        guard !conflict.isEmpty else {
+            throw ActiveRecordError(.misuse, "upsert: name the columns of a unique index in onConflict:")
+        }
+        let conflictColumns = try conflict.map { try mapping.columnIndex($0) }
+        let updateColumns = try updating.map { try $0.map { try mapping.columnIndex($0) } }
+            ?? mapping.table.schema.columns.indices.filter { !conflictColumns.contains($0) }
+        return (conflictColumns, updateColumns)
+    }
+
+    /// Refuses an upsert whose conflict columns are not exactly a unique index's (the engines
+    /// would refuse it too, in words that do not say what to do).
+    private static func requireUniqueIndex(_ columns: [Int], of table: TableEngine, on connection: Connection) throws {
+        let schema = table.schema
+        if columns.count == 1, schema.columns[columns[0]].index == .unique { return }
+        let names = Set(columns.map { schema.columns[$0].name })
+        let indexes = try connection.dialect.indexes(of: schema.name, connection)
+        if indexes.contains(where: { $0.isUnique && !$0.isPartial && Set($0.columns) == names }) { return }
+        let list = columns.map { schema.columns[$0].name }.joined(separator: ", ")
+        throw ActiveRecordError(
+            .misuse,
+            "upsert on \(list): \(schema.name) has no unique index over exactly these columns; "
+                + (columns.count == 1 ? "declare @Column(index: .unique)" : "add a unique index over them (a migration step)"))
+    }
+}
