@@ -18,16 +18,16 @@ extension ModelClassMethods where Self: Model {
     public static func insertAll(_ records: [Self]) throws {
         guard !records.isEmpty else { return }
         let mapping = try mapping()
-        for (position, record) in records.enumerated() where record.header.id != nil || record.header.isDestroyed {
+        let models = try mapped(records, mapping)
+        for position in models.indices where models[position].header.id != nil || models[position].header.isDestroyed {
             throw ActiveRecordError(
                 .misuse,
-                "insertAll: record \(position + 1) of \(records.count) is not new (id \(record.header.id ?? 0)); save() updates a saved record")
+                "insertAll: record \(position + 1) of \(models.count) is not new (id \(models[position].header.id ?? 0)); save() updates a saved record")
         }
-        try requireOneTable(records, mapping)
         let database = try Database.current
         try database.transaction {
             try validateAll(records, mapping)
-            try database.withTable(mapping.table) { try mapping.table.insertAll(records, in: $0) }
+            try database.withTable(mapping.table) { try mapping.table.insertAll(models, in: $0) }
         }
     }
 
@@ -58,23 +58,30 @@ extension ModelClassMethods where Self: Model {
         guard !records.isEmpty else { return }
         let mapping = try mapping()
         let (conflictColumns, updateColumns) = try upsertColumns(mapping, conflict, updating)
-        try requireOneTable(records, mapping)
+        let models = try mapped(records, mapping)
         let database = try Database.current
         try database.transaction {
             try validateAll(records, mapping)
             try database.withTable(mapping.table) { connection in
                 try requireUniqueIndex(conflictColumns, of: mapping.table, on: connection)
-                try mapping.table.upsert(records, conflict: conflictColumns, updating: updateColumns, in: connection)
+                try mapping.table.upsert(models, conflict: conflictColumns, updating: updateColumns, in: connection)
             }
         }
     }
 
-    /// Makes sure every record is mapped (a record made with `init()` is mapped on first use)
-    /// and maps to this model's table (not a subclass's).
-    private static func requireOneTable(_ records: [Self], _ mapping: ModelMapping) throws {
-        for record in records where try record.mapping().table !== mapping.table {
-            throw ActiveRecordError(.misuse, "a batch of \(Self.self) holds a \(type(of: record)), which has a table of its own")
+    /// The records as ``Model``s (the table engine's loops are specialized for that class,
+    /// not for each model), each mapped (a record made with `init()` is mapped on first use)
+    /// to this model's table, not a subclass's.
+    private static func mapped(_ records: [Self], _ mapping: ModelMapping) throws -> [Model] {
+        let models: [Model] = records
+        for record in models {
+            if type(of: record) == Self.self {
+                record.adopt(mapping)
+            } else if try record.mapping().table !== mapping.table {
+                throw ActiveRecordError(.misuse, "a batch of \(Self.self) holds a \(type(of: record)), which has a table of its own")
+            }
         }
+        return models
     }
 
     /// Runs the validations of every record when the model validates.

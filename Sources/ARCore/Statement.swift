@@ -109,6 +109,13 @@ package final class Statement {
         if let sqlite { sqlite.reset() } else { engine.reset() }
     }
 
+    /// Resets the statement for a caller that binds every parameter again (a batch's next
+    /// row): SQLite keeps the old bindings rather than clearing them first.
+    @inline(__always)
+    package func resetForRebinding() {
+        if let sqlite { sqlite.resetKeepingBindings() } else { engine.reset() }
+    }
+
     // MARK: Columns (0-based)
 
     package var columnCount: Int32 {

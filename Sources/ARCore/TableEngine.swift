@@ -120,14 +120,15 @@ package final class TableEngine: Sendable {
     /// records are new again.
     package func insertAll<Record: RecordStorage>(_ records: [Record], in connection: Connection) throws {
         guard !records.isEmpty else { return }
-        let previous = records.map(\.header)
+        let previous = records.map { $0.header }
         connection.onRollback { for (record, header) in zip(records, previous) { record.header = header } }
         let now = Date.nowAsStored
         let stamp = DatabaseValue.real(now.timeIntervalSince1970)
         let count = schema.columns.count
         try connection.withStatement(key(.insert), sql: { insertSQL(connection.dialect) }) { statement in
-            for (offset, record) in records.enumerated() {
-                if offset > 0 { statement.reset() }
+            for offset in records.indices {
+                let record = records[offset]
+                if offset > 0 { statement.resetForRebinding() }
                 try statement.bind(stamp, at: 1)
                 try statement.bind(stamp, at: 2)
                 for index in 0..<count { try record.bindColumn(index, to: statement, at: Int32(index + 3)) }
@@ -157,8 +158,9 @@ package final class TableEngine: Sendable {
                 returning: self.schema.allColumnNames)
         }
         try connection.withStatement(key(.upsert(conflict: conflict, updating: updating)), sql: sql) { statement in
-            for (offset, record) in records.enumerated() {
-                if offset > 0 { statement.reset() }
+            for offset in records.indices {
+                let record = records[offset]
+                if offset > 0 { statement.resetForRebinding() }
                 let previous = record.header
                 let originals = connection.transactionDepth > 0 ? (0..<count).map { record.originalValue($0) } : []
                 try statement.bind(now, at: 1)

@@ -62,7 +62,7 @@ struct GRDBSide: BenchSide {
             try checkPragmas(db, workload)
             try Check.count(try GRDBUser.fetchCount(db), 0, "\(name) \(workload.title): a fresh table")
         }
-        if workload != .insert {
+        if !workload.inserts {
             _ = try insertAll(dbQueue)  // untimed pre-fill
         }
         return try run(workload, on: dbQueue)
@@ -71,7 +71,7 @@ struct GRDBSide: BenchSide {
     /// The workload's timed part and its checks.
     private func run(_ workload: Workload, on dbQueue: DatabaseQueue) throws -> Duration {
         switch workload {
-        case .insert:
+        case .insert, .insertAll:  // GRDB has no batch insert: its insert loop
             let (elapsed, users) = try measure { try insertAll(dbQueue) }
             try Check.records(users.map(\.snapshot), rows: rows, scoreIncrement: 0, side: name, workload: workload)
             return elapsed

@@ -19,7 +19,7 @@ struct LibrarySide: BenchSide {
             // Untimed: reflect the model and create the table (the raw side
             // creates its table before timing too).
             try Check.count(try BenchUser.count(), 0, "\(name) \(workload.title): a fresh table")
-            if workload != .insert {
+            if !workload.inserts {
                 _ = try insertAll(database)  // untimed pre-fill
             }
             return try run(workload, on: database)
@@ -31,6 +31,14 @@ struct LibrarySide: BenchSide {
         switch workload {
         case .insert:
             let (elapsed, users) = try measure { try insertAll(database) }
+            try Check.records(users.map(\.snapshot), rows: rows, scoreIncrement: 0, side: name, workload: workload)
+            return elapsed
+        case .insertAll:
+            let (elapsed, users) = try measure {
+                let users = rows.map(makeUser)
+                try BenchUser.insertAll(users)
+                return users
+            }
             try Check.records(users.map(\.snapshot), rows: rows, scoreIncrement: 0, side: name, workload: workload)
             return elapsed
         case .fetchAll:
@@ -83,19 +91,25 @@ struct LibrarySide: BenchSide {
         users.reserveCapacity(rows.count)
         try database.transaction {
             for row in rows {
-                let user = BenchUser()
-                user.name = row.name
-                user.email = row.email
-                user.age = row.age
-                user.score = row.score
-                user.active = row.active
-                user.note = row.note
-                user.groupId = row.groupId
-                user.payload = row.payload
+                let user = makeUser(row)
                 try user.save()
                 users.append(user)
             }
         }
         return users
+    }
+
+    /// A new `BenchUser` holding `row`.
+    private func makeUser(_ row: RowValues) -> BenchUser {
+        let user = BenchUser()
+        user.name = row.name
+        user.email = row.email
+        user.age = row.age
+        user.score = row.score
+        user.active = row.active
+        user.note = row.note
+        user.groupId = row.groupId
+        user.payload = row.payload
+        return user
     }
 }

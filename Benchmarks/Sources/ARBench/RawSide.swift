@@ -145,9 +145,9 @@ extension RawUserStore: RawUserStoring {
 func runRawWorkload(
     _ workload: Workload, on store: some RawUserStoring, rows: [RowValues], side name: String, fetchRepeats: Int = 1
 ) throws -> Duration {
-    if workload != .insert { _ = try insertRawUsers(rows, into: store) }  // untimed pre-fill
+    if !workload.inserts { _ = try insertRawUsers(rows, into: store) }  // untimed pre-fill
     switch workload {
-    case .insert:
+    case .insert, .insertAll:
         let (elapsed, users) = try measure { try insertRawUsers(rows, into: store) }
         try Check.records(users.map(\.snapshot), rows: rows, scoreIncrement: 0, side: name, workload: workload)
         return elapsed

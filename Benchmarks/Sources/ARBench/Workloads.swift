@@ -6,6 +6,9 @@ import Foundation
 enum Workload: CaseIterable {
     /// Insert N records in one transaction.
     case insert
+    /// Insert N records with one batch call (the library's `insertAll`; raw sqlite3 and
+    /// GRDB insert as they do for ``insert``).
+    case insertAll
     /// Fetch all N records into objects, in id order.
     case fetchAll
     /// Find each of ids 1...N, one query each.
@@ -19,6 +22,7 @@ enum Workload: CaseIterable {
     var title: String {
         switch self {
         case .insert: "insert (1 tx)"
+        case .insertAll: "insertAll (batch)"
         case .fetchAll: "fetch all"
         case .find: "find by id"
         case .updateScore: "update score (1 tx)"
@@ -26,10 +30,14 @@ enum Workload: CaseIterable {
         }
     }
 
+    /// Whether the workload inserts the rows itself (the others start from a filled table).
+    var inserts: Bool { self == .insert || self == .insertAll }
+
     /// The largest acceptable library/raw ratio.
     var target: Double {
         switch self {
         case .insert: 2.0
+        case .insertAll: 1.15
         case .fetchAll: 2.5
         case .find: 3.0
         case .updateScore: 2.5

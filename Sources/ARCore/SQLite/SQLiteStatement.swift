@@ -84,6 +84,10 @@ package struct SQLiteStatement: EngineStatement {
         sqlite3_clear_bindings(handle)
     }
 
+    /// Resets without clearing the bindings (the caller binds every parameter again).
+    @inline(__always)
+    package func resetKeepingBindings() { sqlite3_reset(handle) }
+
     package func finalize() { sqlite3_finalize(handle) }
 
     package func expandedSQL() -> String? {
