@@ -183,6 +183,11 @@ ar_result ar_query_children(ar_record *parent, ar_model *child_model, ar_query *
 // The number of matching records (with limit and offset).
 ar_result ar_query_count(ar_query *query, int64_t *count_out);
 
+// Deletes every record the query matches (its predicate, order, limit and offset) with one
+// DELETE, and sets *count_out (when not NULL) to how many it deleted. SQL only: records
+// in memory are not changed. The query can still be counted or iterated afterwards.
+ar_result ar_query_delete_all(ar_query *query, int64_t *count_out);
+
 // Releases a query handle. NULL is ignored.
 void ar_query_free(ar_query *query);
 
@@ -211,6 +216,29 @@ ar_result ar_query_offset(ar_query *query, int64_t count);
 
 // Orders by column; several calls sort by each in turn (unordered: by id).
 ar_result ar_query_order(ar_query *query, const char *column, int32_t ascending);
+
+// Sets what the next ar_query_update_all writes to a blob column: length bytes, copied.
+ar_result ar_query_set_blob(ar_query *query, const char *column, const void *bytes, size_t length);
+
+// Sets what the next ar_query_update_all writes to a real or date (seconds since 1970) column.
+ar_result ar_query_set_double(ar_query *query, const char *column, double value);
+
+// Sets what the next ar_query_update_all writes to an integer or bool (0 or 1) column.
+ar_result ar_query_set_int64(ar_query *query, const char *column, int64_t value);
+
+// Sets what the next ar_query_update_all writes to a nullable column: SQL NULL.
+ar_result ar_query_set_null(ar_query *query, const char *column);
+
+// Sets what the next ar_query_update_all writes to column (text; NULL value: SQL NULL).
+// Setting a column again replaces its value.
+ar_result ar_query_set_text(ar_query *query, const char *column, const char *value);
+
+// Writes the values set with ar_query_set_* (and updatedAt, the time now) to every record
+// the query matches, with one UPDATE, and sets *count_out (when not NULL) to how many
+// rows it changed. The values are then forgotten. SQL only: no validations run, and records
+// in memory keep their values (ar_record_reload reads them again).
+// AR_MISUSE when nothing was set; AR_TYPE_MISMATCH for a value of the wrong type.
+ar_result ar_query_update_all(ar_query *query, int64_t *count_out);
 
 // Reads a text or decimal column as a copy the caller frees with ar_free (NULL for SQL NULL).
 ar_result ar_record_copy_text(ar_record *record, const char *column, char **value_out);
@@ -251,6 +279,14 @@ ar_result ar_record_get_text(ar_record *record, const char *column, const char *
 
 // The record’s id, or 0 while it is unsaved (or for a NULL handle).
 int64_t ar_record_id(ar_record *record);
+
+// Inserts count new records of one model (from ar_record_new, set as for ar_record_save)
+// in one transaction with one prepared statement: each gets its id, as if saved. The
+// model’s validations run first, for every record; if one fails, or an insert fails (a
+// unique violation), nothing is inserted and every record stays new (the invalid one’s
+// errors are readable with ar_record_error). AR_MISUSE for records of several models or
+// one that is not new.
+ar_result ar_record_insert_all(ar_record *const *records, size_t count);
 
 // Sets *is_null_out to 1 when the column is SQL NULL, else 0.
 ar_result ar_record_is_null(ar_record *record, const char *column, int32_t *is_null_out);

@@ -19,6 +19,7 @@ HANDLES = {
     "model": "ar_model", "model_out": "ar_model", "parent_model": "ar_model", "child_model": "ar_model",
     "record": "ar_record", "record_out": "ar_record", "parent": "ar_record",
     "query": "ar_query", "query_out": "ar_query",
+    "records": "ar_record",
 }
 
 
@@ -47,6 +48,12 @@ def case_name(enum, case):
 
 def parameter(text):
     text = text.strip()
+    match = re.fullmatch(r"void \* const \* (\w+)", text)
+    if match:
+        name = match.group(1)
+        if name not in HANDLES:
+            sys.exit(f"generate-header: no handle type for parameter '{name}'")
+        return f"{HANDLES[name]} *const *{name}"
     match = re.fullmatch(r"void \* \* (\w+)", text)
     if match:
         name = match.group(1)

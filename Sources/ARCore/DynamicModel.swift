@@ -234,3 +234,19 @@ public final class DynamicRecord: RecordStorage {
 
 @available(*, unavailable, message: "Records are confined to one thread at a time")
 extension DynamicRecord: Sendable {}
+
+extension DynamicModel {
+    /// Inserts new records of this model with one prepared statement, in one transaction
+    /// (the caller's, or one of its own), and gives each its id and timestamps: the C API's
+    /// `ar_record_insert_all`. SQL only (the caller runs validations first).
+    /// - Throws: `.misuse` for a record of another model or one that is not new; the
+    ///   engine's error. Nothing is inserted on error, and the records are new again.
+    public func insertAll(_ records: [DynamicRecord]) throws {
+        guard !records.isEmpty else { return }
+        for (index, record) in records.enumerated() where record.model.table !== table || !record.isNewRecord || record.isDestroyed {
+            throw ActiveRecordError(.misuse, "insertAll: record \(index + 1) is not a new record of \(table.schema.name)")
+        }
+        let database = try Database.current
+        try database.transaction { try database.withTable(table) { try table.insertAll(records, in: $0) } }
+    }
+}

@@ -4,16 +4,16 @@ import ActiveRecord
 import Foundation
 
 /// The C types that share a storage class: a bool holds 0 or 1, a decimal holds POSIX decimal text.
-private func checkCType(_ value: DatabaseValue, _ handle: RecordHandle, _ position: Int, _ function: String) throws {
-    var name: String { handle.frozen.model.schema.allColumnNames[position] }  // for messages only
-    switch (handle.frozen.typeByPosition[position], value) {
+func checkCType(_ value: DatabaseValue, _ frozen: ModelHandle.Frozen, _ model: String, _ position: Int) throws {
+    var name: String { frozen.model.schema.allColumnNames[position] }  // for messages only
+    switch (frozen.typeByPosition[position], value) {
     case (.bool?, .integer(let int)) where int != 0 && int != 1:
         throw ActiveRecordError(
-            .typeMismatch, "\(handle.model.name).\(name) is a bool: set 0 or 1 (or use ar_record_set_bool), not another integer")
+            .typeMismatch, "\(model).\(name) is a bool: set 0 or 1 (or use ar_record_set_bool), not another integer")
     case (.decimal?, .text(let text)):
         guard isPlainDecimal(text), (try? Decimal.fromSQL(.text(text))) != nil else {
             throw ActiveRecordError(
-                .invalidValue, "\(handle.model.name).\(name) is a decimal: the text is not plain decimal text (such as \"1123.563\")")
+                .invalidValue, "\(model).\(name) is a decimal: the text is not plain decimal text (such as \"1123.563\")")
         }
     default:
         return
@@ -27,7 +27,7 @@ private func set(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ fu
             throw ActiveRecordError(.misuse, "\(function): id, createdAt and updatedAt are set by the library")
         }
         let value = try value()
-        try checkCType(value, handle, position, function)
+        try checkCType(value, handle.frozen, handle.model.name, position)
         try handle.record.set(at: position - 3, value)
         return .ok
     }

@@ -10,6 +10,8 @@ final class QueryHandle: Handle {
     var orderings: [(String, Bool)] = []
     var limit: Int?
     var offset: Int?
+    /// The columns and values the next ar_query_update_all sets (ar_query_set_*).
+    var assignments: [(column: String, value: DatabaseValue)] = []
     /// Set when ar_query_next first runs the query: the cursor over its rows, on a leased
     /// reader (outside a transaction) or on the writer (see ``RowCursor``).
     var rows: RowCursor?

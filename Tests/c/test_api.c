@@ -1833,6 +1833,121 @@ static void test_wrong_handles(void) {
     current_db = NULL;
 }
 
+/* Batch writes: many records inserted with one call, every record a query matches deleted
+   or updated with one statement; validations first, nothing half done. */
+static void test_batch(void) {
+    ar_database *db = NULL;
+    ar_model *model = NULL, *other_model = NULL;
+    ar_record *records[5] = {NULL, NULL, NULL, NULL, NULL}, *bad[2] = {NULL, NULL}, *stranger = NULL, *found = NULL;
+    ar_query *query = NULL;
+    const char *text = NULL;
+    int64_t count = -1, value = 0;
+    int i;
+
+    CHECK_OK(open_test_db(&db));
+    current_db = db;
+    CHECK_OK(ar_model_define(db, "Item", &model));
+    CHECK_OK(ar_model_add_column(model, "name", AR_TYPE_TEXT, AR_COLUMN_FLAG_UNIQUE));
+    CHECK_OK(ar_model_add_column(model, "qty", AR_TYPE_INTEGER, 0));
+    CHECK_OK(ar_model_add_column(model, "done", AR_TYPE_BOOL, 0));
+    CHECK_OK(ar_model_add_column(model, "note", AR_TYPE_TEXT, AR_COLUMN_FLAG_NULLABLE));
+    CHECK_OK(ar_model_validate_presence(model, "name"));
+
+    /* Five records, one call: each gets its id. */
+    for (i = 0; i < 5; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "item %d", i + 1);
+        CHECK_OK(ar_record_new(model, &records[i]));
+        CHECK_OK(ar_record_set_text(records[i], "name", name));
+        CHECK_OK(ar_record_set_int64(records[i], "qty", (i + 1) * 10));
+    }
+    CHECK_OK(ar_record_insert_all(records, 5));
+    for (i = 0; i < 5; i++) CHECK(ar_record_id(records[i]) == i + 1);
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 5);
+    CHECK_RC(ar_record_insert_all(records, 1), AR_MISUSE); /* not new any more */
+    CHECK_OK(ar_record_insert_all(NULL, 0));
+
+    /* An invalid record: nothing inserted, its errors readable, its position named. */
+    CHECK_OK(ar_record_new(model, &bad[0]));
+    CHECK_OK(ar_record_set_text(bad[0], "name", "fine"));
+    CHECK_OK(ar_record_new(model, &bad[1]));
+    CHECK_OK(ar_record_set_text(bad[1], "name", ""));
+    CHECK_RC(ar_record_insert_all(bad, 2), AR_VALIDATION_FAILED);
+    CHECK(strstr(ar_last_error(db), "record 2 of 2") != NULL);
+    CHECK(ar_record_error_count(bad[1]) == 1);
+    CHECK(ar_record_id(bad[0]) == 0 && ar_record_id(bad[1]) == 0);
+    /* A unique violation rolls the whole batch back. */
+    CHECK_OK(ar_record_set_text(bad[1], "name", "item 1"));
+    CHECK_RC(ar_record_insert_all(bad, 2), AR_CONSTRAINT);
+    CHECK(ar_record_id(bad[0]) == 0 && ar_record_id(bad[1]) == 0);
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 5);
+    /* Records of another model are refused. */
+    CHECK_OK(ar_model_define(db, "Other", &other_model));
+    CHECK_OK(ar_model_add_column(other_model, "x", AR_TYPE_INTEGER, 0));
+    CHECK_OK(ar_record_new(other_model, &stranger));
+    ar_record_free(bad[1]);
+    bad[1] = stranger;
+    CHECK_RC(ar_record_insert_all(bad, 2), AR_MISUSE);
+
+    /* Update every match with one statement: typed values, bound; counted. */
+    CHECK_OK(ar_query_new(model, "qty >= ?", &query));
+    CHECK_OK(ar_query_bind_int64(query, 1, 30));
+    CHECK_RC(ar_query_update_all(query, &count), AR_MISUSE); /* nothing set yet */
+    CHECK_OK(ar_query_set_int64(query, "done", 1));
+    CHECK_OK(ar_query_set_text(query, "note", "x'); DROP TABLE \"Item\"; --"));
+    CHECK_RC(ar_query_set_int64(query, "done", 2), AR_TYPE_MISMATCH);
+    CHECK_RC(ar_query_set_text(query, "nmae", "x"), AR_UNKNOWN_COLUMN);
+    CHECK_RC(ar_query_set_int64(query, "id", 9), AR_MISUSE);
+    CHECK_OK(ar_query_update_all(query, &count));
+    CHECK(count == 3);
+    CHECK_RC(ar_query_update_all(query, NULL), AR_MISUSE); /* the values were used */
+    CHECK_OK(ar_query_set_null(query, "name"));
+    CHECK_RC(ar_query_update_all(query, &count), AR_TYPE_MISMATCH); /* name is required */
+    ar_query_free(query);
+    query = NULL;
+    CHECK_OK(ar_find(model, 4, &found));
+    CHECK_OK(ar_record_get_int64(found, "done", &value));
+    CHECK(value == 1);
+    CHECK_OK(ar_record_get_text(found, "note", &text));
+    CHECK(same_text(text, "x'); DROP TABLE \"Item\"; --"));
+    ar_record_free(found);
+    found = NULL;
+    /* Records in memory keep their values until reloaded. */
+    CHECK_OK(ar_record_get_int64(records[3], "done", &value));
+    CHECK(value == 0);
+    CHECK_OK(ar_record_reload(records[3]));
+    CHECK_OK(ar_record_get_int64(records[3], "done", &value));
+    CHECK(value == 1);
+
+    /* Delete every match with one statement; order and limit apply. */
+    CHECK_OK(ar_query_new(model, "done = ?", &query));
+    CHECK_OK(ar_query_bind_int64(query, 1, 1));
+    CHECK_OK(ar_query_order(query, "qty", 0));
+    CHECK_OK(ar_query_limit(query, 2));
+    CHECK_OK(ar_query_delete_all(query, &count));
+    CHECK(count == 2);
+    ar_query_free(query);
+    query = NULL;
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 3);
+    CHECK_RC(ar_find(model, 5, &found), AR_NOT_FOUND);
+    CHECK_OK(ar_query_new(model, NULL, &query));
+    CHECK_OK(ar_query_delete_all(query, NULL));
+    ar_query_free(query);
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 0);
+
+    for (i = 0; i < 5; i++) ar_record_free(records[i]);
+    ar_record_free(bad[0]);
+    ar_record_free(stranger);
+    ar_model_free(other_model);
+    ar_model_free(model);
+    close_test_db(db);
+    current_db = NULL;
+}
+
 /* Handles released in any order: records and queries keep their model and database. */
 static void test_release_order(void) {
     ar_database *db = NULL;
@@ -1959,6 +2074,7 @@ static void test_records_and_queries(void) {
     test_validations();
     test_children();
     test_null_arguments();
+    test_batch();
     test_release_order();
 }
 
