@@ -34,6 +34,14 @@ package final class Connection {
     @exclusivity(unchecked) package var transactionDepth = 0
     /// Per transaction level, what to undo in memory if it rolls back (records' ids, saved values).
     @exclusivity(unchecked) package var rollbackActions: [[UndoEntry]] = []
+    /// Per transaction level, the tables its writes changed (published when the outermost
+    /// level commits, dropped when its level rolls back).
+    @exclusivity(unchecked) package var changesByLevel: [TableChanges] = []
+    /// Changes committed (or made outside a transaction) that observers have not heard of yet.
+    @exclusivity(unchecked) package var unpublishedChanges = TableChanges()
+    /// Per transaction level, the records whose `afterCommit`/`afterRollback` callbacks wait
+    /// for the transaction to end.
+    @exclusivity(unchecked) package var recordsAwaitingOutcome: [[Model]] = []
     /// How many of its database's settings (tracer, error verbosity) this connection has applied.
     @exclusivity(unchecked) package var appliedSettings = 0
 
@@ -49,6 +57,33 @@ package final class Connection {
         keyedStatements.removeAll()
         lastKeyed = nil
         if let sqlite { sqlite.close() } else { engine.close() }
+    }
+
+    /// Notes that a write changed `table` (``TableChanges/everyTable`` for SQL the library
+    /// did not write): observers of it hear of it once the change is committed.
+    @inline(__always)
+    package func noteChange(_ table: String) {
+        if transactionDepth > 0, !changesByLevel.isEmpty {
+            changesByLevel[changesByLevel.count - 1].insert(table)
+        } else {
+            unpublishedChanges.insert(table)
+        }
+    }
+
+    /// Keeps `record` for its `afterCommit` or `afterRollback` callback, which runs when the
+    /// transaction ends (nothing outside one).
+    package func awaitOutcome(_ record: Model) {
+        guard transactionDepth > 0, !recordsAwaitingOutcome.isEmpty else { return }
+        recordsAwaitingOutcome[recordsAwaitingOutcome.count - 1].append(record)
+    }
+
+    /// Notes that SQL the library did not write ran: it may have changed any table.
+    package func noteChangeOfAnyTable() {
+        if transactionDepth > 0, !changesByLevel.isEmpty {
+            changesByLevel[changesByLevel.count - 1].everyTable = true
+        } else {
+            unpublishedChanges.everyTable = true
+        }
     }
 
     /// Registers `entry` to undo if the current transaction level rolls back; outside a
@@ -174,3 +209,25 @@ package final class Connection {
 
 @available(*, unavailable, message: "A connection is confined; use Database, which serializes access")
 extension Connection: Sendable {}
+
+/// The tables a transaction (or a write outside one) changed, for observers.
+package struct TableChanges: Sendable {
+    package var tables: Set<String> = []
+    /// SQL the library did not write ran (raw `execute`): any table may have changed.
+    package var everyTable = false
+
+    package init() {}
+
+    package var isEmpty: Bool { tables.isEmpty && !everyTable }
+
+    @inline(__always)
+    package mutating func insert(_ table: String) { tables.insert(table) }
+
+    package mutating func formUnion(_ other: TableChanges) {
+        tables.formUnion(other.tables)
+        everyTable = everyTable || other.everyTable
+    }
+
+    /// Whether a reader of `read` should look again.
+    package func touches(_ read: Set<String>) -> Bool { everyTable || !tables.isDisjoint(with: read) }
+}

@@ -79,12 +79,18 @@ extension Database {
             return try unretained._withUnsafeGuaranteedRef { writer in
                 writer.acquire()
                 defer { writer.release() }
-                return try writer.unretainedConnection._withUnsafeGuaranteedRef(body)
+                return try writer.unretainedConnection._withUnsafeGuaranteedRef { connection in
+                    defer { if !connection.unpublishedChanges.isEmpty { publishChanges(of: connection) } }
+                    return try body(connection)
+                }
             }
         }
         let pool = pool.unsafelyUnwrapped
         let connection = try pool.hold()
-        defer { pool.release() }
+        defer {
+            if !connection.unpublishedChanges.isEmpty { publishChanges(of: connection) }
+            pool.release()
+        }
         return try body(connection)
     }
 

@@ -39,8 +39,12 @@ extension Database {
     /// try db.execute("UPDATE \"User\" SET \"age\" = ? WHERE \"name\" = ?", [.integer(30), .text("Alex")])
     /// ```
     /// - Throws: the engine's errors, with the SQL text.
+    /// Observers count it as changing every table (see ``observe(tables:fetch:onChange:)``).
     public func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {
-        try withConnection { try $0.execute(sql, arguments) }
+        try withConnection { connection in
+            try connection.execute(sql, arguments)
+            connection.noteChangeOfAnyTable()
+        }
     }
 
     /// Runs one SQL query with its `?` parameters bound and returns every row.

@@ -68,6 +68,8 @@ extension Database {
         }
         connection.transactionDepth += 1
         connection.rollbackActions.append([])
+        connection.changesByLevel.append(TableChanges())
+        connection.recordsAwaitingOutcome.append([])
     }
 
     /// Commits the innermost transaction level (releases its savepoint); on failure rolls it back.
@@ -102,7 +104,18 @@ extension Database {
             connection.preparedInTransaction = []
             preparedTables.withLock { $0.formUnion(prepared) }
         }
+        // What it changed, and whose callbacks wait: the parent level's now, or done.
+        let changes = connection.changesByLevel.removeLast()
+        let records = connection.recordsAwaitingOutcome.removeLast()
+        if depth > 0 {
+            connection.changesByLevel[connection.changesByLevel.count - 1].formUnion(changes)
+            connection.recordsAwaitingOutcome[connection.recordsAwaitingOutcome.count - 1] += records
+        } else {
+            connection.unpublishedChanges.formUnion(changes)
+        }
+        if depth == 0, !connection.unpublishedChanges.isEmpty { publishChanges(of: connection) }
         release()
+        if depth == 0 { eachOnce(records) { $0.afterCommit() } }
     }
 
     /// Rolls back the innermost transaction level and puts its records back in memory.
@@ -110,9 +123,12 @@ extension Database {
     package func rollbackTransaction() throws {
         let connection = try ownTransaction("roll back")
         let depth = connection.transactionDepth - 1
+        connection.changesByLevel.removeLast()
+        let records = connection.recordsAwaitingOutcome.removeLast()
         defer {
             connection.transactionDepth -= 1
             release()
+            eachOnce(records) { $0.afterRollback() }
         }
         for entry in connection.rollbackActions.removeLast().reversed() { entry.undo() }
         // What this transaction's automatic migration made may be undone: check again.
@@ -146,6 +162,15 @@ extension Database {
     @discardableResult
     public static func transaction<Value>(_ body: () throws -> Value) throws -> Value {
         try current.transaction(body)
+    }
+}
+
+/// Calls `body` once for each record of `records` with callbacks (a record written several
+/// times in a transaction is there several times).
+private func eachOnce(_ records: [Model], _ body: (any Callbacks) -> Void) {
+    var seen: Set<ObjectIdentifier> = []
+    for record in records where seen.insert(ObjectIdentifier(record)).inserted {
+        if let callbacks = record as? any Callbacks { body(callbacks) }
     }
 }
 

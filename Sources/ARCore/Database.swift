@@ -42,6 +42,8 @@ public final class Database: @unchecked Sendable {
     let pool: ConnectionPool?
     /// The tables automatic migration checked on this database (by ``TableEngine/serial``).
     let preparedTables = Lock<Set<UInt64>>([])
+    /// The observers of this database's committed changes (see ``observe(tables:fetch:onChange:)``).
+    let observers = Lock(ObserverRegistry())
     /// Whether errors carry the SQL with its values written in (see ``includesBoundValuesInErrors``).
     let boundValuesInErrors = Lock(false)
     let logHandler = Lock<(@Sendable (String) -> Void)?>({ message in

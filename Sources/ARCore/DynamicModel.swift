@@ -83,6 +83,7 @@ public final class DynamicModel: Sendable {
     public func destroyAll() throws -> Int {
         try Database.current.withTable(table) { connection in
             try connection.execute("DELETE FROM \(schema.name.quotedIdentifier)")
+            connection.noteChange(schema.name)
             return connection.changedRowCount
         }
     }

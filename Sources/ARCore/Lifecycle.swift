@@ -63,6 +63,13 @@ public protocol Callbacks: Model {
     func beforeDestroy() throws
     /// After a `DELETE`, still in its transaction.
     func afterDestroy() throws
+    /// Once the outermost transaction that saved or destroyed the record committed (Rails'
+    /// `after_commit`): once per transaction, however often the record was written in it.
+    /// A save outside a transaction commits its own.
+    func afterCommit()
+    /// Once the transaction (or savepoint) that saved or destroyed the record rolled back:
+    /// the write is undone (the record's id and values in memory too).
+    func afterRollback()
 }
 
 extension Callbacks {
@@ -76,6 +83,8 @@ extension Callbacks {
     public func afterUpdate() throws {}
     public func beforeDestroy() throws {}
     public func afterDestroy() throws {}
+    public func afterCommit() {}
+    public func afterRollback() {}
 }
 
 /// Thrown by a before-callback to stop a save or destroy with a reason.

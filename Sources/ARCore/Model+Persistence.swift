@@ -100,6 +100,7 @@ extension Model {
         for hook in mapping.hooks { try hook.kind.didSave(in: self, at: hook.offset) }
         try isNew ? callbacks?.afterCreate() : callbacks?.afterUpdate()
         try callbacks?.afterSave()
+        if let callbacks { try Database.current.withConnection { $0.awaitOutcome(callbacks) } }
     }
 
     /// Destroys the record: runs its `beforeDestroy` callback and its relations'
@@ -142,6 +143,7 @@ extension Model {
                 return  // deleted earlier in the same cascade
             }
             try callbacks?.afterDestroy()
+            if let callbacks { try database.withConnection { $0.awaitOutcome(callbacks) } }
         }
     }
 

@@ -113,6 +113,7 @@ package final class TableEngine: Sendable {
         record.header.updatedAt = now
         record.markAllColumnsSaved(count: schema.columns.count)
         connection.onRollback(.header(record, previous))
+        connection.noteChange(schema.name)
     }
 
     /// `INSERT`s new records with one prepared statement, giving each its id and the batch's
@@ -138,6 +139,7 @@ package final class TableEngine: Sendable {
                 record.markAllColumnsSaved(count: count)
             }
         }
+        connection.noteChange(schema.name)
     }
 
     /// Inserts each record, or updates the row that has its values in the `conflict` columns
@@ -173,6 +175,7 @@ package final class TableEngine: Sendable {
                 connection.onRollback(.update(record, previous, columns: Array(0..<count), originals: originals))
             }
         }
+        if !records.isEmpty { connection.noteChange(schema.name) }
     }
 
     /// The indexes of the columns that changed since the record was loaded or saved.
@@ -201,6 +204,7 @@ package final class TableEngine: Sendable {
         record.header.updatedAt = now
         for index in changed { record.markColumnSaved(index) }
         connection.onRollback(.update(record, previous, columns: changed, originals: originals))
+        connection.noteChange(schema.name)
     }
 
     /// `DELETE`s the record's row and marks it destroyed.
@@ -217,6 +221,7 @@ package final class TableEngine: Sendable {
         }
         let deleted = connection.changedRowCount > 0
         connection.onRollback(.header(record, record.header))
+        if deleted { connection.noteChange(schema.name) }
         record.header.isDestroyed = true
         if !deleted {
             throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists")

@@ -17,7 +17,9 @@ extension CompiledQuery {
         let sql = "\(head) WHERE \(id) IN (SELECT \(base.quotedName).\(id) \(body)\(tail))"
         return try (database ?? Database.current).withWriter(tables.map(\.table)) { connection in
             try connection.execute(sql, headArguments + arguments)
-            return connection.changedRowCount
+            let changed = connection.changedRowCount
+            if changed > 0 { connection.noteChange(base.table.schema.name) }
+            return changed
         }
     }
 

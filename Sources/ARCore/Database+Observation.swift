@@ -1,0 +1,115 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The observers of one database, by id.
+struct ObserverRegistry {
+    var nextID: UInt64 = 0
+    var entries: [UInt64: (tables: Set<String>, changed: @Sendable () -> Void)] = [:]
+}
+
+extension Database {
+    /// Tells the observers of the tables `connection`'s committed writes changed.
+    func publishChanges(of connection: Connection) {
+        let changes = connection.unpublishedChanges
+        connection.unpublishedChanges = TableChanges()
+        let due = observers.withLock { registry in
+            registry.entries.values.filter { changes.touches($0.tables) }.map(\.changed)
+        }
+        for changed in due { changed() }
+    }
+
+    /// Calls `onChange` with `fetch`'s value now (on a background queue), and again after
+    /// every committed transaction of this database that changed one of `tables`. Many
+    /// commits landing while a fetch is due make one fetch; a rolled-back transaction makes
+    /// none.
+    ///
+    /// ```swift
+    /// let observation = db.observe(tables: ["Bookmark"], fetch: { try Bookmark.count() }) { result in
+    ///     if case .success(let count) = result { print("\(count) bookmarks") }
+    /// }
+    /// // … observation.cancel() (or let it go) to stop
+    /// ```
+    /// `fetch` runs with this database as ``current``, on the observation's own serial
+    /// queue, so calls to `onChange` never overlap. What counts is what this `Database`
+    /// commits: writes through another `Database` value or another process are not seen.
+    /// SQL run with ``execute(_:_:)`` counts as changing every table.
+    /// - Returns: the observation: it runs until cancelled or released.
+    public func observe<Value>(
+        tables: [String], fetch: @escaping @Sendable () throws -> Value,
+        onChange: @escaping @Sendable (Result<Value, any Error>) -> Void
+    ) -> DatabaseObservation {
+        let observation = DatabaseObservation(database: self)
+        let runner = ObservationRunner(database: self, observation: observation, fetch: fetch, onChange: onChange)
+        observation.id = observers.withLock { registry in
+            registry.nextID += 1
+            registry.entries[registry.nextID] = (Set(tables), { @Sendable [weak runner] in runner?.schedule() })
+            return registry.nextID
+        }
+        observation.runner = runner
+        runner.schedule()
+        return observation
+    }
+
+    func removeObserver(_ id: UInt64) {
+        _ = observers.withLock { $0.entries.removeValue(forKey: id) }
+    }
+}
+
+/// A running observation (``Database/observe(tables:fetch:onChange:)``): cancel it, or let
+/// it go, to stop it.
+public final class DatabaseObservation: @unchecked Sendable {
+    // @unchecked Sendable: `id` and `runner` are set once, before the value is returned.
+    private weak var database: Database?
+    fileprivate var id: UInt64 = 0
+    fileprivate var runner: AnyObject?
+    private let cancelled = Atomic(false)
+
+    fileprivate init(database: Database) { self.database = database }
+
+    /// Whether ``cancel()`` ran.
+    public var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+
+    /// Stops the observation: no fetch starts and no value is delivered after it returns
+    /// (a fetch already running finishes, its value dropped). Releases what it holds.
+    public func cancel() {
+        guard !cancelled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        database?.removeObserver(id)
+        runner = nil
+    }
+
+    deinit { cancel() }
+}
+
+/// Fetches and delivers for one observation, on its own serial queue; a change that lands
+/// while a fetch is already due is folded into it.
+private final class ObservationRunner<Value>: @unchecked Sendable {
+    // @unchecked Sendable: the queue serializes fetch and delivery; `due` is atomic.
+    private let database: Database
+    private weak var observation: DatabaseObservation?
+    private let fetch: @Sendable () throws -> Value
+    private let onChange: @Sendable (Result<Value, any Error>) -> Void
+    private let queue = DispatchQueue(label: "activerecord.observation")
+    private let due = Atomic(false)
+
+    init(
+        database: Database, observation: DatabaseObservation, fetch: @escaping @Sendable () throws -> Value,
+        onChange: @escaping @Sendable (Result<Value, any Error>) -> Void
+    ) {
+        self.database = database
+        self.observation = observation
+        self.fetch = fetch
+        self.onChange = onChange
+    }
+
+    func schedule() {
+        guard !due.exchange(true, ordering: .acquiringAndReleasing) else { return }  // one fetch is enough
+        queue.async { [self] in
+            due.store(false, ordering: .releasing)  // changes from now on need another fetch
+            guard let observation, !observation.isCancelled else { return }
+            let result = Result { try database.use { try fetch() } }
+            guard !observation.isCancelled else { return }
+            onChange(result)
+        }
+    }
+}
