@@ -38,7 +38,14 @@ package final class Connection {
     /// level commits, dropped when its level rolls back).
     @exclusivity(unchecked) package var changesByLevel: [TableChanges] = []
     /// Changes committed (or made outside a transaction) that observers have not heard of yet.
-    @exclusivity(unchecked) package var unpublishedChanges = TableChanges()
+    @exclusivity(unchecked) package var unpublishedChanges = TableChanges() {
+        didSet { hasUnpublishedChanges = !unpublishedChanges.isEmpty }
+    }
+    /// Whether ``unpublishedChanges`` holds any (checked after every write: a flag, not a set).
+    @exclusivity(unchecked) package private(set) var hasUnpublishedChanges = false
+    /// The table ``noteChange(_:)`` noted last into the set it goes to now: a loop of writes to
+    /// one table compares its name (the same string, so at once) instead of hashing it.
+    @exclusivity(unchecked) package var lastNotedTable: String?
     /// Per transaction level, the records whose `afterCommit`/`afterRollback` callbacks wait
     /// for the transaction to end.
     @exclusivity(unchecked) package var recordsAwaitingOutcome: [[Model]] = []
@@ -63,6 +70,8 @@ package final class Connection {
     /// did not write): observers of it hear of it once the change is committed.
     @inline(__always)
     package func noteChange(_ table: String) {
+        if table == lastNotedTable { return }
+        lastNotedTable = table
         if transactionDepth > 0, !changesByLevel.isEmpty {
             changesByLevel[changesByLevel.count - 1].insert(table)
         } else {

@@ -80,18 +80,28 @@ extension Database {
                 writer.acquire()
                 defer { writer.release() }
                 return try writer.unretainedConnection._withUnsafeGuaranteedRef { connection in
-                    defer { if !connection.unpublishedChanges.isEmpty { publishChanges(of: connection) } }
-                    return try body(connection)
+                    try publishingChanges(of: connection, body)
                 }
             }
         }
         let pool = pool.unsafelyUnwrapped
         let connection = try pool.hold()
-        defer {
-            if !connection.unpublishedChanges.isEmpty { publishChanges(of: connection) }
-            pool.release()
+        defer { pool.release() }
+        return try publishingChanges(of: connection, body)
+    }
+
+    /// Runs `body`, then tells observers what its writes outside a transaction changed.
+    @inline(__always)
+    private func publishingChanges<R>(of connection: Connection, _ body: (Connection) throws -> R) throws -> R {
+        let result: R
+        do {
+            result = try body(connection)
+        } catch {
+            if connection.hasUnpublishedChanges { publishChanges(of: connection) }
+            throw error
         }
-        return try body(connection)
+        if connection.hasUnpublishedChanges { publishChanges(of: connection) }
+        return result
     }
 
     /// Runs `body` with the writer connection, after making sure the table and its

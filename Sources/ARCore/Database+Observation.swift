@@ -10,9 +10,11 @@ struct ObserverRegistry {
 
 extension Database {
     /// Tells the observers of the tables `connection`'s committed writes changed.
+    @inline(never)
     func publishChanges(of connection: Connection) {
         let changes = connection.unpublishedChanges
         connection.unpublishedChanges = TableChanges()
+        connection.lastNotedTable = nil
         let due = observers.withLock { registry in
             registry.entries.values.filter { changes.touches($0.tables) }.map(\.changed)
         }

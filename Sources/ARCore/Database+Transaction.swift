@@ -70,6 +70,7 @@ extension Database {
         connection.rollbackActions.append([])
         connection.changesByLevel.append(TableChanges())
         connection.recordsAwaitingOutcome.append([])
+        connection.lastNotedTable = nil
     }
 
     /// Commits the innermost transaction level (releases its savepoint); on failure rolls it back.
@@ -107,13 +108,14 @@ extension Database {
         // What it changed, and whose callbacks wait: the parent level's now, or done.
         let changes = connection.changesByLevel.removeLast()
         let records = connection.recordsAwaitingOutcome.removeLast()
+        connection.lastNotedTable = nil
         if depth > 0 {
             connection.changesByLevel[connection.changesByLevel.count - 1].formUnion(changes)
             connection.recordsAwaitingOutcome[connection.recordsAwaitingOutcome.count - 1] += records
         } else {
             connection.unpublishedChanges.formUnion(changes)
         }
-        if depth == 0, !connection.unpublishedChanges.isEmpty { publishChanges(of: connection) }
+        if depth == 0, connection.hasUnpublishedChanges { publishChanges(of: connection) }
         release()
         if depth == 0 { eachOnce(records) { $0.afterCommit() } }
     }
@@ -125,6 +127,7 @@ extension Database {
         let depth = connection.transactionDepth - 1
         connection.changesByLevel.removeLast()
         let records = connection.recordsAwaitingOutcome.removeLast()
+        connection.lastNotedTable = nil
         defer {
             connection.transactionDepth -= 1
             release()

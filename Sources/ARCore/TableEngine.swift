@@ -116,13 +116,12 @@ package final class TableEngine: Sendable {
         connection.noteChange(schema.name)
     }
 
-    /// `INSERT`s new records with one prepared statement, giving each its id and the batch's
-    /// timestamps (one time for all). The caller holds a transaction: if it rolls back, the
-    /// records are new again.
+    /// `INSERT`s new records (the caller checked that they are) with one prepared statement,
+    /// giving each its id and the batch's timestamps (one time for all). The caller holds a
+    /// transaction: if it rolls back, the records are new again.
     package func insertAll<Record: RecordStorage>(_ records: [Record], in connection: Connection) throws {
         guard !records.isEmpty else { return }
-        let previous = records.map { $0.header }
-        connection.onRollback { for (record, header) in zip(records, previous) { record.header = header } }
+        connection.onRollback { for record in records { record.header = RecordHeader() } }
         let now = Date.nowAsStored
         let stamp = DatabaseValue.real(now.timeIntervalSince1970)
         let count = schema.columns.count

@@ -17,6 +17,14 @@ private func seedFavorites() throws {
     }
 }
 
+/// A named query, as the README shows them.
+extension Query where Record == Favorite {
+    /// Visited at least five times, the most visited first.
+    var popular: Query<Favorite> { self.where("visits >= %@", 5).order(by: "visits", ascending: false) }
+    /// Whose title holds `text`, as typed.
+    func titled(_ text: String) -> Query<Favorite> { self.where("title", .contains(text)) }
+}
+
 @Suite("Typed values: pluck, DatabaseValue's accessors, transactions that return a value")
 struct TypedValueTests {
     @Test(arguments: TestEngine.all) func pluckReadsColumnsAsTheirTypes(engine: TestEngine) throws {
@@ -34,6 +42,16 @@ struct TypedValueTests {
             let unknown = expectError(.unknownColumn) { _ = try Favorite.query().pluck("titel", as: String.self) }
             #expect(unknown?.message.contains("title") == true)
             _ = expectError(.misuse) { _ = try Favorite.query().pluck(["id", "title"], as: Int64.self) }
+        }
+    }
+
+    @Test(arguments: TestEngine.all) func namedQueriesCompose(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
+            try seedFavorites()
+            #expect(try Favorite.query().popular.pluck(\.title) == ["1000 tips", #"C:\temp notes"#])
+            #expect(try Favorite.query().popular.titled("tips").count() == 1)
+            #expect(try Favorite.query().titled("%").pluck(\.visits) == [3])
+            #expect(try Favorite.query().titled("%").popular.pluck(\.visits).isEmpty)
         }
     }
 

@@ -13,7 +13,7 @@ struct Report {
             rows: measurements.map { measurement in
                 (
                     [measurement.workload.title] + measurement.timeCells
-                        + [String(format: "<= %.1f", measurement.workload.target)],
+                        + [String(format: "<= %.2f", measurement.workload.target)],
                     measurement.metTarget ? "ok" : "MISSED"
                 )
             })
