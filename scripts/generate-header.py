@@ -48,18 +48,13 @@ def case_name(enum, case):
 
 def parameter(text):
     text = text.strip()
-    match = re.fullmatch(r"void \* const \* (\w+)", text)
+    # Arrays of handles and out-parameters: `void * const * records`, `void * * record_out`.
+    match = re.fullmatch(r"void \* (const )?\* (\w+)", text)
     if match:
-        name = match.group(1)
+        name = match.group(2)
         if name not in HANDLES:
             sys.exit(f"generate-header: no handle type for parameter '{name}'")
-        return f"{HANDLES[name]} *const *{name}"
-    match = re.fullmatch(r"void \* \* (\w+)", text)
-    if match:
-        name = match.group(1)
-        if name not in HANDLES:
-            sys.exit(f"generate-header: no handle type for parameter '{name}'")
-        return f"{HANDLES[name]} **{name}"
+        return f"{HANDLES[name]} *{'const ' if match.group(1) else ''}*{name}"
     match = re.fullmatch(r"void \* (\w+)", text)
     if match:
         name = match.group(1)

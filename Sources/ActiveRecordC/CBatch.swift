@@ -4,13 +4,6 @@
 import ActiveRecord
 import Foundation
 
-private func withQuery(_ query: OpaquePointer?, _ function: String, _ body: (QueryHandle) throws -> ar_result) -> ar_result {
-    guard let handle = Handle.from(query, as: QueryHandle.self) else {
-        return failWithoutDatabase(.misuse, "\(function): not a query handle")
-    }
-    return handle.model.database.run { try body(handle) }
-}
-
 /// Deletes every record the query matches (its predicate, order, limit and offset) with one
 /// DELETE, and sets `*count_out` (when not NULL) to how many it deleted. SQL only: records
 /// in memory are not changed. The query can still be counted or iterated afterwards.
@@ -47,12 +40,7 @@ private func withQuery(_ query: OpaquePointer?, _ function: String, _ body: (Que
 @c public func ar_query_set_blob(
     _ query: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ bytes: UnsafeRawPointer?, _ length: UInt
 ) -> ar_result {
-    assign(query, column, "ar_query_set_blob") {
-        guard length <= UInt(Int32.max), bytes != nil || length == 0 else {
-            throw ActiveRecordError(.misuse, "ar_query_set_blob: no bytes, or more than 2 GiB")
-        }
-        return .blob(length == 0 ? Data() : Data(bytes: bytes!, count: Int(length)))
-    }
+    assign(query, column, "ar_query_set_blob") { try blobValue(bytes, length, "ar_query_set_blob") }
 }
 
 /// Sets what the next ar_query_update_all writes to a nullable column: SQL NULL.

@@ -3,7 +3,7 @@
 import ActiveRecord
 import Foundation
 
-private func withQuery(_ query: OpaquePointer?, _ function: String, _ body: (QueryHandle) throws -> ar_result) -> ar_result {
+func withQuery(_ query: OpaquePointer?, _ function: String, _ body: (QueryHandle) throws -> ar_result) -> ar_result {
     guard let handle = Handle.from(query, as: QueryHandle.self) else {
         return failWithoutDatabase(.misuse, "\(function): not a query handle")
     }
@@ -93,12 +93,7 @@ private func bind(_ query: OpaquePointer?, _ index: Int32, _ function: String, _
 
 /// Binds `length` bytes (copied) to placeholder `index` (from 1).
 @c public func ar_query_bind_blob(_ query: OpaquePointer?, _ index: Int32, _ bytes: UnsafeRawPointer?, _ length: UInt) -> ar_result {
-    bind(query, index, "ar_query_bind_blob") {
-        guard length <= UInt(Int32.max), bytes != nil || length == 0 else {
-            throw ActiveRecordError(.misuse, "ar_query_bind_blob: no bytes, or more than 2 GiB")
-        }
-        return .blob(length == 0 ? Data() : Data(bytes: bytes!, count: Int(length)))
-    }
+    bind(query, index, "ar_query_bind_blob") { try blobValue(bytes, length, "ar_query_bind_blob") }
 }
 
 /// Binds SQL NULL to placeholder `index` (from 1): `x = ?` then matches NULL.

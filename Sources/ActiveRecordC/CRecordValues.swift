@@ -96,12 +96,16 @@ private func isPlainDecimal(_ text: String) -> Bool {
 @c public func ar_record_set_blob(
     _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ bytes: UnsafeRawPointer?, _ length: UInt
 ) -> ar_result {
-    set(record, column, "ar_record_set_blob") {
-        guard length <= UInt(Int32.max), bytes != nil || length == 0 else {
-            throw ActiveRecordError(.misuse, "ar_record_set_blob: no bytes, or more than 2 GiB")
-        }
-        return .blob(length == 0 ? Data() : Data(bytes: bytes!, count: Int(length)))
+    set(record, column, "ar_record_set_blob") { try blobValue(bytes, length, "ar_record_set_blob") }
+}
+
+/// `length` bytes from C, copied: a blob value (NULL `bytes` with length 0: an empty blob).
+/// - Throws: `.misuse` for no bytes, or more than 2 GiB.
+func blobValue(_ bytes: UnsafeRawPointer?, _ length: UInt, _ function: String) throws -> DatabaseValue {
+    guard length <= UInt(Int32.max), bytes != nil || length == 0 else {
+        throw ActiveRecordError(.misuse, "\(function): no bytes, or more than 2 GiB")
     }
+    return .blob(length == 0 ? Data() : Data(bytes: bytes!, count: Int(length)))
 }
 
 /// Sets a nullable column to NULL (a required one refuses: AR_TYPE_MISMATCH).
