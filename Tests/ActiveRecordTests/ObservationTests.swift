@@ -135,7 +135,7 @@ struct ObservationTests {
         #expect(seen == [["Zoe"], ["Zoe", "Kid"]])
     }
 
-    @Test(arguments: TestEngine.all) func afterCommitAndAfterRollbackRunWhenTheTransactionEnds(engine: TestEngine) throws {
+    @Test(.serialized, arguments: TestEngine.all) func afterCommitAndAfterRollbackRunWhenTheTransactionEnds(engine: TestEngine) throws {
         try withDatabase(engine) { db throws in
             Receipt.log.withLock { $0 = [] }
             let first = try Receipt.create(["total": 1])           // its own transaction: committed at once
