@@ -103,10 +103,7 @@ private func assign(
             }
             return handle
         }
-        let dynamic = try handles.map { try $0.record }
-        for (index, record) in dynamic.enumerated() where !record.isNewRecord || record.isDestroyed {
-            throw ActiveRecordError(.misuse, "ar_record_insert_all: record \(index + 1) is not new; ar_record_save updates a saved record")
-        }
+        let dynamic = try handles.map { try $0.record }  // DynamicModel.insertAll refuses one not new
         let validations = model.validations
         let names = ValidationSubjectNames(model: model.name)
         try model.database.database.transaction {

@@ -67,17 +67,10 @@ final class RawPostgres {
         try check(result, sql)
     }
 
-    func transaction(_ body: () throws -> Void) throws {
-        try execute("BEGIN")
-        do {
-            try body()
-        } catch {
-            try? execute("ROLLBACK")
-            throw error
-        }
-        try execute("COMMIT")
-    }
+    var beginSQL: String { "BEGIN" }
 }
+
+extension RawPostgres: RawTransactions {}
 
 /// Calls `body` with `strings` as an array of C strings.
 func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {

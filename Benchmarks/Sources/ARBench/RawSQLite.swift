@@ -56,17 +56,7 @@ final class RawDatabase {
         return RawStatement(handle: statement, database: self, sql: sql)
     }
 
-    /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, rolling back when it throws.
-    func transaction(_ body: () throws -> Void) throws {
-        try execute("BEGIN IMMEDIATE")
-        do {
-            try body()
-        } catch {
-            try? execute("ROLLBACK")
-            throw error
-        }
-        try execute("COMMIT")
-    }
+    var beginSQL: String { "BEGIN IMMEDIATE" }
 
     /// The first column of the first row of a query, as an integer (0 when there is no row).
     func integer(_ sql: String, _ arguments: [Double] = []) throws -> Int64 {
@@ -161,5 +151,28 @@ final class RawStatement {
         let count = Int(sqlite3_column_bytes(handle, index))
         guard count > 0, let bytes = sqlite3_column_blob(handle, index) else { return Data() }
         return Data(bytes: bytes, count: count)
+    }
+}
+
+extension RawDatabase: RawTransactions {}
+
+/// A raw side's connection: it runs SQL, and so transactions.
+protocol RawTransactions {
+    func execute(_ sql: String) throws
+    /// How a transaction begins (`BEGIN IMMEDIATE` takes SQLite's write lock at once).
+    var beginSQL: String { get }
+}
+
+extension RawTransactions {
+    /// Runs `body` between `beginSQL` and `COMMIT`, rolling back when it throws.
+    func transaction(_ body: () throws -> Void) throws {
+        try execute(beginSQL)
+        do {
+            try body()
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+        try execute("COMMIT")
     }
 }
