@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Declares a stored column of a ``Model``.
 ///
 /// ```swift
@@ -14,14 +16,23 @@
 /// or saved), so that `save()` writes only what changed, including changes
 /// made in place to arrays and other JSON values. Reading and writing the
 /// property costs what a plain stored property costs.
+///
+/// A record holds only the two values (and four bytes): the name and index a
+/// declaration gives are read once per class, from the instance reflection makes,
+/// and not kept in every record.
 @propertyWrapper
 public struct Column<Value: ColumnValue> {
-    package var value: Value
-    package var original: Value
-    package let name: String?
-    package let index: IndexKind?
+    // Inlinable, with the fields usable from inline: a model's property then reads and
+    // writes its value directly, and making a record initialises its columns in place, with
+    // no generic metadata look-up (unspecialised, each costs ~460 instructions).
+    @usableFromInline package var value: Value
+    @usableFromInline package var original: Value
+    /// Where reflection finds this declaration's name and index (see ``ColumnDeclarations``);
+    /// 0 outside reflection and for a declaration without either.
+    @usableFromInline package let declarationTag: UInt32
 
     /// The property's value.
+    @inlinable
     public var wrappedValue: Value {
         get { value }
         _modify { yield &value }
@@ -33,14 +44,15 @@ public struct Column<Value: ColumnValue> {
     ///   - wrappedValue: the value of a new record, and the column's SQL default.
     ///   - name: the column name, when it differs from the property name.
     ///   - index: `.index` or `.unique` to create an index on the column.
+    @inlinable
     public init(wrappedValue: Value, _ name: String? = nil, index: IndexKind? = nil) {
         value = wrappedValue
         original = wrappedValue
-        self.name = name
-        self.index = index
+        declarationTag = name == nil && index == nil ? 0 : ColumnDeclarations.tag(name: name, index: index)
     }
 
     /// Declares an optional column whose default is `nil`.
+    @inlinable
     public init(_ name: String? = nil, index: IndexKind? = nil) where Value: ExpressibleByNilLiteral {
         self.init(wrappedValue: nil, name, index: index)
     }
@@ -51,6 +63,49 @@ package struct ColumnDeclaration {
     package var name: String?
     package var index: IndexKind?
     package var value: DatabaseValue?
+}
+
+/// Where the names and indexes of `@Column` declarations wait for reflection, so that
+/// records need not carry them.
+///
+/// Reflection makes one instance of a class inside ``recording(_:)``; each `Column`
+/// initializer with a name or an index run there appends them to the recording and keeps
+/// their position (its tag). Outside a recording a `Column` keeps tag 0, at the cost of
+/// one atomic load when its declaration has a name or an index.
+@usableFromInline
+package enum ColumnDeclarations {
+    /// The names and indexes recorded while one instance is made, by tag − 1.
+    /// `@unchecked Sendable`: made, filled and read by one thread, inside one `withValue`.
+    package final class Recording: @unchecked Sendable {
+        package var declarations: [(name: String?, index: IndexKind?)] = []
+
+        /// The name and index recorded under `tag` (none for tag 0).
+        package func declaration(_ tag: UInt32) -> (name: String?, index: IndexKind?) {
+            declarations.indices.contains(Int(tag) - 1) ? declarations[Int(tag) - 1] : (nil, nil)
+        }
+    }
+
+    @TaskLocal private static var current: Recording?
+    /// How many recordings are under way on any thread: the fast path checks this first.
+    private static let active = Atomic<Int>(0)
+
+    /// Runs `body` (which makes the instance reflection reads) with a recording in place.
+    package static func recording<Result>(_ body: () throws -> Result) rethrows -> (Result, Recording) {
+        let recording = Recording()
+        active.add(1, ordering: .relaxed)
+        defer { active.subtract(1, ordering: .relaxed) }
+        let result = try $current.withValue(recording) { try body() }
+        return (result, recording)
+    }
+
+    /// The tag of a declaration with a name or an index: its place in this thread's
+    /// recording, or 0 when nothing records.
+    @usableFromInline @inline(never)
+    package static func tag(name: String?, index: IndexKind?) -> UInt32 {
+        guard active.load(ordering: .relaxed) > 0, let recording = current else { return 0 }
+        recording.declarations.append((name, index))
+        return UInt32(recording.declarations.count)
+    }
 }
 
 /// Where one column's current and original values sit inside a model object.
@@ -72,7 +127,8 @@ package protocol ColumnField: SendableMetatype {
     static var isNullable: Bool { get }
     /// Byte offsets of the value and the original value inside the wrapper (computed once per type).
     static var layout: (value: Int, original: Int) { get }
-    static func declaration(_ field: UnsafeRawPointer) -> ColumnDeclaration
+    /// The declaration's tag (see ``ColumnDeclarations``) and default value, in an instance reflection made.
+    static func declaration(_ field: UnsafeRawPointer) -> (tag: UInt32, value: DatabaseValue?)
     static func bind(_ field: FieldAddress, to statement: Statement, at parameter: Int32) throws
     static func decode(_ field: FieldAddress, from statement: Statement, at column: Int32) throws
     static func isChanged(_ field: FieldAddress) -> Bool
@@ -94,9 +150,9 @@ extension Column: ColumnField {
         (MemoryLayout<Column>.offset(of: \Column.value)!, MemoryLayout<Column>.offset(of: \Column.original)!)
     }
 
-    package static func declaration(_ field: UnsafeRawPointer) -> ColumnDeclaration {
+    package static func declaration(_ field: UnsafeRawPointer) -> (tag: UInt32, value: DatabaseValue?) {
         let column = field.assumingMemoryBound(to: Column.self).pointee
-        return ColumnDeclaration(name: column.name, index: column.index, value: try? column.value.toSQL())
+        return (column.declarationTag, try? column.value.toSQL())
     }
 
     @inline(__always)

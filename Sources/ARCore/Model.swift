@@ -23,8 +23,12 @@ import Foundation
 /// Records are not `Sendable`: use one from one thread at a time, and
 /// fetch it again (by ``id``) on another.
 open class Model: RecordStorage {
-    package var header = RecordHeader()
-    private var cachedMapping: ModelMapping?
+    // Unchecked exclusivity (as `DynamicRecord`'s): the engine's per-row writes to the header
+    // and reads of the mapping would otherwise each pay a dynamic access check (~110
+    // instructions a row on insert); records are confined to one thread and these
+    // accesses never overlap.
+    @exclusivity(unchecked) package var header = RecordHeader()
+    @exclusivity(unchecked) private var cachedMapping: ModelMapping?
 
     /// Makes a new, unsaved record with the declared default values.
     public required init() {}
@@ -79,10 +83,15 @@ open class Model: RecordStorage {
     package final func adopt(_ mapping: ModelMapping) { cachedMapping = mapping }
 
     /// The declaration (name, index, default) of the column stored at `offset` of this
-    /// object, as its initializer set it: what reflection reads from a prototype.
-    final func columnDeclaration(at offset: Int, kind: any ColumnField.Type) -> ColumnDeclaration {
+    /// object, as its initializer set it: what reflection reads from a prototype made
+    /// inside `recording`.
+    final func columnDeclaration(
+        at offset: Int, kind: any ColumnField.Type, recording: ColumnDeclarations.Recording
+    ) -> ColumnDeclaration {
         let base = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
-        return withExtendedLifetime(self) { kind.declaration(base + offset) }
+        let (tag, value) = withExtendedLifetime(self) { kind.declaration(base + offset) }
+        let (name, index) = recording.declaration(tag)
+        return ColumnDeclaration(name: name, index: index, value: value)
     }
 
     /// Calls `body` with the hook field (a relation) stored at `offset` of this object.
@@ -108,22 +117,40 @@ open class Model: RecordStorage {
         return try body(field.kind, FieldAddress(value: base + field.valueOffset, original: base + field.originalOffset))
     }
 
+    /// Runs a per-row operation on the field at `index`, on its type's specialised path.
+    @inline(__always)
+    private final func apply<Operation: FieldOperation>(
+        _ operation: Operation, toField index: Int
+    ) throws(Operation.Failure) -> Operation.Result {
+        // The engine only calls these after `mapping()` succeeded.
+        let field = cachedMapping.unsafelyUnwrapped.fields[index]
+        let base = Unmanaged.passUnretained(self).toOpaque()
+        let address = FieldAddress(value: base + field.valueOffset, original: base + field.originalOffset)
+        return try withExtendedLifetime(self) { () throws(Operation.Failure) -> Operation.Result in
+            try field.storage.apply(operation, kind: field.kind, at: address)
+        }
+    }
+
     // MARK: RecordStorage
 
     package final func bindColumn(_ index: Int, to statement: Statement, at parameter: Int32) throws {
-        try withField(index) { kind, field in try kind.bind(field, to: statement, at: parameter) }
+        try apply(BindField(statement: statement, parameter: parameter), toField: index)
     }
 
     package final func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws {
-        try withField(index) { kind, field in try kind.decode(field, from: statement, at: column) }
+        try apply(DecodeField(statement: statement, column: column), toField: index)
     }
 
     package final func isColumnChanged(_ index: Int) -> Bool {
-        withField(index) { kind, field in kind.isChanged(field) }
+        apply(IsFieldChanged(), toField: index)
     }
 
     package final func markColumnSaved(_ index: Int) {
-        withField(index) { kind, field in kind.markSaved(field) }
+        apply(MarkFieldSaved(), toField: index)
+    }
+
+    package final func markAllColumnsSaved(count: Int) {
+        for index in 0..<count { apply(MarkFieldSaved(), toField: index) }
     }
 
     package final func originalValue(_ index: Int) -> DatabaseValue {

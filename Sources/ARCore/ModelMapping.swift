@@ -13,6 +13,8 @@ package final class ModelMapping: Sendable {
         package let valueOffset: Int
         package let originalOffset: Int
         package let kind: any ColumnField.Type
+        /// The Swift type of the value, when per-row work on it has a specialised path.
+        package let storage: FieldStorage
     }
 
     /// A field with save and destroy hooks (a relation).
@@ -141,7 +143,7 @@ package final class ModelMapping: Sendable {
 
     private static func reflect(_ type: Model.Type) throws -> ModelMapping {
         let tableName = try tableName(of: type)
-        let prototype = type.init()
+        let (prototype, recording) = ColumnDeclarations.recording { type.init() }
         let reflected = try reflectColumnFields(of: type, prototype: prototype)
         var columns: [ColumnSchema] = []
         var fields: [Field] = []
@@ -151,7 +153,7 @@ package final class ModelMapping: Sendable {
         for field in reflected {
             var columnIndex: Int?
             if let (offset, kind) = field.column {
-                let declaration = prototype.columnDeclaration(at: offset, kind: kind)
+                let declaration = prototype.columnDeclaration(at: offset, kind: kind, recording: recording)
                 let name = declaration.name ?? field.defaultColumnName ?? field.propertyName
                 columns.append(ColumnSchema(
                     name: name, type: kind.sqlType, kind: kind.columnKind, isNullable: kind.isNullable,
@@ -159,7 +161,9 @@ package final class ModelMapping: Sendable {
                 if let parent = field.references { parents.append(parent) }
                 propertyNames.append(field.propertyName)
                 let layout = kind.layout
-                fields.append(Field(valueOffset: offset + layout.value, originalOffset: offset + layout.original, kind: kind))
+                fields.append(Field(
+                    valueOffset: offset + layout.value, originalOffset: offset + layout.original, kind: kind,
+                    storage: FieldStorage(kind)))
                 columnIndex = fields.count - 1
             }
             if let hook = field.hook {

@@ -7,19 +7,62 @@ extension Date {
 }
 
 /// The bookkeeping every record carries: its row id, timestamps and whether it was destroyed.
+///
+/// 32 bytes (optionals would take 56): the three values are stored plain (dates as `Date`
+/// holds them, from 2001), with a bit each saying whether they are set.
 package struct RecordHeader {
-    package var id: Int64?
-    package var createdAt: Date?
-    package var updatedAt: Date?
-    package var isDestroyed = false
+    private var rawID: Int64 = 0
+    private var rawCreatedAt: Double = 0
+    private var rawUpdatedAt: Double = 0
+    private var flags: UInt8 = 0
+
+    private static let hasID: UInt8 = 1
+    private static let hasCreatedAt: UInt8 = 2
+    private static let hasUpdatedAt: UInt8 = 4
+    private static let destroyed: UInt8 = 8
+
     package init() {}
+
+    /// The row id; `nil` before the first save.
+    package var id: Int64? {
+        get { flags & Self.hasID == 0 ? nil : rawID }
+        set { set(Self.hasID, newValue != nil); rawID = newValue ?? 0 }
+    }
+
+    /// When the record was first saved.
+    package var createdAt: Date? {
+        get { flags & Self.hasCreatedAt == 0 ? nil : Date(timeIntervalSinceReferenceDate: rawCreatedAt) }
+        set { set(Self.hasCreatedAt, newValue != nil); rawCreatedAt = newValue?.timeIntervalSinceReferenceDate ?? 0 }
+    }
+
+    /// When the record was last saved with changes.
+    package var updatedAt: Date? {
+        get { flags & Self.hasUpdatedAt == 0 ? nil : Date(timeIntervalSinceReferenceDate: rawUpdatedAt) }
+        set { set(Self.hasUpdatedAt, newValue != nil); rawUpdatedAt = newValue?.timeIntervalSinceReferenceDate ?? 0 }
+    }
+
+    package var isDestroyed: Bool {
+        get { flags & Self.destroyed != 0 }
+        set { set(Self.destroyed, newValue) }
+    }
+
+    private mutating func set(_ flag: UInt8, _ isOn: Bool) {
+        flags = isOn ? flags | flag : flags & ~flag
+    }
 
     /// The header of a row selected with ``TableSchema/selectList``, whose `id` is result
     /// column `offset` (`createdAt` and `updatedAt` follow it).
     package init(decoding statement: Statement, at offset: Int32 = 0) {
-        id = statement.int64(offset)
-        createdAt = statement.isNull(offset + 1) ? nil : Date(timeIntervalSince1970: statement.double(offset + 1))
-        updatedAt = statement.isNull(offset + 2) ? nil : Date(timeIntervalSince1970: statement.double(offset + 2))
+        rawID = statement.int64(offset)
+        flags = Self.hasID
+        if !statement.isNull(offset + 1) {
+            rawCreatedAt = Date(timeIntervalSince1970: statement.double(offset + 1)).timeIntervalSinceReferenceDate
+            flags |= Self.hasCreatedAt
+        }
+        if !statement.isNull(offset + 2) {
+            rawUpdatedAt = Date(timeIntervalSince1970: statement.double(offset + 2)).timeIntervalSinceReferenceDate
+            flags |= Self.hasUpdatedAt
+        }
     }
 }
 

@@ -37,6 +37,29 @@ final class ContentManager: Model {
     @Column var title: String = ""
 }
 
+/// Makes records of another model (with named and indexed columns) while it is made:
+/// their declarations are recorded too when reflection makes this one.
+final class Bookcase: Model {
+    @Column("shelf_title") var title: String = ""
+    var sample = ReadmePerson()
+    @Column(index: .unique) var code: String = ""
+    var samples = [Renamed(), Renamed()]
+    @Column("shelf_size", index: .index) var size: Int = 3
+}
+
+/// Reflected only by `namesAndIndexesAreReadWhileOtherThreadsMakeRecords`.
+final class FirstLateBookcase: Model {
+    @Column("first_title", index: .unique) var title: String = ""
+    @Column var plain: Int = 0
+    @Column("first_count") var count: Int = 1
+}
+
+/// Reflected only by `namesAndIndexesAreReadWhileOtherThreadsMakeRecords`.
+final class SecondLateBookcase: Model {
+    @Column var plain: String = ""
+    @Column("second_title", index: .index) var title: String = ""
+}
+
 @Suite("Reflection: a class is its schema")
 struct ReflectionTests {
     /// The index names the README shows are the ones the library creates.
@@ -99,5 +122,47 @@ struct ReflectionTests {
             try dog.set(["breed": "collie"])
             #expect(dog.breed == "collie" && dog.name == "n")
         }
+    }
+
+    /// A record carries its values, not its declarations: a column is its value, the
+    /// original value and a 4-byte tag (names and indexes are read once per class).
+    @Test func recordsDoNotCarryColumnNamesOrIndexes() throws {
+        #expect(MemoryLayout<Column<Int>>.size == 20)
+        #expect(MemoryLayout<Column<Bool>>.size == 8)
+        #expect(MemoryLayout<Column<String>>.size == 36)
+        #expect(MemoryLayout<Column<Int64?>>.size == 32)
+        #expect(try ReadmePerson.schema().columns.map { "\($0.name) \($0.index.map(String.init(describing:)) ?? "-")" }
+            == ["full_name -", "email unique", "age index", "nickname -"])
+    }
+
+    /// Records of other models made while reflection makes its instance do not shift the
+    /// declarations it reads.
+    @Test func recordsMadeWhileAClassIsReflectedDoNotConfuseItsDeclarations() throws {
+        let columns = try Bookcase.schema().columns
+        #expect(columns.map(\.name) == ["shelf_title", "code", "shelf_size"])
+        #expect(columns.map(\.index) == [nil, .unique, .index])
+        #expect(columns.map(\.defaultValue) == [.text(""), .text(""), .integer(3)])
+    }
+
+    /// Reflection on one thread while others make records of models with named columns:
+    /// each thread's declarations stay its own.
+    @Test func namesAndIndexesAreReadWhileOtherThreadsMakeRecords() async throws {
+        let schemas = try await withThrowingTaskGroup(of: [String].self) { group in
+            for _ in 0..<2 {
+                group.addTask {
+                    var made = 0
+                    for _ in 0..<2_000 { made += ReadmePerson().age + Bookcase().size }
+                    return ["made \(made)"]
+                }
+            }
+            group.addTask { try FirstLateBookcase.schema().columns.map { "\($0.name) \($0.index.map(String.init(describing:)) ?? "-")" } }
+            group.addTask { try SecondLateBookcase.schema().columns.map { "\($0.name) \($0.index.map(String.init(describing:)) ?? "-")" } }
+            var all: [[String]] = []
+            for try await schema in group { all.append(schema) }
+            return all
+        }
+        #expect(schemas.contains(["first_title unique", "plain -", "first_count -"]))
+        #expect(schemas.contains(["plain -", "second_title index"]))
+        #expect(schemas.filter { $0 == ["made \(2_000 * (18 + 3))"] }.count == 2)
     }
 }

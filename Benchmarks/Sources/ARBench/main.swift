@@ -46,11 +46,17 @@ if CommandLine.arguments.dropFirst().first == "postgres" {
 
 /// The command line's sizes; numbers may have underscores (100_000).
 struct Options {
-    static let usage = "usage: ARBench [N] [--indexed Q] [--predicate P]   "
-        + "(N >= 2 rows, default 100000; Q indexed queries, default N / 200; P predicate queries, default N / 5)"
+    static let usage = "usage: ARBench [N] [--indexed Q] [--predicate P] [--only WORKLOAD] [--rounds R]   "
+        + "(N >= 2 rows, default 100000; Q indexed queries, default N / 200; P predicate queries, default N / 5; "
+        + "--only runs one CRUD workload (\(Workload.allCases.map { "\($0)" }.joined(separator: ", "))) and nothing else; "
+        + "R rounds per side, default 3)"
 
     /// The row count of the workloads and of the query table.
     var rowCount = 100_000
+    /// The one CRUD workload to run (`--only`), skipping every other section.
+    var only: Workload?
+    /// Rounds per side; each side's best counts.
+    var rounds = 3
     private var indexed: Int?
     private var predicate: Int?
 
@@ -68,6 +74,13 @@ struct Options {
         var positional = false
         while let argument = arguments.popFirst() {
             switch argument {
+            case "--only":
+                guard let name = arguments.popFirst(), let workload = Workload.allCases.first(where: { "\($0)" == name })
+                else { return nil }
+                only = workload
+            case "--rounds":
+                guard let value = arguments.popFirst().flatMap({ number($0, minimum: 1) }) else { return nil }
+                rounds = value
             case "--indexed", "--predicate":
                 guard let value = arguments.popFirst().flatMap({ number($0, minimum: 1) }) else { return nil }
                 if argument == "--indexed" { indexed = value } else { predicate = value }
@@ -86,7 +99,7 @@ guard let options = Options(CommandLine.arguments.dropFirst()) else {
 }
 let rowCount = options.rowCount
 
-let rounds = 3
+let rounds = options.rounds
 print("ARBench: raw sqlite3, swift-activerecord and GRDB.swift 7.10.0 (DatabaseQueue, Codable records); "
     + "\(rowCount) rows, best of \(rounds) rounds per side (rotating order), "
     + "SQLite \(String(cString: sqlite3_libversion())), database files with journal_mode=WAL, synchronous=NORMAL, foreign_keys=ON")
@@ -102,7 +115,7 @@ func progress(_ line: String) {
 
 var measurements: [Measurement] = []
 do {
-    for workload in Workload.allCases {
+    for workload in options.only.map({ [$0] }) ?? Workload.allCases {
         measurements.append(try harness.measure(workload, progress: progress))
     }
 } catch {
@@ -115,6 +128,7 @@ print("")
 for line in report.lines { print(line) }
 print("")
 for line in report.summary { print(line) }
+if options.only != nil { exit(0) }
 
 do {
     let queries = try QuerySection(
