@@ -7,6 +7,8 @@
 #   make test-tsan  the Swift tests under the thread sanitizer (.ci/run runs it after make test)
 #   make bench   the release benchmark against the raw sqlite3 C API, and on a throwaway PostgreSQL
 #                server against raw libpq
+#   make bench-instructions  instructions per operation, library against raw sqlite3, under
+#                callgrind (a figure the machine's load does not move; ROWS=5000 by default)
 #   make bench-c the C API (release libactiverecord.so) against the raw sqlite3 C API (N=2000: quick)
 #   make fuzz    libFuzzer on the predicate parser (FUZZ_SECONDS=600 by default)
 #   make lib     libactiverecord.so in .build/c/lib, for C programs (header: include/activerecord.h)
@@ -193,6 +195,14 @@ c-test: lib
 
 # The release library, for measuring the C API (make lib builds the debug one).
 C_RELEASE_LIB = $(abspath $(C_DIR)/release/lib)
+
+# Each workload's instructions per operation on both sides, counted with callgrind
+# (scripts/bench-instructions.sh): a few minutes at the default 5,000 rows.
+ROWS ?= 5000
+.PHONY: bench-instructions
+bench-instructions: deps
+	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
+	scripts/bench-instructions.sh Benchmarks/.build/release/ARBench $(ROWS)
 
 .PHONY: lib-release bench-c
 lib-release: deps

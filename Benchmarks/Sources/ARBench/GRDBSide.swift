@@ -72,11 +72,11 @@ struct GRDBSide: BenchSide {
     private func run(_ workload: Workload, on dbQueue: DatabaseQueue) throws -> Duration {
         switch workload {
         case .insert, .insertAll:  // GRDB has no batch insert: its insert loop
-            let (elapsed, users) = try measure { try insertAll(dbQueue) }
+            let (elapsed, users) = try measure(side: name) { try insertAll(dbQueue) }
             try Check.records(users.map(\.snapshot), rows: rows, scoreIncrement: 0, side: name, workload: workload)
             return elapsed
         case .fetchAll:
-            let (elapsed, users) = try measure { try fetchAll(dbQueue) }
+            let (elapsed, users) = try measure(side: name) { try fetchAll(dbQueue) }
             try Check.records(users.map(\.snapshot), rows: rows, scoreIncrement: 0, side: name, workload: workload)
             return elapsed
         case .find:
@@ -84,7 +84,7 @@ struct GRDBSide: BenchSide {
             // `read` is a serialized access that also toggles `query_only` and
             // opens a transaction, so N separate `read`s would time that N times.
             // The library's N finds each take its connection's lock instead.
-            let (elapsed, found) = try measure {
+            let (elapsed, found) = try measure(side: name) {
                 try dbQueue.read { db in
                     var found: [GRDBUser?] = []
                     found.reserveCapacity(rows.count)
@@ -96,7 +96,7 @@ struct GRDBSide: BenchSide {
             return elapsed
         case .updateScore:
             var users = try fetchAll(dbQueue)
-            let (elapsed, updatedCount) = try measure {
+            let (elapsed, updatedCount) = try measure(side: name) {
                 try dbQueue.write { db in
                     var updatedCount = 0
                     for index in users.indices {
@@ -118,7 +118,7 @@ struct GRDBSide: BenchSide {
         case .destroy:
             let users = try fetchAll(dbQueue)
             try Check.count(users.count, rows.count, "\(name) \(workload.title): records loaded before destroying")
-            let (elapsed, deletedCount) = try measure {
+            let (elapsed, deletedCount) = try measure(side: name) {
                 try dbQueue.write { db in
                     var deletedCount = 0
                     for user in users {

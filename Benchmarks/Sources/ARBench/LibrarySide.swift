@@ -30,11 +30,11 @@ struct LibrarySide: BenchSide {
     private func run(_ workload: Workload, on database: Database) throws -> Duration {
         switch workload {
         case .insert:
-            let (elapsed, users) = try measure { try insertAll(database) }
+            let (elapsed, users) = try measure(side: name) { try insertAll(database) }
             try Check.records(users.map(\.snapshot), rows: rows, scoreIncrement: 0, side: name, workload: workload)
             return elapsed
         case .insertAll:
-            let (elapsed, users) = try measure {
+            let (elapsed, users) = try measure(side: name) {
                 let users = rows.map(makeUser)
                 try BenchUser.insertAll(users)
                 return users
@@ -44,13 +44,13 @@ struct LibrarySide: BenchSide {
         case .fetchAll:
             var best: Duration?
             for _ in 0..<fetchRepeats {
-                let (elapsed, users) = try measure { try BenchUser.all() }
+                let (elapsed, users) = try measure(side: name) { try BenchUser.all() }
                 try Check.records(users.map(\.snapshot), rows: rows, scoreIncrement: 0, side: name, workload: workload)
                 best = min(best ?? elapsed, elapsed)
             }
             return best ?? .zero
         case .find:
-            let (elapsed, found) = try measure {
+            let (elapsed, found) = try measure(side: name) {
                 var found: [BenchUser?] = []
                 found.reserveCapacity(rows.count)
                 for id in 1...Int64(rows.count) { found.append(try BenchUser.find(id)) }
@@ -60,7 +60,7 @@ struct LibrarySide: BenchSide {
             return elapsed
         case .updateScore:
             let users = try BenchUser.all()
-            let (elapsed, _) = try measure {
+            let (elapsed, _) = try measure(side: name) {
                 try database.transaction {
                     for user in users {
                         user.score += RowValues.scoreIncrement
@@ -75,7 +75,7 @@ struct LibrarySide: BenchSide {
         case .destroy:
             let users = try BenchUser.all()
             try Check.count(users.count, rows.count, "\(name) \(workload.title): records loaded before destroying")
-            let (elapsed, _) = try measure {
+            let (elapsed, _) = try measure(side: name) {
                 try database.transaction {
                     for user in users { try user.destroy() }
                 }

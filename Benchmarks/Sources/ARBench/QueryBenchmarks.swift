@@ -159,7 +159,7 @@ struct QueryRunner {
             let shift = (round - 1) % sides.count
             var line = "\(title) round \(round):"
             for side in sides[shift...] + sides[..<shift] {
-                let (elapsed, digest) = try measure { try side.run(queryCount, false) }
+                let (elapsed, digest) = try measure(side: "\(title): \(side.name)") { try side.run(queryCount, false) }
                 try Check.require(
                     digest == expectedDigest,
                     "\(side.name) \(title): read \(digest.rowCount) rows (digest \(digest.hash)), "

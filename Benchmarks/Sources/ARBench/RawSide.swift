@@ -148,19 +148,19 @@ func runRawWorkload(
     if !workload.inserts { _ = try insertRawUsers(rows, into: store) }  // untimed pre-fill
     switch workload {
     case .insert, .insertAll:
-        let (elapsed, users) = try measure { try insertRawUsers(rows, into: store) }
+        let (elapsed, users) = try measure(side: name) { try insertRawUsers(rows, into: store) }
         try Check.records(users.map(\.snapshot), rows: rows, scoreIncrement: 0, side: name, workload: workload)
         return elapsed
     case .fetchAll:
         var best: Duration?
         for _ in 0..<max(1, fetchRepeats) {
-            let (elapsed, users) = try measure { try store.fetchAll() }
+            let (elapsed, users) = try measure(side: name) { try store.fetchAll() }
             try Check.records(users.map(\.snapshot), rows: rows, scoreIncrement: 0, side: name, workload: workload)
             best = min(best ?? elapsed, elapsed)
         }
         return best ?? .zero
     case .find:
-        let (elapsed, found) = try measure {
+        let (elapsed, found) = try measure(side: name) {
             var found: [RawUser?] = []
             found.reserveCapacity(rows.count)
             for id in 1...Int64(rows.count) { found.append(try store.find(id)) }
@@ -170,7 +170,7 @@ func runRawWorkload(
         return elapsed
     case .updateScore:
         let users = try store.fetchAll()
-        let (elapsed, _) = try measure {
+        let (elapsed, _) = try measure(side: name) {
             try store.transaction {
                 for user in users {
                     user.score += RowValues.scoreIncrement
@@ -184,7 +184,7 @@ func runRawWorkload(
     case .destroy:
         let users = try store.fetchAll()
         try Check.count(users.count, rows.count, "\(name) \(workload.title): records loaded before destroying")
-        let (elapsed, _) = try measure {
+        let (elapsed, _) = try measure(side: name) {
             try store.transaction { for user in users { try store.delete(user) } }
         }
         return elapsed

@@ -57,11 +57,37 @@ protocol BenchSide {
 }
 
 /// Times `body` with `ContinuousClock`, returning the duration and the result.
-func measure<T>(_ body: () throws -> T) rethrows -> (Duration, T) {
+///
+/// - Parameter side: the side whose work `body` is ("raw", "library", "library string",
+///   "library eager"…). When it is the one `ARBENCH_COUNT` names, `body` runs inside
+///   ``countedSide(_:)``, where `make bench-instructions` has callgrind count instructions.
+func measure<T>(side: String? = nil, _ body: () throws -> T) throws -> (Duration, T) {
+    var result: T?
     let clock = ContinuousClock()
     let start = clock.now
-    let result = try body()
-    return (clock.now - start, result)
+    if let side, side == countedSideName {
+        try withoutActuallyEscaping({ result = try body() }) { try countedSide(CountedWork($0)) }
+    } else {
+        result = try body()
+    }
+    let elapsed = clock.now - start
+    return (elapsed, result!)
+}
+
+/// The side whose measured work callgrind counts (`ARBENCH_COUNT`), if any.
+let countedSideName = ProcessInfo.processInfo.environment["ARBENCH_COUNT"]
+
+/// Where callgrind counts instructions (`scripts/bench-instructions.sh` collects inside this
+/// function only): never inlined, and given its work in an object so that the optimiser
+/// makes no specialised copies of it (callgrind's toggle would switch off again on entering
+/// a second matching copy).
+@inline(never)
+func countedSide(_ work: CountedWork) throws { try work.body() }
+
+/// The measured work, boxed for ``countedSide(_:)``.
+final class CountedWork {
+    let body: () throws -> Void
+    init(_ body: @escaping () throws -> Void) { self.body = body }
 }
 
 /// The best times of the three sides for one workload (the ratios come

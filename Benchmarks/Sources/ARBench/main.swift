@@ -48,13 +48,21 @@ if CommandLine.arguments.dropFirst().first == "postgres" {
 struct Options {
     static let usage = "usage: ARBench [N] [--indexed Q] [--predicate P] [--only WORKLOAD] [--rounds R]   "
         + "(N >= 2 rows, default 100000; Q indexed queries, default N / 200; P predicate queries, default N / 5; "
-        + "--only runs one CRUD workload (\(Workload.allCases.map { "\($0)" }.joined(separator: ", "))) and nothing else; "
+        + "--only runs one CRUD workload (\(Workload.allCases.map { "\($0)" }.joined(separator: ", "))), "
+        + "or the queries or relations section, and nothing else; "
         + "R rounds per side, default 3)"
 
     /// The row count of the workloads and of the query table.
     var rowCount = 100_000
-    /// The one CRUD workload to run (`--only`), skipping every other section.
-    var only: Workload?
+    /// What `--only` runs, skipping everything else.
+    enum Only {
+        case workload(Workload)
+        case queries
+        case relations
+    }
+
+    /// What to run alone (`--only`); `nil`: everything.
+    var only: Only?
     /// Rounds per side; each side's best counts.
     var rounds = 3
     private var indexed: Int?
@@ -75,9 +83,14 @@ struct Options {
         while let argument = arguments.popFirst() {
             switch argument {
             case "--only":
-                guard let name = arguments.popFirst(), let workload = Workload.allCases.first(where: { "\($0)" == name })
-                else { return nil }
-                only = workload
+                switch arguments.popFirst() {
+                case "queries": only = .queries
+                case "relations": only = .relations
+                case let name?:
+                    guard let workload = Workload.allCases.first(where: { "\($0)" == name }) else { return nil }
+                    only = .workload(workload)
+                case nil: return nil
+                }
             case "--rounds":
                 guard let value = arguments.popFirst().flatMap({ number($0, minimum: 1) }) else { return nil }
                 rounds = value
@@ -113,9 +126,42 @@ func progress(_ line: String) {
     FileHandle.standardError.write(Data((line + "\n").utf8))
 }
 
+/// Builds and runs the relation section.
+func relationSection() throws -> (lines: [String], missed: Int) {
+    try RelationSection(
+        groupCount: max(1, rowCount / RelationSection.membersPerGroup), membersPerGroup: RelationSection.membersPerGroup,
+        rounds: rounds
+    ).run(progress: progress)
+}
+
+/// Builds and runs the query section.
+func querySection() throws -> (lines: [String], missed: Int) {
+    try QuerySection(
+        rowCount: rowCount, indexedQueryCount: options.indexedQueries, predicateQueryCount: options.predicateQueries,
+        rounds: rounds
+    ).run(progress: progress)
+}
+
+switch options.only {
+case .queries?, .relations?:
+    do {
+        let section = try options.only.map { if case .queries = $0 { try querySection() } else { try relationSection() } }
+        print("")
+        for line in section?.lines ?? [] { print(line) }
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("FAILED: \(error)\n".utf8))
+        exit(1)
+    }
+case .workload?, nil:
+    break
+}
+
 var measurements: [Measurement] = []
 do {
-    for workload in options.only.map({ [$0] }) ?? Workload.allCases {
+    let workloads: [Workload]
+    if case .workload(let workload)? = options.only { workloads = [workload] } else { workloads = Workload.allCases }
+    for workload in workloads {
         measurements.append(try harness.measure(workload, progress: progress))
     }
 } catch {
@@ -131,19 +177,13 @@ for line in report.summary { print(line) }
 if options.only != nil { exit(0) }
 
 do {
-    let queries = try QuerySection(
-        rowCount: rowCount, indexedQueryCount: options.indexedQueries, predicateQueryCount: options.predicateQueries,
-        rounds: rounds
-    ).run(progress: progress)
+    let queries = try querySection()
     print("")
     for line in queries.lines { print(line) }
     let memory = try MemorySection(rowCounts: [2 * rowCount, max(2, rowCount / 2)]).run(progress: progress)
     print("")
     for line in memory { print(line) }
-    let relations = try RelationSection(
-        groupCount: max(1, rowCount / RelationSection.membersPerGroup), membersPerGroup: RelationSection.membersPerGroup,
-        rounds: rounds
-    ).run(progress: progress)
+    let relations = try relationSection()
     print("")
     for line in relations.lines { print(line) }
     let transactions = try TransactionSection(rowCount: TransactionSection.defaultRowCount, rounds: rounds)

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Instructions per operation, library against raw sqlite3, counted with callgrind: a figure
+# that does not depend on the machine's load, unlike seconds.
+#
+#     scripts/bench-instructions.sh ARBENCH [ROWS]        (make bench-instructions)
+#
+# Each run of ARBench does one workload (--only, one round) with ARBENCH_COUNT naming one
+# side: that side's measured work (and nothing else: not filling the table, not the checks)
+# runs inside the function `countedSide`, the only place callgrind collects. Valgrind 3.19
+# cannot read the DWARF 5 that Swift 6.3 writes, so it runs a copy with the debug
+# information stripped (the symbols stay). ROWS (default 5000) is the row count of the CRUD
+# workloads, the members of the relation walks (ROWS / 100 groups of 100) and the number of
+# predicate queries (on a table of ROWS rows).
+set -euo pipefail
+
+binary=${1:?usage: bench-instructions.sh ARBENCH [ROWS]}
+rows=${2:-5000}
+command -v valgrind > /dev/null || { echo "bench-instructions: valgrind is not installed" >&2; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+strip -g -o "$work/ARBench" "$binary"
+
+# count SIDE ARGS...: the instructions SIDE's measured work took in one ARBench run.
+count() {
+  local side=$1
+  shift
+  (cd "$work" && ARBENCH_COUNT="$side" valgrind --tool=callgrind --callgrind-out-file="$work/out" \
+      --toggle-collect='$s7ARBench11countedSideyyAA11CountedWorkCKF' ./ARBench "$@" > "$work/log" 2>&1) || {
+    echo "bench-instructions: ARBench $* failed (counting $side):" >&2
+    tail -20 "$work/log" >&2
+    exit 1
+  }
+  local total
+  total=$(awk '/^(summary|totals):/ { print $2; exit }' "$work/out")
+  [ -n "$total" ] && [ "$total" -gt 0 ] || { echo "bench-instructions: nothing counted for $side in ARBench $*" >&2; exit 1; }
+  echo "$total"
+}
+
+echo "Instructions per operation (callgrind, release build, $rows rows; raw = sqlite3 C API, statements prepared once)"
+printf '%-34s %12s %12s %8s %8s  %s\n' workload "raw/op" "library/op" "lib/raw" target result
+printf -- '-%.0s' {1..88}; echo
+missed=0
+# row TITLE OPERATIONS TARGET RAW-SIDE LIBRARY-SIDE ARGS...
+row() {
+  local title=$1 operations=$2 target=$3 raw_side=$4 library_side=$5
+  shift 5
+  local raw library
+  raw=$(count "$raw_side" "$@")
+  library=$(count "$library_side" "$@")
+  local line result
+  line=$(awk -v r="$raw" -v l="$library" -v n="$operations" -v t="$target" \
+    'BEGIN { ratio = l / r; printf "%12.0f %12.0f %8.2f %8s", r / n, l / n, ratio, "<= " t; exit (ratio <= t + 0.005) ? 0 : 1 }') \
+    && result=ok || { result=MISSED; missed=$((missed + 1)); }
+  printf '%-34s %s  %s\n' "$title" "$line" "$result"
+}
+
+for workload in insert insertAll fetchAll find updateScore destroy; do
+  case $workload in
+    insert) title="insert (1 tx)"; target=1.15 ;;
+    insertAll) title="insertAll (batch)"; target=1.15 ;;
+    fetchAll) title="fetch all"; target=1.4 ;;
+    find) title="find by id"; target=1.4 ;;
+    updateScore) title="update one column (1 tx)"; target=1.4 ;;
+    destroy) title="destroy by id (1 tx)"; target=1.1 ;;
+  esac
+  row "$title" "$rows" "$target" raw library "$rows" --only "$workload" --rounds 1
+done
+row "lazy relation walk (per member)" "$rows" 1.4 "raw lazy" "library lazy" "$rows" --only relations --rounds 1
+row "eager loading (per member)" "$rows" 1.5 "raw eager" "library eager" "$rows" --only relations --rounds 1
+row "predicate query (per query)" "$rows" 1.5 "predicate query: raw" "predicate query: library string" \
+  "$rows" --only queries --rounds 1 --indexed 1 --predicate "$rows"
+echo
+echo "$missed workload(s) over their target (instructions, lib/raw)"
