@@ -155,55 +155,46 @@ extension Column: ColumnField {
         return (column.declarationTag, try? column.value.toSQL())
     }
 
-    @inline(__always)
-    private static func value(_ field: FieldAddress) -> UnsafeMutablePointer<Value> {
-        field.value.assumingMemoryBound(to: Value.self)
-    }
-
-    @inline(__always)
-    private static func original(_ field: FieldAddress) -> UnsafeMutablePointer<Value> {
-        field.original.assumingMemoryBound(to: Value.self)
-    }
+    // The per-row operations are FieldStorage's, run here unspecialised (for the types it
+    // has no case of): one body for both paths.
 
     package static func bind(_ field: FieldAddress, to statement: Statement, at parameter: Int32) throws {
-        try statement.bind(value(field).pointee.toSQL(), at: parameter)
+        try BindField(statement: statement, parameter: parameter).run(Value.self, field)
     }
 
     package static func decode(_ field: FieldAddress, from statement: Statement, at index: Int32) throws {
-        let decoded = try Value.fromSQL(try statement.value(index))
-        value(field).pointee = decoded
-        original(field).pointee = decoded
+        try DecodeField(statement: statement, column: index).run(Value.self, field)
     }
 
     package static func isChanged(_ field: FieldAddress) -> Bool {
-        !Value.isEquivalent(value(field).pointee, original(field).pointee)
+        IsFieldChanged().run(Value.self, field)
     }
 
     package static func markSaved(_ field: FieldAddress) {
-        original(field).pointee = value(field).pointee
+        MarkFieldSaved().run(Value.self, field)
     }
 
     package static func revert(_ field: FieldAddress) {
-        value(field).pointee = original(field).pointee
+        field.value(Value.self).pointee = field.original(Value.self).pointee
     }
 
     package static func values(_ field: FieldAddress) -> (original: DatabaseValue, current: DatabaseValue) {
-        ((try? original(field).pointee.toSQL()) ?? .null, (try? value(field).pointee.toSQL()) ?? .null)
+        ((try? field.original(Value.self).pointee.toSQL()) ?? .null, (try? field.value(Value.self).pointee.toSQL()) ?? .null)
     }
 
     package static func originalSQL(_ field: FieldAddress) -> DatabaseValue {
-        (try? original(field).pointee.toSQL()) ?? .null
+        (try? field.original(Value.self).pointee.toSQL()) ?? .null
     }
 
     package static func assign(_ newValue: DatabaseValue, to field: FieldAddress) throws {
-        value(field).pointee = try Value.fromSQL(newValue)
+        field.value(Value.self).pointee = try Value.fromSQL(newValue)
     }
 
     package static func restoreOriginal(_ value: DatabaseValue, to field: FieldAddress) {
-        if let restored = try? Value.fromSQL(value) { original(field).pointee = restored }
+        if let restored = try? Value.fromSQL(value) { field.original(Value.self).pointee = restored }
     }
 
     package static func current(_ field: FieldAddress) throws -> DatabaseValue {
-        try value(field).pointee.toSQL()
+        try field.value(Value.self).pointee.toSQL()
     }
 }
