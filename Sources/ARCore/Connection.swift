@@ -16,6 +16,10 @@ package final class Connection {
     // ``Database``), and none of these accesses overlaps anengine.
     @exclusivity(unchecked) private var statements: [String: Statement] = [:]
     @exclusivity(unchecked) private var keyedStatements: [StatementKey: Statement] = [:]
+    /// Queries' statements (``StatementKey/Kind/query(_:)``): a query shape is compiled per
+    /// thread and its serial changes when that cache is cleared, so these are bounded.
+    @exclusivity(unchecked) private var queryStatements: [StatementKey: Statement] = [:]
+    private static let queryStatementLimit = 200
     /// The keyed statement used last: a loop of saves finds it without hashing its key.
     @exclusivity(unchecked) private var lastKeyed: Statement?
     /// Called with the SQL text of every statement run, before it runs.
@@ -62,6 +66,7 @@ package final class Connection {
     deinit {
         statements.removeAll()
         keyedStatements.removeAll()
+        queryStatements.removeAll()
         lastKeyed = nil
         if let sqlite { sqlite.close() } else { engine.close() }
     }
@@ -125,6 +130,7 @@ package final class Connection {
     func evict(_ statement: Statement) {
         if let key = statement.cacheKey {
             if keyedStatements[key] === statement { keyedStatements[key] = nil }
+            if queryStatements[key] === statement { queryStatements[key] = nil }
             if lastKeyed === statement { lastKeyed = nil }
         } else if statements[statement.sql] === statement {
             statements[statement.sql] = nil
@@ -146,13 +152,19 @@ package final class Connection {
         _ key: StatementKey, sql: () -> String, _ arguments: [DatabaseValue] = [], _ body: (Statement) throws -> R
     ) throws -> R {
         if let lastKeyed, lastKeyed.cacheKey == key { return try run(lastKeyed, arguments, body) }
-        if let statement = keyedStatements[key] {
+        let isQuery = if case .query = key.kind { true } else { false }
+        if let statement = isQuery ? queryStatements[key] : keyedStatements[key] {
             lastKeyed = statement
             return try run(statement, arguments, body)
         }
         let statement = try prepare(sql(), .cached)
         statement.cacheKey = key
-        keyedStatements[key] = statement
+        if isQuery {
+            if queryStatements.count >= Self.queryStatementLimit { queryStatements.removeAll() }
+            queryStatements[key] = statement
+        } else {
+            keyedStatements[key] = statement
+        }
         lastKeyed = statement
         return try run(statement, arguments, body)
     }
@@ -212,6 +224,7 @@ package final class Connection {
     package func clearStatementCache() {
         statements.removeAll()
         keyedStatements.removeAll()
+        queryStatements.removeAll()
         lastKeyed = nil
     }
 }

@@ -159,3 +159,54 @@ package final class ConditionLock<State>: @unchecked Sendable {
         pthread_cond_broadcast(condition)
     }
 }
+
+/// A value of which each thread has its own copy, made on the thread's first use and
+/// released when the thread ends: a cache that threads never contend for (no lock, one
+/// `pthread_getspecific` per use).
+///
+/// ```swift
+/// private static let shapes = PerThread { [String: Int]() }
+/// let hit = shapes.withValue { $0["key"] }
+/// ```
+/// Not re-entrant: calling `withValue` on the same instance inside `body` is refused.
+package final class PerThread<Value>: @unchecked Sendable {
+    // @unchecked Sendable: a thread reaches only its own box, through its own key slot.
+    private final class Box {
+        var value: Value
+        var isInUse = false
+        init(_ value: Value) { self.value = value }
+    }
+
+    private let key: pthread_key_t
+    private let make: @Sendable () -> Value
+
+    package init(_ make: @escaping @Sendable () -> Value) {
+        self.make = make
+        var key = pthread_key_t()
+        // The destructor runs when a thread with a value ends: it releases the thread's box.
+        let status = pthread_key_create(&key) { pointer in
+            guard let pointer = pointer as UnsafeMutableRawPointer? else { return }
+            Unmanaged<AnyObject>.fromOpaque(pointer).release()
+        }
+        precondition(status == 0, "pthread_key_create failed (\(status))")
+        self.key = key
+    }
+
+    // A per-thread value lives as long as its thread: instances are meant to be `static`,
+    // and deleting the key would leak the boxes of threads still running.
+
+    /// Runs `body` with the calling thread's value.
+    package func withValue<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        let box: Box
+        if let pointer = pthread_getspecific(key) {
+            box = Unmanaged<Box>.fromOpaque(pointer).takeUnretainedValue()
+        } else {
+            box = Box(make())
+            pthread_setspecific(key, Unmanaged.passRetained(box as AnyObject).toOpaque())
+        }
+        precondition(!box.isInUse, "PerThread.withValue re-entered on one thread")
+        box.isInUse = true
+        defer { box.isInUse = false }
+        return try body(&box.value)
+    }
+}

@@ -9,6 +9,8 @@ package struct StatementKey: Hashable {
         case update([Int])
         /// An upsert on these conflict columns, updating these columns (declared column indexes).
         case upsert(conflict: [Int], updating: [Int])
+        /// A query's records, by its compiled shape's serial (see ARQuery's `CompiledShape`).
+        case query(UInt64)
     }
 
     /// The ``TableEngine/serial`` of the table.

@@ -279,6 +279,16 @@ package final class TableEngine: Sendable {
         return try connection.withStatement(sql(), arguments, body)
     }
 
+    /// ``fetch(_:key:_:columns:in:make:)`` for a model class's records, compiled for `Model`
+    /// here (a caller's generic `R` would run it unspecialised: a metadata look-up per array,
+    /// every column decoded through a witness). The caller may cast the array to its subclass's.
+    package func fetchRecords(
+        _ sql: @autoclosure () -> String, key kind: StatementKey.Kind? = nil, _ arguments: [DatabaseValue],
+        columns: [Int]? = nil, in connection: Connection, make: () -> Model
+    ) throws -> [Model] {
+        try fetch(sql(), key: kind, arguments, columns: columns, in: connection, make: make)
+    }
+
     /// Re-reads the record's row into it, discarding unsaved changes.
     /// - Throws: `.notFound` when the row is gone.
     package func reload(_ record: some RecordStorage, in connection: Connection) throws {

@@ -18,7 +18,7 @@ public struct DynamicQuery: @unchecked Sendable {
     /// A query of `model`'s records matching `predicate` (all when `nil`).
     public init(_ model: DynamicModel, where predicate: String? = nil, arguments: [QueryArgument] = []) {
         self.model = model
-        if let predicate { clauses.conditions.append(.parsing(predicate, arguments.map { .converted($0) })) }
+        if let predicate { clauses.conditions.append(.format(predicate, arguments: arguments.map { .converted($0) })) }
     }
 
     /// The number of placeholders (`%@`, `?`) in a predicate.
@@ -52,12 +52,13 @@ public struct DynamicQuery: @unchecked Sendable {
     /// placeholders' stand-ins).
     /// - Throws: `.invalidPredicate` (with the position), `.unknownColumn`.
     public func check() throws {
-        _ = try clauses.compile(QueryTable(model), dialect: SQLiteDialect(), defaultsToIdOrder: true)
+        _ = try clauses.compileShape(QueryTable(model), dialect: SQLiteDialect(), defaultsToIdOrder: true)
     }
 
     private func compile() throws -> CompiledQuery {
         let database = try Database.current
-        var sql = try clauses.compile(QueryTable(model), dialect: database.dialect, defaultsToIdOrder: true)
+        var sql = try clauses.compile(
+            QueryTable(model), key: .table(model.table.serial), dialect: database.dialect, defaultsToIdOrder: true)
         sql.database = database
         return sql
     }
@@ -67,7 +68,9 @@ public struct DynamicQuery: @unchecked Sendable {
     public func fetch() throws -> [DynamicRecord] {
         let sql = try compile()
         return try sql.withReader { connection in
-            try model.table.fetch(sql.recordsSQL, sql.arguments, in: connection) { model.recordForDecoding() }
+            try model.table.fetch(sql.recordsSQL, key: sql.recordsStatement, sql.arguments, in: connection) {
+                model.recordForDecoding()
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 import ARCore
+import Foundation
 
 /// A condition on one column, for ``Query/where(_:_:)``.
 ///
@@ -79,19 +80,19 @@ public struct FieldCondition {
         let operand = PredicateOperand.column(qualifier: nil, name: column, position: 0)
         switch kind {
         case .comparison(let op, let value):
-            return (.comparison(operand, op, .placeholder(index: 0, position: 0), position: 0), [.value(value)])
+            return (.comparison(operand, op, .placeholder(index: 0, position: 0), position: 0), [.init(value)])
         case .like(let pattern, let negated, escaped: false):
-            return (.like(operand, .placeholder(index: 0, position: 0), escape: nil, negated: negated), [.value(pattern)])
+            return (.like(operand, .placeholder(index: 0, position: 0), escape: nil, negated: negated), [.init(pattern)])
         case .like(let pattern, let negated, escaped: true):
             return (
                 .like(operand, .placeholder(index: 0, position: 0), escape: .placeholder(index: 1, position: 0), negated: negated),
-                [.value(pattern), .value(likeEscape)])
+                [.init(pattern), .init(likeEscape)])
         case .list(let values, let negated):
-            return (.inList(operand, .placeholder(index: 0, position: 0), negated: negated), [.list(values)])
+            return (.inList(operand, .placeholder(index: 0, position: 0), negated: negated), [.init(list: values)])
         case .between(let low, let high):
             return (
                 .between(operand, .placeholder(index: 0, position: 0), .placeholder(index: 1, position: 0), negated: false),
-                [.value(low), .value(high)])
+                [.init(low), .init(high)])
         case .null(let negated):
             return (.isNull(operand, negated: negated), [])
         }
@@ -105,18 +106,46 @@ public enum QueryArgument: Sendable, Equatable {
     /// Several values, for `IN %@`.
     case list([DatabaseValue])
 
-    /// Where an argument comes from before it is converted (at the terminal call).
+    /// An argument as a query holds it: converted to database values when the condition is
+    /// made (a query repeated in a loop then converts each value once), or the conversion's
+    /// error, which the terminal call throws with the placeholder and format it belongs to.
     enum Source {
-        case value((any ColumnValue)?)
-        case list([any ColumnValue])
         case converted(QueryArgument)
+        case failed(any Error)
 
+        /// A `where` argument: `nil` is `NULL`, an array or set is a list (for `IN %@`).
         init(_ value: (any ColumnValue)?) {
-            if let list = value as? any InListConvertible {
-                self = .list(list.inListElements)
-            } else {
-                self = .value(value)
+            guard let value else {
+                self = .converted(.value(.null))
+                return
             }
+            // The common scalar types are told apart by their type alone: casting to a
+            // protocol costs a conformance look-up per argument (about 500 instructions).
+            if !Self.isScalar(type(of: value)), let list = value as? any InListConvertible {
+                self.init(list: list.inListElements)
+            } else {
+                self = Self.converting { .value(try value.toSQL()) }
+            }
+        }
+
+        /// A list argument (for `IN %@`).
+        init(list values: [any ColumnValue]) {
+            self = Self.converting { .list(try values.map { try $0.toSQL() }) }
+        }
+
+        private static func converting(_ convert: () throws -> QueryArgument) -> Source {
+            do {
+                return .converted(try convert())
+            } catch {
+                return .failed(error)
+            }
+        }
+
+        private static func isScalar(_ type: any ColumnValue.Type) -> Bool {
+            let type = ObjectIdentifier(type)
+            return type == ObjectIdentifier(Int.self) || type == ObjectIdentifier(String.self)
+                || type == ObjectIdentifier(Double.self) || type == ObjectIdentifier(Int64.self)
+                || type == ObjectIdentifier(Bool.self) || type == ObjectIdentifier(Date.self)
         }
     }
 }
@@ -156,4 +185,32 @@ public func escapingLikeWildcards(_ text: String) -> String {
         escaped.append(scalar)
     }
     return String(escaped)
+}
+
+extension QueryArgument {
+    /// What the argument is, which decides the SQL around its placeholder.
+    var shape: ArgumentShape {
+        switch self {
+        case .value(.null): .null
+        case .value: .value
+        case .list(let list): .list(count: list.count)
+        }
+    }
+}
+
+extension QueryArgument.Source {
+    /// The converted argument's shape; `nil` when it did not convert.
+    var shape: ArgumentShape? {
+        if case .converted(let argument) = self { return argument.shape }
+        return nil
+    }
+
+    /// The argument as database values.
+    /// - Throws: the value's conversion error.
+    func converted() throws -> QueryArgument {
+        switch self {
+        case .converted(let argument): argument
+        case .failed(let error): throw error
+        }
+    }
 }

@@ -88,7 +88,7 @@ extension Query {
         with { copy in
             do {
                 let (node, arguments) = try condition.predicate()
-                copy.clauses.conditions.append(.predicate(format: nil, node: node, placeholders: arguments.count, arguments: arguments))
+                copy.clauses.conditions.append(.tree(node, arguments: arguments))
             } catch let error as ActiveRecordError {
                 copy.clauses.conditions.append(.failed(error))
             } catch {

@@ -14,7 +14,7 @@ package enum ParameterSource: Equatable {
 }
 
 /// What a placeholder's argument is, which decides the SQL around it.
-package enum ArgumentShape: Equatable {
+package enum ArgumentShape: Hashable {
     /// A single value.
     case value
     /// `nil`: `= %@` becomes `IS NULL`, `!= %@` becomes `IS NOT NULL`.

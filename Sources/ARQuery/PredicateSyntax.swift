@@ -14,7 +14,7 @@ package struct PredicateSyntaxError: Error, Equatable, Sendable {
 }
 
 /// A comparison operator of the predicate language.
-package enum ComparisonOperator: String, Equatable, Sendable {
+package enum ComparisonOperator: String, Hashable, Sendable {
     case equal = "="
     case notEqual = "<>"
     case less = "<"
@@ -24,12 +24,12 @@ package enum ComparisonOperator: String, Equatable, Sendable {
 }
 
 /// An aggregate function allowed in a predicate (for `having`) or a value list.
-package enum AggregateFunction: String, Equatable, Sendable, CaseIterable {
+package enum AggregateFunction: String, Hashable, Sendable, CaseIterable {
     case count, sum, avg, min, max, total
 }
 
 /// A value or column in a predicate.
-package indirect enum PredicateOperand: Equatable, Sendable {
+package indirect enum PredicateOperand: Hashable, Sendable {
     /// `name`, `"name"`, `table.name` or `'table'.'name'`.
     case column(qualifier: String?, name: String, position: Int)
     /// The `index`-th placeholder (`%@` or `?`), 0-based.
@@ -44,7 +44,7 @@ package indirect enum PredicateOperand: Equatable, Sendable {
 }
 
 /// The right-hand side of `IN`.
-package enum PredicateList: Equatable, Sendable {
+package enum PredicateList: Hashable, Sendable {
     /// `IN %@`: an array or set argument.
     case placeholder(index: Int, position: Int)
     /// `IN (a, b, c)`.
@@ -52,7 +52,7 @@ package enum PredicateList: Equatable, Sendable {
 }
 
 /// A parsed predicate: a tree, rendered to SQL with every value bound.
-package indirect enum PredicateNode: Equatable, Sendable {
+package indirect enum PredicateNode: Hashable, Sendable {
     case and([PredicateNode])
     case or([PredicateNode])
     case not(PredicateNode)

@@ -1,10 +1,12 @@
 import ARCore
 
 extension Query {
-    /// The query's SQL for the current database; see ``QueryClauses/compile(_:dialect:defaultsToIdOrder:)``.
+    /// The query's SQL for the current database; see ``QueryClauses/compile(_:key:dialect:defaultsToIdOrder:)``.
     func compile(defaultsToIdOrder: Bool = false) throws -> CompiledQuery {
         let database = try Database.current
-        var sql = try clauses.compile(QueryTable(Record.self), dialect: database.dialect, defaultsToIdOrder: defaultsToIdOrder)
+        var sql = try clauses.compile(
+            QueryTable(Record.self), key: .model(ObjectIdentifier(Record.self)), dialect: database.dialect,
+            defaultsToIdOrder: defaultsToIdOrder)
         sql.database = database
         return sql
     }
@@ -16,16 +18,19 @@ extension Query {
     public func fetch() throws -> [Record] {
         if let records = recordsInMemory { return records }
         let sql = try compile(defaultsToIdOrder: true)
-        let mapping = try Record.mapping()
+        let mapping = try sql.tables[0].mapping ?? Record.mapping()
         let records = try sql.withReader { connection in
-            try mapping.table.fetch(sql.recordsSQL, sql.arguments, columns: sql.selectedColumns, in: connection) {
+            try mapping.table.fetchRecords(
+                sql.recordsSQL, key: sql.recordsStatement, sql.arguments, columns: sql.selectedColumns, in: connection
+            ) {
                 let record = Record()
                 record.adopt(mapping)
                 return record
             }
         }
         for preload in preloaders { try preload(records) }
-        return records
+        // Every element was made by `Record()`: the array is one of `Record`s.
+        return unsafeBitCast(records, to: [Record].self)
     }
 
     /// The first record: in the query's order, else the lowest id. Runs the query with `LIMIT 1`.

@@ -20,11 +20,18 @@ public struct Query<Record: Model> {
     /// The clauses, compiled by the compiler ``DynamicQuery`` shares.
     var clauses = QueryClauses()
     /// The relation this query belongs to (`group.users`), if any.
-    package var relation: (any QueryRelation)?
+    package var relation: (any QueryRelation)? {
+        get { relationBox?.relation }
+        set { relationBox = newValue.map(RelationBox.init) }
+    }
+    /// ``relation``, boxed: copying a query (each chained call does) then retains one
+    /// reference instead of copying an optional existential through its value witnesses.
+    private var relationBox: RelationBox?
     /// Whether the query is a relation's own, unchanged: then it may answer from memory.
     package var isPristine = false
-    /// Eager loading to run on fetched records.
-    var preloaders: [([Record]) throws -> Void] = []
+    /// Eager loading to run on fetched records (of `Record`, typed as their base class: an
+    /// array of a generic element type would cost a metadata look-up per query).
+    var preloaders: [([Model]) throws -> Void] = []
 
     /// A query of every record of `Record`; see `Model.query()`.
     public init() {}
@@ -42,12 +49,12 @@ public struct Query<Record: Model> {
     /// Errors (syntax, unknown column, argument count) are thrown by the terminal call,
     /// with the position in `format`. See the README for the grammar.
     public func `where`(_ format: String, _ arguments: (any ColumnValue)?...) -> Query {
-        with { $0.clauses.conditions.append(.parsing(format, arguments.map(QueryArgument.Source.init))) }
+        with { $0.clauses.conditions.append(.format(format, arguments: arguments.map(QueryArgument.Source.init))) }
     }
 
     /// ``where(_:_:)-(String,(any ColumnValue)?...)`` with arguments given as database values.
     public func `where`(_ format: String, arguments: [QueryArgument]) -> Query {
-        with { $0.clauses.conditions.append(.parsing(format, arguments.map { .converted($0) })) }
+        with { $0.clauses.conditions.append(.format(format, arguments: arguments.map { .converted($0) })) }
     }
 
     /// Adds a condition on one column (or property) name.
@@ -58,7 +65,7 @@ public struct Query<Record: Model> {
     public func `where`(_ column: String, _ condition: FieldCondition) -> Query {
         let (node, arguments) = condition.predicate(on: column)
         return with {
-            $0.clauses.conditions.append(.predicate(format: nil, node: node, placeholders: arguments.count, arguments: arguments))
+            $0.clauses.conditions.append(.tree(node, arguments: arguments))
         }
     }
 
@@ -93,7 +100,7 @@ public struct Query<Record: Model> {
 
     /// Filters groups, in the predicate language with aggregates: `having("count(*) > %@", 1)`.
     public func having(_ format: String, _ arguments: (any ColumnValue)?...) -> Query {
-        with { $0.clauses.havingConditions.append(.parsing(format, arguments.map(QueryArgument.Source.init))) }
+        with { $0.clauses.havingConditions.append(.format(format, arguments: arguments.map(QueryArgument.Source.init))) }
     }
 
     // MARK: Joins
@@ -127,6 +134,11 @@ public struct Query<Record: Model> {
 extension ModelClassMethods where Self: Model {
     /// A lazy query over this model's records; nothing runs until a terminal call.
     public static func query() -> Query<Self> { Query() }
+}
+
+private final class RelationBox {
+    let relation: any QueryRelation
+    init(_ relation: any QueryRelation) { self.relation = relation }
 }
 
 @available(*, unavailable, message: "A query holds its arguments, which need not be Sendable")

@@ -1,4 +1,5 @@
 import ARCore
+import Synchronization
 
 /// One table of a query: the queried one or a joined one.
 struct QueryTable {
@@ -55,47 +56,50 @@ struct ResolutionError: Error {
     var position: Int
 }
 
-/// The SQL and arguments compiled from ``QueryClauses``.
+/// The SQL and arguments compiled from ``QueryClauses``: the query's ``CompiledShape``
+/// (shared by every query of its shape) and its argument values.
 struct CompiledQuery {
-    var tables: [QueryTable]
-    /// `FROM … JOIN … WHERE … GROUP BY … HAVING …`
-    var body = ""
-    var bodyArguments: [DatabaseValue] = []
-    /// ` ORDER BY … LIMIT ? OFFSET ?`
-    var tail = ""
-    var tailArguments: [DatabaseValue] = []
-    /// The base table's declared columns to select (`nil`: all).
-    var selectedColumns: [Int]?
-    var isDistinct = false
-    /// Whether counting or aggregating needs the query as a subquery.
-    var needsSubquery = false
-
-    /// Every argument of ``recordsSQL`` and the other full queries, in order.
-    var arguments: [DatabaseValue] { bodyArguments + tailArguments }
-
-    /// `SELECT [DISTINCT] <list> FROM … WHERE … ORDER BY … LIMIT …`.
-    func select(_ list: String) -> String {
-        "SELECT \(isDistinct ? "DISTINCT " : "")\(list) \(body)\(tail)"
-    }
-
-    /// The engine's dialect, which the compiled SQL is written in.
-    var dialect: any SQLDialect = SQLiteDialect()
+    let shape: CompiledShape
+    /// Every argument of ``recordsSQL`` and the other full queries, in order: the body's, then the tail's.
+    let arguments: [DatabaseValue]
+    /// How many of ``arguments`` are the body's.
+    let bodyArgumentCount: Int
     /// The database it was compiled for (`nil` when only checked).
     var database: Database?
+
+    var tables: [QueryTable] { shape.tables }
+    /// `FROM … JOIN … WHERE … GROUP BY … HAVING …`
+    var body: String { shape.body }
+    /// ` ORDER BY … LIMIT ? OFFSET ?`
+    var tail: String { shape.tail }
+    /// The base table's declared columns to select (`nil`: all).
+    var selectedColumns: [Int]? { shape.selectedColumns }
+    var isDistinct: Bool { shape.isDistinct }
+    /// Whether counting or aggregating needs the query as a subquery.
+    var needsSubquery: Bool { shape.needsSubquery }
+    /// The engine's dialect, which the compiled SQL is written in.
+    var dialect: any SQLDialect { shape.dialect }
+    /// The base table's records: ``select(_:)`` with its (selected) columns.
+    var recordsSQL: String { shape.recordsSQL }
+    /// The arguments of ``body``.
+    var bodyArguments: [DatabaseValue] { Array(arguments[..<bodyArgumentCount]) }
+
+    /// `SELECT [DISTINCT] <list> FROM … WHERE … ORDER BY … LIMIT …`.
+    func select(_ list: String) -> String { shape.select(list) }
 
     /// Runs `body` with a connection to read from (a reader, or the writer in a transaction),
     /// after making sure every table of the query exists.
     func withReader<R>(_ body: (Connection) throws -> R) throws -> R {
-        try (database ?? Database.current).withReader(tables.map(\.table), body)
+        try (database ?? Database.current).withReader(shape.tableEngines, body)
     }
 
     /// A cursor over the records of ``recordsSQL`` (see ``Database/openCursor(_:_:tables:)``).
     func openCursor() throws -> RowCursor {
-        try (database ?? Database.current).openCursor(recordsSQL, arguments, tables: tables.map(\.table))
+        try (database ?? Database.current).openCursor(recordsSQL, arguments, tables: shape.tableEngines)
     }
 
-    /// The base table's records: ``select(_:)`` with its (selected) columns.
-    var recordsSQL: String { select(tables[0].selectList(columns: selectedColumns)) }
+    /// The key that caches ``recordsSQL``'s prepared statement on a connection.
+    var recordsStatement: StatementKey.Kind { .query(shape.serial) }
 
     /// `SELECT count(*) …` and its arguments: the rows ``recordsSQL`` returns. Counted over a
     /// subquery that selects only what tells rows apart (the columns for `distinct`, else a
@@ -110,21 +114,142 @@ struct CompiledQuery {
     static let subqueryName = "activerecord_rows"
 }
 
+/// Where one parameter of a compiled query takes its value from.
+enum ArgumentSlot {
+    /// A literal of the format, or of an order or group expression.
+    case constant(DatabaseValue)
+    /// A scalar argument: of which condition (the `where` ones, then the `having` ones), which.
+    case argument(condition: Int, index: Int)
+    /// An element of a list argument.
+    case element(condition: Int, index: Int, element: Int)
+}
+
+/// The SQL of a query and where its parameters' values come from: everything but the
+/// values, so that one compilation serves every query of the same ``QueryShape``.
+final class CompiledShape {
+    private static let serials = Atomic<UInt64>(0)
+
+    let tables: [QueryTable]
+    let tableEngines: [TableEngine]
+    let body: String
+    let tail: String
+    let selectedColumns: [Int]?
+    let isDistinct: Bool
+    let needsSubquery: Bool
+    let dialect: any SQLDialect
+    let recordsSQL: String
+    /// The parameters of ``body``, in order.
+    let bodySlots: [ArgumentSlot]
+    /// The parameters of the tail's `ORDER BY` (literals only), before `LIMIT ? OFFSET ?`.
+    let orderArguments: [DatabaseValue]
+    let hasLimitOrOffset: Bool
+    /// A number never reused: connections cache ``recordsSQL``'s statement by it.
+    let serial: UInt64
+
+    init(
+        tables: [QueryTable], body: String, tail: String, selectedColumns: [Int]?, isDistinct: Bool, needsSubquery: Bool,
+        dialect: any SQLDialect, bodySlots: [ArgumentSlot], orderArguments: [DatabaseValue], hasLimitOrOffset: Bool
+    ) {
+        self.tables = tables
+        tableEngines = tables.map(\.table)
+        self.body = body
+        self.tail = tail
+        self.selectedColumns = selectedColumns
+        self.isDistinct = isDistinct
+        self.needsSubquery = needsSubquery
+        self.dialect = dialect
+        self.bodySlots = bodySlots
+        self.orderArguments = orderArguments
+        self.hasLimitOrOffset = hasLimitOrOffset
+        serial = Self.serials.add(1, ordering: .relaxed).newValue
+        recordsSQL = Self.select(tables[0].selectList(columns: selectedColumns), isDistinct, body, tail)
+    }
+
+    /// `SELECT [DISTINCT] <list> FROM … WHERE … ORDER BY … LIMIT …`.
+    func select(_ list: String) -> String { Self.select(list, isDistinct, body, tail) }
+
+    private static func select(_ list: String, _ isDistinct: Bool, _ body: String, _ tail: String) -> String {
+        "SELECT \(isDistinct ? "DISTINCT " : "")\(list) \(body)\(tail)"
+    }
+
+    /// The query of this shape with the arguments, limit and offset of `clauses` (which have
+    /// this shape: every argument converted).
+    /// - Throws: `.invalidValue` for a negative limit or offset.
+    func query(_ clauses: QueryClauses) throws -> CompiledQuery {
+        var arguments: [DatabaseValue] = []
+        arguments.reserveCapacity(bodySlots.count + orderArguments.count + (hasLimitOrOffset ? 2 : 0))
+        for slot in bodySlots {
+            switch slot {
+            case .constant(let value):
+                arguments.append(value)
+            case .argument(let condition, let index):
+                guard case .value(let value) = clauses.argument(index, of: condition) else { preconditionFailure("not a value") }
+                arguments.append(value)
+            case .element(let condition, let index, let element):
+                guard case .list(let list) = clauses.argument(index, of: condition) else { preconditionFailure("not a list") }
+                arguments.append(list[element])
+            }
+        }
+        let bodyArgumentCount = arguments.count
+        arguments += orderArguments
+        if hasLimitOrOffset {
+            let (limit, offset) = (clauses.limitCount, clauses.offsetCount)
+            if let limit, limit < 0 { throw ActiveRecordError(.invalidValue, "limit(\(limit)) must not be negative") }
+            if let offset, offset < 0 { throw ActiveRecordError(.invalidValue, "offset(\(offset)) must not be negative") }
+            arguments.append(limit.map { .integer(Int64($0)) } ?? dialect.unlimited)
+            arguments.append(.integer(Int64(offset ?? 0)))
+        }
+        return CompiledQuery(shape: self, arguments: arguments, bodyArgumentCount: bodyArgumentCount)
+    }
+}
+
 extension QueryClauses {
     /// SQLite's default `SQLITE_MAX_VARIABLE_NUMBER`.
     static var maximumParameters: Int { 32_766 }
 
-    /// Resolves the query's tables (`base`, then the joined models) and builds its SQL.
+    /// Builds the query's SQL: from the calling thread's cache of compiled shapes when a
+    /// query of the same shape was compiled on it before (then nothing is parsed, resolved
+    /// or written, and no lock is taken), else by ``compileShape(_:dialect:defaultsToIdOrder:)``.
     ///
-    /// - Parameter defaultsToIdOrder: order by the base table's id when no order is given
-    ///   (record fetches, so that results are repeatable).
+    /// - Parameters:
+    ///   - base: the queried table (made only on a cache miss).
+    ///   - baseKey: what identifies `base` in a shape.
+    ///   - defaultsToIdOrder: order by the base table's id when no order is given
+    ///     (record fetches, so that results are repeatable).
     /// - Throws: `.invalidPredicate` (syntax, argument count, with the position),
     ///   `.unknownColumn` / `.unknownTable` (naming the columns), `.invalidValue` (a
     ///   negative limit or offset), a conversion error of an argument.
-    func compile(_ base: QueryTable, dialect: any SQLDialect, defaultsToIdOrder: Bool = false) throws -> CompiledQuery {
+    func compile(
+        _ base: @autoclosure () throws -> QueryTable, key baseKey: QueryShape.Base, dialect: any SQLDialect,
+        defaultsToIdOrder: Bool = false
+    ) throws -> CompiledQuery {
+        let target = QueryShape.Target(
+            base: baseKey, dialect: ObjectIdentifier(type(of: dialect)), defaultsToIdOrder: defaultsToIdOrder)
+        // A condition that failed to build, or an argument that does not convert, matches no
+        // cached shape: the full compilation then reports the first error, as it finds them.
+        let cached = QueryShape.cache.withValue { cache -> CompiledShape? in
+            if let last = cache.last, last.shape.matches(self, target) { return last.compiled }
+            guard let entry = cache.entries[fingerprint(target)], entry.shape.matches(self, target) else { return nil }
+            cache.last = entry
+            return entry.compiled
+        }
+        if let cached { return try cached.query(self) }
+        let compiled = try compileShape(try base(), dialect: dialect, defaultsToIdOrder: defaultsToIdOrder)
+        let entry = QueryShape.Entry(QueryShape(self, target), compiled)
+        QueryShape.cache.withValue { cache in
+            if cache.entries.count >= QueryShape.cacheLimit { cache.entries.removeAll() }
+            // A different shape with the same fingerprint is replaced.
+            cache.entries[fingerprint(target)] = entry
+            cache.last = entry
+        }
+        return try compiled.query(self)
+    }
+
+    /// Resolves the query's tables (`base`, then the joined models) and builds its SQL,
+    /// checking that every argument converted.
+    /// - Throws: as ``compile(_:key:dialect:defaultsToIdOrder:)``, but for a negative limit or offset.
+    func compileShape(_ base: QueryTable, dialect: any SQLDialect, defaultsToIdOrder: Bool) throws -> CompiledShape {
         var tables = [base]
-        var sql = CompiledQuery(tables: [])
-        sql.dialect = dialect
         var from = "FROM \(base.quotedName)"
         for join in joins {
             let joined = try QueryTable(join.model)
@@ -136,42 +261,42 @@ extension QueryClauses {
             tables.append(joined)
             from += " \(join.kind.rawValue) \(joined.quotedName) ON \(local) = \(foreign)"
         }
-        sql.tables = tables
-        sql.selectedColumns = try selectedColumns(base)
-        sql.isDistinct = isDistinct
-        var arguments: [DatabaseValue] = []
+        let selected = try selectedColumns(base)
+        var slots: [ArgumentSlot] = []
         var clauses = [from]
-        let wheres = try conditions.map { try render($0, tables, dialect, into: &arguments) }
+        let wheres = try conditions.enumerated().map { try render($1, number: $0, tables, dialect, slots: &slots) }
         if !wheres.isEmpty { clauses.append("WHERE " + wheres.joined(separator: " AND ")) }
         if !groupColumns.isEmpty {
-            let keys = try groupColumns.map { try renderExpression($0, tables, dialect, into: &arguments) }
+            var constants: [DatabaseValue] = []
+            let keys = try groupColumns.map { try renderExpression($0, tables, dialect, into: &constants) }
+            slots += constants.map { .constant($0) }
             clauses.append("GROUP BY " + keys.joined(separator: ", "))
         }
-        let havings = try havingConditions.map { try render($0, tables, dialect, into: &arguments) }
+        let havings = try havingConditions.enumerated().map {
+            try render($1, number: conditions.count + $0, tables, dialect, slots: &slots)
+        }
         if !havings.isEmpty { clauses.append("HAVING " + havings.joined(separator: " AND ")) }
-        sql.body = clauses.joined(separator: " ")
-        sql.bodyArguments = arguments
 
+        var orderArguments: [DatabaseValue] = []
         var orders = try orderings.map { ordering in
-            dialect.orderTerm(try renderExpression(ordering.column, tables, dialect, into: &sql.tailArguments), ascending: ordering.ascending)
+            dialect.orderTerm(try renderExpression(ordering.column, tables, dialect, into: &orderArguments), ascending: ordering.ascending)
         }
         if randomOrder { orders.append("random()") }
         if orders.isEmpty && defaultsToIdOrder { orders.append("\(base.quotedName).\"id\" ASC") }
-        if !orders.isEmpty { sql.tail += " ORDER BY " + orders.joined(separator: ", ") }
-        if limitCount != nil || offsetCount != nil {
-            if let limitCount, limitCount < 0 { throw ActiveRecordError(.invalidValue, "limit(\(limitCount)) must not be negative") }
-            if let offsetCount, offsetCount < 0 { throw ActiveRecordError(.invalidValue, "offset(\(offsetCount)) must not be negative") }
-            sql.tail += " LIMIT ? OFFSET ?"
-            sql.tailArguments += [limitCount.map { .integer(Int64($0)) } ?? dialect.unlimited, .integer(Int64(offsetCount ?? 0))]
-        }
-        sql.needsSubquery = limitCount != nil || offsetCount != nil || isDistinct || !groupColumns.isEmpty
-        let total = sql.bodyArguments.count + sql.tailArguments.count
+        var tail = ""
+        if !orders.isEmpty { tail += " ORDER BY " + orders.joined(separator: ", ") }
+        let hasLimitOrOffset = limitCount != nil || offsetCount != nil
+        if hasLimitOrOffset { tail += " LIMIT ? OFFSET ?" }
+        let total = slots.count + orderArguments.count + (hasLimitOrOffset ? 2 : 0)
         guard total <= Self.maximumParameters else {
             throw ActiveRecordError(
                 .invalidPredicate,
                 "the query has \(total) values to bind; SQLite binds at most \(Self.maximumParameters). Split a long IN list.")
         }
-        return sql
+        return CompiledShape(
+            tables: tables, body: clauses.joined(separator: " "), tail: tail, selectedColumns: selected,
+            isDistinct: isDistinct, needsSubquery: hasLimitOrOffset || isDistinct || !groupColumns.isEmpty,
+            dialect: dialect, bodySlots: slots, orderArguments: orderArguments, hasLimitOrOffset: hasLimitOrOffset)
     }
 
     private func joinColumns(
@@ -217,34 +342,46 @@ extension QueryClauses {
 
     // MARK: Rendering
 
-    /// Renders one `where`/`having` condition, appending its bound values.
+    /// Renders one `where`/`having` condition (the `number`-th, counting `where`s then
+    /// `having`s), appending where each of its parameters takes its value from to `slots`.
     private func render(
-        _ condition: Condition, _ tables: [QueryTable], _ dialect: any SQLDialect, into arguments: inout [DatabaseValue]
+        _ condition: Condition, number: Int, _ tables: [QueryTable], _ dialect: any SQLDialect, slots: inout [ArgumentSlot]
     ) throws -> String {
+        let format: String?
+        let node: PredicateNode
+        let placeholders: Int
+        let sources: [QueryArgument.Source]
         switch condition {
-        case .invalid(let format, let error):
-            throw Self.syntaxError(error, in: format)
         case .failed(let error):
             throw error
-        case .predicate(let format, let node, let placeholders, let sources):
-            // Made only for a message: masking and quoting the format costs more than rendering it.
-            let context = { format.map { " in \(quote($0))" } ?? "" }
-            guard sources.count == placeholders else {
-                throw ActiveRecordError(
-                    .invalidPredicate,
-                    "\(quote(format ?? "")) has \(placeholders) placeholder\(placeholders == 1 ? "" : "s") "
-                        + "but \(sources.count) argument\(sources.count == 1 ? " was" : "s were") given")
+        case .format(let text, let arguments):
+            do {
+                (node, placeholders) = try PredicateCache.parse(text)
+            } catch {
+                throw Self.syntaxError(error, in: text)
             }
-            let values = try sources.enumerated().map { index, source in
-                try convert(source, placeholder: index + 1, context: context)
-            }
-            var renderer = makeRenderer(tables, dialect, values: values)
-            let sql = try rethrowing(context: context, format: format) { try renderer.render(node) }
-            arguments += renderer.parameters.map { bound($0, values) }
-            switch node {
-            case .and, .or: return sql  // already in parentheses
-            default: return "(" + sql + ")"
-            }
+            format = text
+            sources = arguments
+        case .tree(let tree, let arguments):
+            (format, node, placeholders, sources) = (nil, tree, arguments.count, arguments)
+        }
+        // Made only for a message: masking and quoting the format costs more than rendering it.
+        let context = { format.map { " in \(quote($0))" } ?? "" }
+        guard sources.count == placeholders else {
+            throw ActiveRecordError(
+                .invalidPredicate,
+                "\(quote(format ?? "")) has \(placeholders) placeholder\(placeholders == 1 ? "" : "s") "
+                    + "but \(sources.count) argument\(sources.count == 1 ? " was" : "s were") given")
+        }
+        let converted = try sources.enumerated().map { index, source in
+            try convert(source, placeholder: index + 1, context: context)
+        }
+        var renderer = makeRenderer(tables, dialect, values: converted)
+        let sql = try rethrowing(context: context, format: format) { try renderer.render(node) }
+        slots += renderer.parameters.map { slot($0, condition: number) }
+        switch node {
+        case .and, .or: return sql  // already in parentheses
+        default: return "(" + sql + ")"
         }
     }
 
@@ -277,7 +414,10 @@ extension QueryClauses {
         }
         var renderer = makeRenderer(tables, dialect, values: [])
         let rendered = try rethrowing(context: context, format: text) { try operands.map { try renderer.render($0) } }
-        arguments += renderer.parameters.map { bound($0, []) }
+        for parameter in renderer.parameters {
+            // No placeholders here (the renderer refuses them): every parameter is a literal.
+            if case .constant(let value) = slot(parameter, condition: 0) { arguments.append(value) }
+        }
         return rendered
     }
 
@@ -314,27 +454,20 @@ extension QueryClauses {
 
     private func convert(_ source: QueryArgument.Source, placeholder: Int, context: () -> String) throws -> QueryArgument {
         do {
-            switch source {
-            case .converted(let argument): return argument
-            case .value(let value): return .value(try value?.toSQL() ?? .null)
-            case .list(let values): return .list(try values.map { try $0.toSQL() })
-            }
+            return try source.converted()
         } catch let error as ActiveRecordError {
             throw ActiveRecordError(error.code, "argument \(placeholder)\(context()): \(error.message)")
         }
     }
 
-    private func bound(_ source: ParameterSource, _ values: [QueryArgument]) -> DatabaseValue {
+    /// Where a parameter the renderer wrote for the `condition`-th condition takes its value from.
+    private func slot(_ source: ParameterSource, condition: Int) -> ArgumentSlot {
         switch source {
-        case .argument(let index):
-            if case .value(let value) = values[index] { return value }
-            return .null  // the renderer only asks for scalar arguments here
-        case .argumentElement(let index, let element):
-            if case .list(let list) = values[index] { return list[element] }
-            return .null
-        case .integer(let value): return .integer(value)
-        case .real(let value): return .real(value)
-        case .text(let value): return .text(value)
+        case .argument(let index): .argument(condition: condition, index: index)
+        case .argumentElement(let index, let element): .element(condition: condition, index: index, element: element)
+        case .integer(let value): .constant(.integer(value))
+        case .real(let value): .constant(.real(value))
+        case .text(let value): .constant(.text(value))
         }
     }
 

@@ -5,30 +5,23 @@ import ARCore
 /// that one compiler turns into SQL (see `QueryClauses+Compile.swift`).
 struct QueryClauses {
     enum Condition {
-        /// A parsed format string (or a field condition) with its arguments.
-        case predicate(format: String?, node: PredicateNode, placeholders: Int, arguments: [QueryArgument.Source])
-        /// A format string whose parse failed; reported by the terminal call.
-        case invalid(format: String, PredicateSyntaxError)
+        /// A format string in the predicate language with its arguments. Parsed when the
+        /// query is compiled (once per format, see ``PredicateCache``), and not at all when
+        /// a query of the same shape was compiled before (see `QueryShape`); a syntax error
+        /// is thrown by the terminal call.
+        case format(String, arguments: [QueryArgument.Source])
+        /// A tree built in code (a field or key-path condition) with its arguments.
+        case tree(PredicateNode, arguments: [QueryArgument.Source])
         /// A condition that could not be built (a key path that is not a column); reported by the terminal call.
         case failed(ActiveRecordError)
-
-        /// A condition in the predicate language: parsed (or its syntax error kept for the terminal call).
-        static func parsing(_ format: String, _ arguments: [QueryArgument.Source]) -> Condition {
-            do {
-                let parsed = try PredicateCache.parse(format)
-                return .predicate(format: format, node: parsed.node, placeholders: parsed.placeholderCount, arguments: arguments)
-            } catch {
-                return .invalid(format: format, error)
-            }
-        }
     }
 
-    struct Ordering {
+    struct Ordering: Hashable {
         var column: String
         var ascending: Bool
     }
 
-    enum Selection {
+    enum Selection: Hashable {
         case all
         case only([String])
         case except([String])

@@ -1,0 +1,182 @@
+import ARCore
+
+/// What decides a query's SQL: every clause, the base table, the dialect, and of each
+/// argument only whether it is `NULL`, a value, or a list of so many (`= NULL` becomes
+/// `IS NULL`, `IN %@` gets a `?` per element). Queries of one shape compile to the same
+/// ``CompiledShape``, kept per thread (see ``cache``), so that a query repeated in a loop
+/// with other values parses, resolves and writes nothing after its first run.
+///
+/// Looking a query up costs one pass over its clauses: ``QueryClauses/fingerprint(_:)``
+/// hashes them while converting the arguments, and ``matches(_:)`` compares a cached shape
+/// with them field by field; no shape value is built unless the query is new.
+struct QueryShape {
+    /// The queried table: a model class (whose mapping never changes once made), or a
+    /// run-time model's table by its serial.
+    enum Base: Hashable {
+        case model(ObjectIdentifier)
+        case table(UInt64)
+    }
+
+    /// A condition's text: its format string, or its tree when built in code.
+    enum Text: Hashable {
+        case format(String)
+        case tree(PredicateNode)
+    }
+
+    struct Join: Hashable {
+        var model: ObjectIdentifier
+        var kind: JoinKind
+        var local: String?
+        var foreign: String?
+
+        init(_ join: QueryClauses.Join) {
+            model = ObjectIdentifier(join.model)
+            kind = join.kind
+            local = join.on?.local
+            foreign = join.on?.foreign
+        }
+    }
+
+    /// What the shape is compiled for besides the clauses.
+    struct Target: Hashable {
+        var base: Base
+        var dialect: ObjectIdentifier
+        var defaultsToIdOrder: Bool
+    }
+
+    let target: Target
+    /// The `where` conditions, then the `having` ones: text and the shape of each argument.
+    let conditions: [(text: Text, arguments: [ArgumentShape])]
+    let whereCount: Int
+    let orderings: [QueryClauses.Ordering]
+    let randomOrder: Bool
+    let hasLimit: Bool
+    let hasOffset: Bool
+    let selection: QueryClauses.Selection
+    let isDistinct: Bool
+    let joins: [Join]
+    let groupColumns: [String]
+
+    /// The shape of `clauses`, which compiled (so every argument converted).
+    init(_ clauses: QueryClauses, _ target: Target) {
+        self.target = target
+        conditions = (clauses.conditions + clauses.havingConditions).map { condition in
+            switch condition {
+            case .format(let format, let arguments): (.format(format), arguments.map { $0.shape ?? .null })
+            case .tree(let node, let arguments): (.tree(node), arguments.map { $0.shape ?? .null })
+            case .failed: preconditionFailure("a failed condition has no shape")
+            }
+        }
+        whereCount = clauses.conditions.count
+        orderings = clauses.orderings
+        randomOrder = clauses.randomOrder
+        hasLimit = clauses.limitCount != nil
+        hasOffset = clauses.offsetCount != nil
+        selection = clauses.selection
+        isDistinct = clauses.isDistinct
+        joins = clauses.joins.map(Join.init)
+        groupColumns = clauses.groupColumns
+    }
+
+    /// Whether `clauses` has this shape (never when a condition failed to build or an
+    /// argument to convert).
+    func matches(_ clauses: QueryClauses, _ target: Target) -> Bool {
+        guard self.target == target, whereCount == clauses.conditions.count,
+              conditions.count == whereCount + clauses.havingConditions.count,
+              hasLimit == (clauses.limitCount != nil), hasOffset == (clauses.offsetCount != nil),
+              randomOrder == clauses.randomOrder, isDistinct == clauses.isDistinct, selection == clauses.selection,
+              orderings == clauses.orderings, groupColumns == clauses.groupColumns, joins.count == clauses.joins.count
+        else { return false }
+        for (number, condition) in conditions.enumerated() {
+            let arguments: [QueryArgument.Source]
+            switch (condition.text, clauses.condition(number)) {
+            case (.format(let format), .format(let otherFormat, let sources)) where format == otherFormat:
+                arguments = sources
+            case (.tree(let node), .tree(let otherNode, let sources)) where node == otherNode:
+                arguments = sources
+            default:
+                return false
+            }
+            guard arguments.count == condition.arguments.count else { return false }
+            for (shape, argument) in zip(condition.arguments, arguments) where argument.shape != shape { return false }
+        }
+        for (join, other) in zip(joins, clauses.joins) where join != Join(other) { return false }
+        return true
+    }
+
+    /// Compiled shapes by fingerprint, per thread: looking one up takes no lock, so threads
+    /// running queries never wait for each other here. Cleared when it holds ``cacheLimit``.
+    static let cache = PerThread { Cache() }
+
+    /// One thread's compiled shapes.
+    struct Cache {
+        var entries: [Int: Entry] = [:]
+        /// The entry used last: a query repeated in a loop matches it without being hashed.
+        var last: Entry?
+    }
+
+    /// A cached compilation and the shape it is for (a class: an optional tuple of the two
+    /// would be copied and destroyed through generic value witnesses).
+    final class Entry {
+        let shape: QueryShape
+        let compiled: CompiledShape
+
+        init(_ shape: QueryShape, _ compiled: CompiledShape) {
+            self.shape = shape
+            self.compiled = compiled
+        }
+    }
+    static let cacheLimit = 500
+}
+
+extension QueryClauses {
+    /// The `number`-th condition: the `where` ones, then the `having` ones.
+    func condition(_ number: Int) -> Condition {
+        number < conditions.count ? conditions[number] : havingConditions[number - conditions.count]
+    }
+
+    /// Argument `index` of the `number`-th condition, converted (`nil` if it did not convert).
+    func argument(_ index: Int, of number: Int) -> QueryArgument? {
+        switch condition(number) {
+        case .format(_, let arguments), .tree(_, let arguments):
+            if case .converted(let argument) = arguments[index] { return argument }
+            return nil
+        case .failed:
+            return nil
+        }
+    }
+
+    /// The hash of the query's shape for `target`.
+    func fingerprint(_ target: QueryShape.Target) -> Int {
+        var hasher = Hasher()
+        hasher.combine(target)
+        func add(_ condition: Condition) {
+            let arguments: [QueryArgument.Source]
+            switch condition {
+            case .format(let format, let sources):
+                hasher.combine(format)
+                arguments = sources
+            case .tree(let node, let sources):
+                hasher.combine(node)
+                arguments = sources
+            case .failed:
+                return
+            }
+            hasher.combine(arguments.count)
+            for argument in arguments { hasher.combine(argument.shape) }
+        }
+        for condition in conditions { add(condition) }
+        for condition in havingConditions { add(condition) }
+        hasher.combine(conditions.count)
+        hasher.combine(orderings)
+        hasher.combine(randomOrder)
+        hasher.combine(limitCount != nil)
+        hasher.combine(offsetCount != nil)
+        hasher.combine(selection)
+        hasher.combine(isDistinct)
+        hasher.combine(joins.count)
+        for join in joins { hasher.combine(QueryShape.Join(join)) }
+        hasher.combine(groupColumns)
+        return hasher.finalize()
+    }
+}
