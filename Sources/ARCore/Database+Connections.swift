@@ -129,6 +129,7 @@ extension Database {
     /// ``withReader(_:_:)-(TableEngine,_)`` for a query over several tables.
     package func withReader<R>(_ tables: [TableEngine], _ body: (Connection) throws -> R) throws -> R {
         for table in tables { try prepare(table) }
+        if let connection = readScope { return try body(connection) }
         guard let writer, let readers = writer.readers, !writer.callerHolds,
               let reader = try readers.checkOut() else { return try withConnection(body) }
         defer { readers.checkIn(reader) }

@@ -40,6 +40,9 @@ public final class Database: @unchecked Sendable {
     let unretainedWriter: Unmanaged<SingleWriter>?
     /// The pool (PostgreSQL).
     let pool: ConnectionPool?
+    /// How many ``read(_:)`` blocks are open on this database, on any thread: while none is,
+    /// a read finds out that it runs outside one without a thread-local look-up.
+    let openReadScopes = Atomic<Int>(0)
     /// The tables automatic migration checked on this database (by ``TableEngine/serial``).
     let preparedTables = Lock<Set<UInt64>>([])
     /// The observers of this database's committed changes (see ``observe(tables:fetch:onChange:)``).

@@ -1,0 +1,73 @@
+import Foundation
+import Synchronization
+
+/// Read scopes: ``Database/read(_:)`` holds one connection and one snapshot for a block.
+extension Database {
+    /// Runs `body` with every read of this database on one connection, in one read
+    /// transaction: the block sees the data as its first read found it, and a loop of finds
+    /// pays for one transaction instead of one each.
+    ///
+    /// ```swift
+    /// let (users, groups) = try db.read {
+    ///     (try User.query().where("age > %@", 30).fetch(), try Group.all())   // one snapshot
+    /// }
+    /// ```
+    ///
+    /// - Reads go through a reader connection of a file database (other threads write
+    ///   meanwhile; the block does not see their commits), or, on PostgreSQL, a pooled
+    ///   connection in a `REPEATABLE READ READ ONLY` transaction.
+    /// - Writes inside the block run as they would outside it (committed at once, or in the
+    ///   block's own ``transaction(_:)``), and the block's later reads do not see them.
+    /// - A database without reader connections (in memory, or every reader busy) holds its
+    ///   one connection for the block instead: other threads wait to write, and the block
+    ///   sees its own writes.
+    /// - Inside a transaction, or another `read`, the block simply runs: its reads already
+    ///   share one connection.
+    /// - A cursor opened inside the block reads on a connection of its own.
+    ///
+    /// - Throws: what `body` throws; the engine's error if the read transaction cannot begin.
+    public func read<R>(_ body: () throws -> R) throws -> R {
+        if readScope != nil || heldByCaller != nil { return try use(body) }
+        if let writer {
+            guard let readers = writer.readers, let reader = try readers.checkOut() else {
+                writer.acquire()
+                defer { writer.release() }
+                return try use(body)
+            }
+            defer { readers.checkIn(reader) }
+            return try reading(on: reader.connection, body)
+        }
+        let pool = pool.unsafelyUnwrapped
+        let connection = try pool.checkOut()
+        defer { pool.checkIn(connection) }
+        return try reading(on: connection, body)
+    }
+
+    /// Runs `body` as a read scope on `connection`, in a read transaction: a deferred one on
+    /// SQLite (its snapshot starts at the first read), a read-only one on PostgreSQL.
+    private func reading<R>(on connection: Connection, _ body: () throws -> R) throws -> R {
+        try connection.execute(dialect.beginCursorTransactionSQL ?? "BEGIN")
+        let key = ObjectIdentifier(self)
+        Self.readScopes.withValue { $0[key] = connection }
+        openReadScopes.add(1, ordering: .relaxed)
+        defer {
+            openReadScopes.subtract(1, ordering: .relaxed)
+            Self.readScopes.withValue { $0[key] = nil }
+            // A read transaction: ending it changes nothing; if it cannot commit, roll it back.
+            if (try? connection.execute("COMMIT")) == nil { try? connection.execute("ROLLBACK") }
+        }
+        return try use(body)
+    }
+
+    /// The connection of the calling thread's ``read(_:)`` block on this database, if any.
+    /// One relaxed atomic load when no block is open anywhere.
+    @inline(__always)
+    var readScope: Connection? {
+        guard openReadScopes.load(ordering: .relaxed) > 0 else { return nil }
+        let key = ObjectIdentifier(self)
+        return Self.readScopes.withValue { $0[key] }
+    }
+
+    /// Each thread's open read scopes: database → the connection its snapshot is on.
+    private static let readScopes = PerThread { [ObjectIdentifier: Connection]() }
+}
