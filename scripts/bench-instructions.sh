@@ -55,14 +55,15 @@ row() {
   printf '%-34s %s  %s\n' "$title" "$line" "$result"
 }
 
-for workload in insert insertAll fetchAll find updateScore destroy; do
+for workload in insert insertAll fetchAll find updateScore destroy deleteByID; do
   case $workload in
     insert) title="insert (1 tx)"; target=1.15 ;;
     insertAll) title="insertAll (batch)"; target=1.15 ;;
     fetchAll) title="fetch all"; target=1.4 ;;
     find) title="find by id"; target=1.4 ;;
     updateScore) title="update one column (1 tx)"; target=1.4 ;;
-    destroy) title="destroy by id (1 tx)"; target=1.1 ;;
+    destroy) title="destroy loaded records (1 tx)"; target=1.1 ;;
+    deleteByID) title="delete by id (1 tx)"; target=1.1 ;;
   esac
   row "$title" "$rows" "$target" raw library "$rows" --only "$workload" --rounds 1
 done

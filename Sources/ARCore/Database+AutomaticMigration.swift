@@ -30,7 +30,15 @@ extension Database {
     /// that transaction commits (until then they prepare it themselves, and wait for the
     /// schema lock or the writer, then find it); if it rolls back, the next use prepares it again.
     func prepare(_ table: TableEngine) throws {
-        guard automaticMigrations, !preparedTables.withLock({ $0.contains(table.serial) }) else { return }
+        // A loop over one table finds it here without taking the lock.
+        guard automaticMigrations, lastPreparedTable.load(ordering: .acquiring) != table.serial else { return }
+        let prepared = preparedTables.withLock { prepared in
+            // Stored under the lock, so that ``forgetCheckedTables()`` cannot be undone by it.
+            guard prepared.contains(table.serial) else { return false }
+            lastPreparedTable.store(table.serial, ordering: .releasing)
+            return true
+        }
+        if prepared { return }
         try withConnection { connection in
             guard !preparedTables.withLock({ $0.contains(table.serial) }),
                   !connection.preparedInTransaction.contains(table.serial),
@@ -83,7 +91,10 @@ extension Database {
     /// Forgets which tables automatic migration checked, so that the next use checks
     /// again (after a rollback undid a `CREATE`, or versioned migrations changed the schema).
     package func forgetCheckedTables() {
-        preparedTables.withLock { $0.removeAll() }
+        preparedTables.withLock { prepared in
+            prepared.removeAll()
+            lastPreparedTable.store(0, ordering: .releasing)
+        }
     }
 
     /// Makes the calling thread's transaction the only one changing the schema until it ends

@@ -45,6 +45,8 @@ public final class Database: @unchecked Sendable {
     let openReadScopes = Atomic<Int>(0)
     /// The tables automatic migration checked on this database (by ``TableEngine/serial``).
     let preparedTables = Lock<Set<UInt64>>([])
+    /// The table ``prepare(_:)`` last found in ``preparedTables`` (0: none): serials start at 1.
+    let lastPreparedTable = Atomic<UInt64>(0)
     /// The observers of this database's committed changes (see ``observe(tables:fetch:onChange:)``).
     let observers = Lock(ObserverRegistry())
     /// Whether errors carry the SQL with its values written in (see ``includesBoundValuesInErrors``).

@@ -64,6 +64,22 @@ extension ModelClassMethods where Self: Model {
         try fetch(key: .find, [.integer(id)]) { $0.findSQL }.first
     }
 
+    /// Deletes the row with this id without loading it, with one `DELETE`, and returns
+    /// whether there was one.
+    ///
+    /// ```swift
+    /// try Bookmark.delete(id: 42)
+    /// ```
+    /// SQL only, as Rails' `delete`: no callbacks and no dependencies run (``destroy()`` runs
+    /// them), and a record of that id already in memory is not marked destroyed. To delete
+    /// the rows of a query, see `Query.deleteAll()`.
+    /// - Throws: the engine's errors (a foreign key that still points at the row).
+    @discardableResult
+    public static func delete(id: Int64) throws -> Bool {
+        let table = try mapping().table
+        return try Database.current.withTable(table) { connection in try table.delete(id: id, in: connection) }
+    }
+
     /// The first record (lowest id) whose `column` equals `value` (`IS NULL` for `nil`).
     ///
     /// ```swift

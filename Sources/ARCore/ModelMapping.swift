@@ -53,6 +53,8 @@ package final class ModelMapping: Sendable {
     }
 
     private static let mappings = Lock<[ObjectIdentifier: ModelMapping]>([:])
+    /// The mapping each thread asked for last.
+    private static let lastMapping = PerThread<(type: ObjectIdentifier, mapping: ModelMapping)?> { nil }
     private static let reflections = Lock<[ObjectIdentifier: ModelMapping]>([:])
     private static let names = Lock<[ObjectIdentifier: String]>([:])
     /// Which class maps each table (by folded name), and whether it named the table itself.
@@ -73,7 +75,12 @@ package final class ModelMapping: Sendable {
     /// - Throws: `.invalidModel` when the class cannot be a table.
     package static func of(_ type: Model.Type) throws -> ModelMapping {
         let key = ObjectIdentifier(type)
-        if let known = mappings.withLock({ $0[key] }) { return known }
+        // A loop over one class finds its mapping in the thread's last one, without the lock.
+        if let last = lastMapping.withValue({ $0 }), last.type == key { return last.mapping }
+        if let known = mappings.withLock({ $0[key] }) {
+            lastMapping.withValue { $0 = (key, known) }
+            return known
+        }
         var mapping = try reflected(type)
         if let validating = type as? any ValidationHook.Type {
             // The validations' key paths resolve on the reflected mapping (see KeyPathColumns).

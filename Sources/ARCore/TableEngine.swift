@@ -206,6 +206,16 @@ package final class TableEngine: Sendable {
         connection.noteChange(schema.name)
     }
 
+    /// `DELETE`s the row with this id (no record involved); returns whether there was one.
+    package func delete(id: Int64, in connection: Connection) throws -> Bool {
+        try connection.withStatement(key(.delete), sql: { deleteSQL }, [.integer(id)]) { statement in
+            while try statement.step() {}
+        }
+        guard connection.changedRowCount > 0 else { return false }
+        connection.noteChange(schema.name)
+        return true
+    }
+
     /// `DELETE`s the record's row and marks it destroyed.
     /// - Throws: `.notFound` when the row was already gone (the record is marked destroyed anyway).
     package func delete(_ record: some RecordStorage, in connection: Connection) throws {
@@ -215,12 +225,8 @@ package final class TableEngine: Sendable {
         guard !record.header.isDestroyed else {
             throw ActiveRecordError(.misuse, "\(schema.name) with id \(id) was already destroyed")
         }
-        try connection.withStatement(key(.delete), sql: { deleteSQL }, [.integer(id)]) { statement in
-            while try statement.step() {}
-        }
-        let deleted = connection.changedRowCount > 0
+        let deleted = try delete(id: id, in: connection)
         connection.onRollback(.header(record, record.header))
-        if deleted { connection.noteChange(schema.name) }
         record.header.isDestroyed = true
         if !deleted {
             throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists")

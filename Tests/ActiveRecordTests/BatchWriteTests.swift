@@ -142,4 +142,25 @@ struct BatchWriteTests {
             #expect(try Label.count() == 0)
         }
     }
+
+    @Test(arguments: TestEngine.all) func deleteByIdDeletesOneRowWithoutLoadingIt(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
+            try seedPeople()
+            let john = try #require(try Person.find(3))
+            let recorder = SQLRecorder(db)
+            #expect(try Person.delete(id: 3))
+            #expect(recorder.all.count == 1)
+            #expect(recorder.all.first?.hasPrefix("DELETE FROM \"Person\"") == true)  // no SELECT first
+            #expect(try !Person.delete(id: 3))  // already gone
+            #expect(try !Person.delete(id: 99))
+            #expect(try Person.query().order(by: "id").fetch().compactMap(\.id) == [1, 2, 4, 5, 6])
+            #expect(!john.isDestroyed)  // SQL only: the record in memory is not told
+            // Inside a transaction that rolls back, the row comes back.
+            try db.transaction {
+                #expect(try Person.delete(id: 4))
+                throw Rollback()
+            }
+            #expect(try Person.find(4)?.name == "Maria")
+        }
+    }
 }

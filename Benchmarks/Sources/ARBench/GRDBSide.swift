@@ -129,6 +129,16 @@ struct GRDBSide: BenchSide {
             }
             try Check.count(deletedCount, rows.count, "\(name) \(workload.title): records deleted")
             return elapsed
+        case .deleteByID:
+            let (elapsed, deletedCount) = try measure(side: name) {
+                try dbQueue.write { db in
+                    var deletedCount = 0
+                    for id in 1...Int64(rows.count) where try GRDBUser.deleteOne(db, key: id) { deletedCount += 1 }
+                    return deletedCount
+                }
+            }
+            try Check.count(deletedCount, rows.count, "\(name) \(workload.title): rows deleted")
+            return elapsed
         }
     }
 

@@ -53,7 +53,9 @@ struct LibrarySide: BenchSide {
             let (elapsed, found) = try measure(side: name) {
                 var found: [BenchUser?] = []
                 found.reserveCapacity(rows.count)
-                for id in 1...Int64(rows.count) { found.append(try BenchUser.find(id)) }
+                try database.read {
+                    for id in 1...Int64(rows.count) { found.append(try BenchUser.find(id)) }
+                }
                 return found
             }
             try Check.found(found.map { $0?.snapshot }, rows: rows, side: name)
@@ -81,6 +83,16 @@ struct LibrarySide: BenchSide {
                 }
             }
             try Check.count(users.filter(\.isDestroyed).count, rows.count, "\(name) \(workload.title): records marked destroyed")
+            return elapsed
+        case .deleteByID:
+            let (elapsed, deleted) = try measure(side: name) {
+                var deleted = 0
+                try database.transaction {
+                    for id in 1...Int64(rows.count) where try BenchUser.delete(id: id) { deleted += 1 }
+                }
+                return deleted
+            }
+            try Check.count(deleted, rows.count, "\(name) \(workload.title): rows deleted")
             return elapsed
         }
     }

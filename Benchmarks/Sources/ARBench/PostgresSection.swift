@@ -105,7 +105,7 @@ struct PostgresSection {
         let context = "PostgreSQL \(side) \(workload.title): table"
         let table = "\(schema).\"BenchUser\""
         let total = Int(try admin.integer("SELECT count(*) FROM \(table)"))
-        guard workload != .destroy else { return try Check.count(total, 0, "\(context): rows left") }
+        guard !workload.deletes else { return try Check.count(total, 0, "\(context): rows left") }
         try Check.count(total, rows.count, "\(context): rows")
         let increment = workload == .updateScore ? RowValues.scoreIncrement : 0
         let matching = try admin.integer("""

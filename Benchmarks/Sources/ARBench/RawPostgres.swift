@@ -68,6 +68,7 @@ final class RawPostgres {
     }
 
     var beginSQL: String { "BEGIN" }
+    var beginReadSQL: String { "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" }
 }
 
 extension RawPostgres: RawTransactions {}
@@ -220,12 +221,14 @@ final class RawPostgresUserStore {
         user.updatedAt = now
     }
 
-    func delete(_ user: RawUser) throws {
+    func delete(_ user: RawUser) throws { try delete(id: user.id) }
+
+    func delete(id: Int64) throws {
         begin()
-        add(user.id)
+        add(id)
         let result = try run("delete")
         defer { PQclear(result) }
-        guard strtoll(PQcmdTuples(result), nil, 10) == 1 else { throw RawPostgresError(description: "DELETE: no row \(user.id)") }
+        guard strtoll(PQcmdTuples(result), nil, 10) == 1 else { throw RawPostgresError(description: "DELETE: no row \(id)") }
     }
 
     /// Row `row` of a result selected with ``rawSelectList``.
@@ -274,4 +277,5 @@ struct RawPostgresSide: BenchSide {
 
 extension RawPostgresUserStore: RawUserStoring {
     func transaction(_ body: () throws -> Void) throws { try database.transaction(body) }
+    func read(_ body: () throws -> Void) throws { try database.read(body) }
 }

@@ -57,6 +57,7 @@ final class RawDatabase {
     }
 
     var beginSQL: String { "BEGIN IMMEDIATE" }
+    var beginReadSQL: String { "BEGIN" }
 
     /// The first column of the first row of a query, as an integer (0 when there is no row).
     func integer(_ sql: String, _ arguments: [Double] = []) throws -> Int64 {
@@ -161,12 +162,19 @@ protocol RawTransactions {
     func execute(_ sql: String) throws
     /// How a transaction begins (`BEGIN IMMEDIATE` takes SQLite's write lock at once).
     var beginSQL: String { get }
+    /// How a read transaction begins: one snapshot for a loop of reads.
+    var beginReadSQL: String { get }
 }
 
 extension RawTransactions {
     /// Runs `body` between `beginSQL` and `COMMIT`, rolling back when it throws.
-    func transaction(_ body: () throws -> Void) throws {
-        try execute(beginSQL)
+    func transaction(_ body: () throws -> Void) throws { try transaction(beginning: beginSQL, body) }
+
+    /// Runs `body` in a read transaction, as a careful C programmer reads a loop of rows.
+    func read(_ body: () throws -> Void) throws { try transaction(beginning: beginReadSQL, body) }
+
+    private func transaction(beginning begin: String, _ body: () throws -> Void) throws {
+        try execute(begin)
         do {
             try body()
         } catch {

@@ -96,13 +96,15 @@ final class RawUserStore {
     }
 
     /// Deletes the user's row.
-    func delete(_ user: RawUser) throws {
+    func delete(_ user: RawUser) throws { try delete(id: user.id) }
+
+    func delete(id: Int64) throws {
         let statement = deleteStatement
         defer { statement.reset() }
-        let code = sqlite3_bind_int64(statement.handle, 1, user.id)
+        let code = sqlite3_bind_int64(statement.handle, 1, id)
         guard code == SQLITE_OK else { throw database.error(code, "bind to DELETE") }
         _ = try statement.step()
-        guard database.changedRowCount > 0 else { throw RawSQLiteError(description: "DELETE: no row with id \(user.id)") }
+        guard database.changedRowCount > 0 else { throw RawSQLiteError(description: "DELETE: no row with id \(id)") }
     }
 
     /// Reads the current row (selected with ``rawSelectList``) into a new object.
@@ -131,12 +133,16 @@ protocol RawUserStoring {
     func find(_ id: Int64) throws -> RawUser?
     func updateScore(_ user: RawUser) throws
     func delete(_ user: RawUser) throws
+    func delete(id: Int64) throws
     /// Runs `body` in one transaction.
     func transaction(_ body: () throws -> Void) throws
+    /// Runs `body` in one read transaction.
+    func read(_ body: () throws -> Void) throws
 }
 
 extension RawUserStore: RawUserStoring {
     func transaction(_ body: () throws -> Void) throws { try database.transaction(body) }
+    func read(_ body: () throws -> Void) throws { try database.read(body) }
 }
 
 /// Runs `workload` on `store` (already holding the rows, except for insert), checking the
@@ -163,7 +169,9 @@ func runRawWorkload(
         let (elapsed, found) = try measure(side: name) {
             var found: [RawUser?] = []
             found.reserveCapacity(rows.count)
-            for id in 1...Int64(rows.count) { found.append(try store.find(id)) }
+            try store.read {
+                for id in 1...Int64(rows.count) { found.append(try store.find(id)) }
+            }
             return found
         }
         try Check.found(found.map { $0?.snapshot }, rows: rows, side: name)
@@ -186,6 +194,11 @@ func runRawWorkload(
         try Check.count(users.count, rows.count, "\(name) \(workload.title): records loaded before destroying")
         let (elapsed, _) = try measure(side: name) {
             try store.transaction { for user in users { try store.delete(user) } }
+        }
+        return elapsed
+    case .deleteByID:
+        let (elapsed, _) = try measure(side: name) {
+            try store.transaction { for id in 1...Int64(rows.count) { try store.delete(id: id) } }
         }
         return elapsed
     }

@@ -50,7 +50,7 @@ final class RawRelationStore {
         SELECT \#(RelationTable.rawMemberSelectList) FROM "BenchMember" WHERE "benchGroupId" = ? ORDER BY "id"
         """#
 
-    private let database: RawDatabase
+    let database: RawDatabase
     private let groupsStatement: RawStatement
     private let membersOfGroupStatement: RawStatement
     /// The eager side's `IN (?, …)` statements, by their number of ids.
@@ -144,27 +144,34 @@ struct RelationConnections {
     /// Raw sqlite3: per-group statement, or one `IN (...)` grouped into a dictionary by hand.
     private func rawSide(_ walk: RelationWalk) -> RelationSide {
         RelationSide(name: "raw", walk: walk) { [raw] in
-            var digest = RelationDigest()
-            let groups = try raw.groups()
-            switch walk {
-            case .lazy:
-                for group in groups {
-                    digest.add(group: group.id, title: group.title)
-                    for member in try raw.members(of: group.id) {
-                        digest.add(member: member.id, name: member.name, age: member.age)
-                    }
+            var result: (RelationDigest, Int)?
+            try raw.database.read { result = try Self.rawWalk(walk, raw) }
+            return result!
+        }
+    }
+
+    /// The raw walk, in the caller's read transaction.
+    private static func rawWalk(_ walk: RelationWalk, _ raw: RawRelationStore) throws -> (RelationDigest, Int) {
+        var digest = RelationDigest()
+        let groups = try raw.groups()
+        switch walk {
+        case .lazy:
+            for group in groups {
+                digest.add(group: group.id, title: group.title)
+                for member in try raw.members(of: group.id) {
+                    digest.add(member: member.id, name: member.name, age: member.age)
                 }
-                return (digest, 1 + groups.count)
-            case .eager:
-                let (members, queries) = try raw.members(ofGroups: groups.map(\.id))
-                for group in groups {
-                    digest.add(group: group.id, title: group.title)
-                    for member in members[group.id] ?? [] {
-                        digest.add(member: member.id, name: member.name, age: member.age)
-                    }
-                }
-                return (digest, 1 + queries)
             }
+            return (digest, 1 + groups.count)
+        case .eager:
+            let (members, queries) = try raw.members(ofGroups: groups.map(\.id))
+            for group in groups {
+                digest.add(group: group.id, title: group.title)
+                for member in members[group.id] ?? [] {
+                    digest.add(member: member.id, name: member.name, age: member.age)
+                }
+            }
+            return (digest, 1 + queries)
         }
     }
 
@@ -173,7 +180,7 @@ struct RelationConnections {
     private func librarySide(_ walk: RelationWalk) -> RelationSide {
         RelationSide(name: "library", walk: walk) { [library, librarySelects] in
             _ = librarySelects.take()
-            let digest = try library.use { walk == .eager ? try libraryEagerWalk() : try libraryLazyWalk() }
+            let digest = try library.read { walk == .eager ? try libraryEagerWalk() : try libraryLazyWalk() }
             return (digest, librarySelects.take())
         }
     }

@@ -17,6 +17,8 @@ enum Workload: CaseIterable {
     case updateScore
     /// Delete N loaded records by id, in one transaction.
     case destroy
+    /// Delete ids 1...N without loading them, in one transaction (`Model.delete(id:)`).
+    case deleteByID
 
     /// A short name for the report and for check failures.
     var title: String {
@@ -27,11 +29,15 @@ enum Workload: CaseIterable {
         case .find: "find by id"
         case .updateScore: "update score (1 tx)"
         case .destroy: "destroy by id (1 tx)"
+        case .deleteByID: "delete by id (1 tx)"
         }
     }
 
     /// Whether the workload inserts the rows itself (the others start from a filled table).
     var inserts: Bool { self == .insert || self == .insertAll }
+
+    /// Whether the workload deletes every row.
+    var deletes: Bool { self == .destroy || self == .deleteByID }
 
     /// The largest acceptable library/raw ratio.
     var target: Double {
@@ -42,6 +48,7 @@ enum Workload: CaseIterable {
         case .find: 3.0
         case .updateScore: 2.5
         case .destroy: 2.0
+        case .deleteByID: 1.5
         }
     }
 }
