@@ -98,8 +98,9 @@ struct CompiledQuery {
         try (database ?? Database.current).openCursor(recordsSQL, arguments, tables: shape.tableEngines)
     }
 
-    /// The key that caches ``recordsSQL``'s prepared statement on a connection.
-    var recordsStatement: StatementKey.Kind { .query(shape.serial) }
+    /// The key that caches ``recordsSQL``'s prepared statement on a connection: the shape's
+    /// serial when the shape is cached (else `nil`: by its text).
+    var recordsStatement: StatementKey.Kind? { shape.isCached ? .query(shape.serial) : nil }
 
     /// `SELECT count(*) …` and its arguments: the rows ``recordsSQL`` returns. Counted over a
     /// subquery that selects only what tells rows apart (the columns for `distinct`, else a
@@ -145,6 +146,8 @@ final class CompiledShape {
     let hasLimitOrOffset: Bool
     /// A number never reused: connections cache ``recordsSQL``'s statement by it.
     let serial: UInt64
+    /// Whether the shape is in ``QueryShape/cache`` (and so runs again).
+    fileprivate(set) var isCached = false
 
     init(
         tables: [QueryTable], body: String, tail: String, selectedColumns: [Int]?, isDistinct: Bool, needsSubquery: Bool,
@@ -223,6 +226,11 @@ extension QueryClauses {
         _ base: @autoclosure () throws -> QueryTable, key baseKey: QueryShape.Base, dialect: any SQLDialect,
         defaultsToIdOrder: Bool = false
     ) throws -> CompiledQuery {
+        // A run-time model's query is compiled each time: a cached shape would keep its table,
+        // and through the table's parents the C API's database, alive for the thread's life.
+        guard case .model = baseKey else {
+            return try compileShape(try base(), dialect: dialect, defaultsToIdOrder: defaultsToIdOrder).query(self)
+        }
         let target = QueryShape.Target(
             base: baseKey, dialect: ObjectIdentifier(type(of: dialect)), defaultsToIdOrder: defaultsToIdOrder)
         // A condition that failed to build, or an argument that does not convert, matches no
@@ -235,6 +243,7 @@ extension QueryClauses {
         }
         if let cached { return try cached.query(self) }
         let compiled = try compileShape(try base(), dialect: dialect, defaultsToIdOrder: defaultsToIdOrder)
+        compiled.isCached = true
         let entry = QueryShape.Entry(QueryShape(self, target), compiled)
         QueryShape.cache.withValue { cache in
             if cache.entries.count >= QueryShape.cacheLimit { cache.entries.removeAll() }

@@ -11,7 +11,7 @@ import ARCore
 /// with them field by field; no shape value is built unless the query is new.
 struct QueryShape {
     /// The queried table: a model class (whose mapping never changes once made), or a
-    /// run-time model's table by its serial.
+    /// run-time model's table by its serial (not cached: see `QueryClauses.compile`).
     enum Base: Hashable {
         case model(ObjectIdentifier)
         case table(UInt64)
