@@ -149,3 +149,11 @@ extension ModelClassMethods where Self: Model {
                 + (columns.count == 1 ? "declare @Column(index: .unique)" : "add a unique index over them (a migration step)"))
     }
 }
+
+extension Array where Element == Model {
+    /// The records as an array of their class, `Record`, which every one of them is (made by
+    /// `Record()`), without a cast per element: arrays of class references share a layout.
+    package func asRecords<Record: Model>(of type: Record.Type) -> [Record] {
+        unsafeBitCast(self, to: [Record].self)
+    }
+}

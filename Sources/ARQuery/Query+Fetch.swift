@@ -29,8 +29,7 @@ extension Query {
             }
         }
         for preload in preloaders { try preload(records) }
-        // Every element was made by `Record()`: the array is one of `Record`s.
-        return unsafeBitCast(records, to: [Record].self)
+        return records.asRecords(of: Record.self)  // each made by `Record()`
     }
 
     /// The first record: in the query's order, else the lowest id. Runs the query with `LIMIT 1`.

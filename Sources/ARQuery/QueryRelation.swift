@@ -49,7 +49,7 @@ extension Query {
 
     /// Adds work to run on the fetched records (eager loading).
     package func preloading(_ preload: @escaping ([Record]) throws -> Void) -> Query {
-        with { $0.preloaders.append { records in try preload(unsafeBitCast(records, to: [Record].self)) } }
+        with { $0.preloaders.append { records in try preload(records.asRecords(of: Record.self)) } }
     }
 
     /// The records in memory, when this is an unchanged relation query that has them.
