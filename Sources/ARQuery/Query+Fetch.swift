@@ -1,11 +1,11 @@
 import ARCore
 
 extension Query {
-    /// The query's SQL for the current database; see ``QueryClauses/compile(_:key:dialect:defaultsToIdOrder:)``.
+    /// The query's SQL for the current database; see ``QueryClauses/compile(_:caching:dialect:defaultsToIdOrder:)``.
     func compile(defaultsToIdOrder: Bool = false) throws -> CompiledQuery {
         let database = try Database.current
         var sql = try clauses.compile(
-            QueryTable(Record.self), key: .model(ObjectIdentifier(Record.self)), dialect: database.dialect,
+            QueryTable(Record.self), caching: Record.self, dialect: database.dialect,
             defaultsToIdOrder: defaultsToIdOrder)
         sql.database = database
         return sql

@@ -216,23 +216,23 @@ extension QueryClauses {
     ///
     /// - Parameters:
     ///   - base: the queried table (made only on a cache miss).
-    ///   - baseKey: what identifies `base` in a shape.
+    ///   - model: the model class `base` is the table of, whose shapes are cached; `nil` for a
+    ///     run-time model, whose query is compiled each time (a cached shape would keep its
+    ///     table, and through the table's parents the C API's database, alive for the thread's life).
     ///   - defaultsToIdOrder: order by the base table's id when no order is given
     ///     (record fetches, so that results are repeatable).
     /// - Throws: `.invalidPredicate` (syntax, argument count, with the position),
     ///   `.unknownColumn` / `.unknownTable` (naming the columns), `.invalidValue` (a
     ///   negative limit or offset), a conversion error of an argument.
     func compile(
-        _ base: @autoclosure () throws -> QueryTable, key baseKey: QueryShape.Base, dialect: any SQLDialect,
+        _ base: @autoclosure () throws -> QueryTable, caching model: Model.Type?, dialect: any SQLDialect,
         defaultsToIdOrder: Bool = false
     ) throws -> CompiledQuery {
-        // A run-time model's query is compiled each time: a cached shape would keep its table,
-        // and through the table's parents the C API's database, alive for the thread's life.
-        guard case .model = baseKey else {
+        guard let model else {
             return try compileShape(try base(), dialect: dialect, defaultsToIdOrder: defaultsToIdOrder).query(self)
         }
         let target = QueryShape.Target(
-            base: baseKey, dialect: ObjectIdentifier(type(of: dialect)), defaultsToIdOrder: defaultsToIdOrder)
+            base: ObjectIdentifier(model), dialect: ObjectIdentifier(type(of: dialect)), defaultsToIdOrder: defaultsToIdOrder)
         // A condition that failed to build, or an argument that does not convert, matches no
         // cached shape: the full compilation then reports the first error, as it finds them.
         let cached = QueryShape.cache.withValue { cache -> CompiledShape? in
@@ -256,7 +256,7 @@ extension QueryClauses {
 
     /// Resolves the query's tables (`base`, then the joined models) and builds its SQL,
     /// checking that every argument converted.
-    /// - Throws: as ``compile(_:key:dialect:defaultsToIdOrder:)``, but for a negative limit or offset.
+    /// - Throws: as ``compile(_:caching:dialect:defaultsToIdOrder:)``, but for a negative limit or offset.
     func compileShape(_ base: QueryTable, dialect: any SQLDialect, defaultsToIdOrder: Bool) throws -> CompiledShape {
         var tables = [base]
         var from = "FROM \(base.quotedName)"

@@ -10,13 +10,6 @@ import ARCore
 /// hashes them while converting the arguments, and ``matches(_:)`` compares a cached shape
 /// with them field by field; no shape value is built unless the query is new.
 struct QueryShape {
-    /// The queried table: a model class (whose mapping never changes once made), or a
-    /// run-time model's table by its serial (not cached: see `QueryClauses.compile`).
-    enum Base: Hashable {
-        case model(ObjectIdentifier)
-        case table(UInt64)
-    }
-
     /// A condition's text: its format string, or its tree when built in code.
     enum Text: Hashable {
         case format(String)
@@ -39,7 +32,8 @@ struct QueryShape {
 
     /// What the shape is compiled for besides the clauses.
     struct Target: Hashable {
-        var base: Base
+        /// The queried model class (whose mapping never changes once made).
+        var base: ObjectIdentifier
         var dialect: ObjectIdentifier
         var defaultsToIdOrder: Bool
     }
