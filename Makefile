@@ -183,8 +183,9 @@ c-examples: lib
 	  echo "c-examples: on PostgreSQL too (a postgresql:// URL to ar_open), the same output"; \
 	fi
 
-# The C tests make their PostgreSQL schemas through libpq (the library needs no header of it).
-LIBPQ_FLAGS = $$(pkg-config --cflags --libs libpq)
+# The C tests make their PostgreSQL schemas through libpq (the library needs no header of it),
+# and ask the process's SQLite for its memory statistics.
+LIBPQ_FLAGS = $$(pkg-config --cflags --libs libpq) -lsqlite3
 
 c-test: lib
 	@mkdir -p $(C_DIR)/test
@@ -200,11 +201,11 @@ C_RELEASE_LIB = $(abspath $(C_DIR)/release/lib)
 # (scripts/bench-instructions.sh): a few minutes at the default 5,000 rows.
 ROWS ?= 5000
 .PHONY: bench-instructions
-bench-instructions: deps
+bench-instructions: deps bench-c-build
 	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
-	scripts/bench-instructions.sh Benchmarks/.build/release/ARBench $(ROWS)
+	scripts/bench-instructions.sh Benchmarks/.build/release/ARBench $(ROWS) $(C_DIR)/bench-c
 
-.PHONY: lib-release bench-c
+.PHONY: lib-release bench-c bench-c-build
 lib-release: deps
 	$(SWIFT) build -c release --product activerecord $(SWIFTFLAGS)
 	@mkdir -p $(C_RELEASE_LIB)
@@ -212,10 +213,12 @@ lib-release: deps
 
 # Benchmarks/c/bench.c: insert and fetch N records (100,000 by default) through the C API
 # and through raw sqlite3, best of 3 rounds per side.
-bench-c: lib-release
+bench-c: bench-c-build
+	$(C_DIR)/bench-c $(N)
+
+bench-c-build: lib-release
 	gcc -O2 $(CFLAGS_C) Benchmarks/c/bench.c -o $(C_DIR)/bench-c \
 	  -L$(C_RELEASE_LIB) -lactiverecord -Wl,-rpath,$(C_RELEASE_LIB) -lsqlite3
-	$(C_DIR)/bench-c $(N)
 
 clean:
 	rm -rf .build Benchmarks/.build

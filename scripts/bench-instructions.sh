@@ -2,7 +2,7 @@
 # Instructions per operation, library against raw sqlite3, counted with callgrind: a figure
 # that does not depend on the machine's load, unlike seconds.
 #
-#     scripts/bench-instructions.sh ARBENCH [ROWS]        (make bench-instructions)
+#     scripts/bench-instructions.sh ARBENCH [ROWS [BENCH_C]]     (make bench-instructions)
 #
 # Each run of ARBench does one workload (--only, one round) with ARBENCH_COUNT naming one
 # side: that side's measured work (and nothing else: not filling the table, not the checks)
@@ -11,26 +11,41 @@
 # information stripped (the symbols stay). ROWS (default 5000) is the row count of the CRUD
 # workloads, the members of the relation walks (ROWS / 100 groups of 100) and the number of
 # predicate queries (on a table of ROWS rows).
+#
+# With BENCH_C (Benchmarks/c/bench.c built against the release libactiverecord.so), the C
+# API's rows too: one round of bench-c ROWS, callgrind collecting only in the function that
+# holds one side's measured loop (raw_insert_rows, library_insert_rows, ...).
 set -euo pipefail
 
-binary=${1:?usage: bench-instructions.sh ARBENCH [ROWS]}
+binary=${1:?usage: bench-instructions.sh ARBENCH [ROWS [BENCH_C]]}
 rows=${2:-5000}
+bench_c=${3:-}
 command -v valgrind > /dev/null || { echo "bench-instructions: valgrind is not installed" >&2; exit 1; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 strip -g -o "$work/ARBench" "$binary"
 
-# count SIDE ARGS...: the instructions SIDE's measured work took in one ARBench run.
+# count SIDE ARGS...: the instructions SIDE's measured work took in one ARBench run; with
+# SIDE c:FUNCTION, those the function FUNCTION took in one round of bench-c ARGS.
 count() {
   local side=$1
   shift
-  (cd "$work" && ARBENCH_COUNT="$side" valgrind --tool=callgrind --callgrind-out-file="$work/out" \
-      --toggle-collect='$s7ARBench11countedSideyyAA11CountedWorkCKF' ./ARBench "$@" > "$work/log" 2>&1) || {
-    echo "bench-instructions: ARBench $* failed (counting $side):" >&2
-    tail -20 "$work/log" >&2
-    exit 1
-  }
+  if [[ $side == c:* ]]; then
+    (cd "$work" && BENCH_C_ROUNDS=1 valgrind --tool=callgrind --callgrind-out-file="$work/out" \
+        --toggle-collect="${side#c:}" "$bench_c" "$@" > "$work/log" 2>&1) || {
+      echo "bench-instructions: bench-c $* failed (counting ${side#c:}):" >&2
+      tail -20 "$work/log" >&2
+      exit 1
+    }
+  else
+    (cd "$work" && ARBENCH_COUNT="$side" valgrind --tool=callgrind --callgrind-out-file="$work/out" \
+        --toggle-collect='$s7ARBench11countedSideyyAA11CountedWorkCKF' ./ARBench "$@" > "$work/log" 2>&1) || {
+      echo "bench-instructions: ARBench $* failed (counting $side):" >&2
+      tail -20 "$work/log" >&2
+      exit 1
+    }
+  fi
   local total
   total=$(awk '/^(summary|totals):/ { print $2; exit }' "$work/out")
   [ -n "$total" ] && [ "$total" -gt 0 ] || { echo "bench-instructions: nothing counted for $side in ARBench $*" >&2; exit 1; }
@@ -71,5 +86,9 @@ row "lazy relation walk (per member)" "$rows" 1.4 "raw lazy" "library lazy" "$ro
 row "eager loading (per member)" "$rows" 1.5 "raw eager" "library eager" "$rows" --only relations --rounds 1
 row "predicate query (per query)" "$rows" 1.5 "predicate query: raw" "predicate query: library string" \
   "$rows" --only queries --rounds 1 --indexed 1 --predicate "$rows"
+if [ -n "$bench_c" ]; then
+  row "C API: insert (1 tx)" "$rows" 1.8 c:raw_insert_rows c:library_insert_rows "$rows"
+  row "C API: fetch all" "$rows" 1.8 c:raw_fetch_rows c:library_fetch_rows "$rows"
+fi
 echo
 echo "$missed workload(s) over their target (instructions, lib/raw)"

@@ -44,7 +44,7 @@ final class ConnectionPool: Sendable {
     }
 
     /// The calling thread, as a number.
-    private static var currentThread: UInt { UInt(pthread_self()) }
+    private static var currentThread: UInt { currentThreadNumber }
 
     /// The connection the calling thread holds, if any.
     func heldByCaller() -> Connection? {

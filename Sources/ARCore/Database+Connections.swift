@@ -47,7 +47,7 @@ final class SingleWriter: @unchecked Sendable {
 /// engine, the connection each thread holds.
 extension Database {
     /// The calling thread, as a number.
-    static var currentThread: UInt { UInt(pthread_self()) }
+    static var currentThread: UInt { currentThreadNumber }
 
     /// Holds a connection for the calling thread (recursively): the writer, or a pooled one.
     /// Give it back with ``release()``.
@@ -123,12 +123,20 @@ extension Database {
     /// thread holds it (so that a transaction reads its own writes) or there is no reader.
     /// On a pooled engine, through the calling thread's connection.
     package func withReader<R>(_ table: TableEngine, _ body: (Connection) throws -> R) throws -> R {
-        try withReader([table], body)
+        // Not through the array form: an array per read is an allocation, and one more
+        // retain of the shared table, whose reference count every reading thread writes.
+        try prepare(table)
+        return try withReadConnection(body)
     }
 
     /// ``withReader(_:_:)-(TableEngine,_)`` for a query over several tables.
     package func withReader<R>(_ tables: [TableEngine], _ body: (Connection) throws -> R) throws -> R {
         for table in tables { try prepare(table) }
+        return try withReadConnection(body)
+    }
+
+    /// Runs `body` on the connection a read uses (see ``withReader(_:_:)-(TableEngine,_)``).
+    private func withReadConnection<R>(_ body: (Connection) throws -> R) throws -> R {
         if let connection = readScope { return try body(connection) }
         guard let writer, let readers = writer.readers, !writer.callerHolds,
               let reader = try readers.checkOut() else { return try withConnection(body) }

@@ -4,6 +4,16 @@ import Glibc
 import Darwin
 #endif
 
+/// The calling thread, as a number: its `pthread_t` (an integer on Linux, a pointer on
+/// Darwin), unique among running threads.
+package var currentThreadNumber: UInt {
+    #if canImport(Darwin)
+    UInt(bitPattern: pthread_self())
+    #else
+    UInt(pthread_self())
+    #endif
+}
+
 // The library's one kind of lock: a pthread mutex.
 //
 // Why not `Synchronization.Mutex`: on Linux its contended path hands the lock over with

@@ -16,4 +16,11 @@ static inline int ar_sqlite_set_double_quoted_strings(sqlite3 *db, int enabled) 
     return sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, enabled, (int *)0);
 }
 
+/* sqlite3_config is variadic too: SQLite's process-wide memory statistics on or off. Only
+ * before SQLite initializes (its first open); afterwards it returns SQLITE_MISUSE and
+ * changes nothing. */
+static inline int ar_sqlite_set_memory_statistics(int enabled) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, enabled);
+}
+
 #endif

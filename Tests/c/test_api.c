@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <libpq-fe.h>
+#include <sqlite3.h>
 
 #include "activerecord.h"
 
@@ -195,6 +196,9 @@ static void test_open(void) {
     CHECK_OK(ar_record_save(record));
     ar_record_free(record);
     ar_model_free(model);
+    /* The library opened the process's first SQLite connection with SQLite's memory
+     * statistics off (no global mutex per allocation): the process's SQLite reports none. */
+    CHECK(sqlite3_memory_used() == 0);
     ar_close(db);
     CHECK(access(path, F_OK) == 0);
     CHECK_OK(ar_open(path, &db));

@@ -127,7 +127,7 @@ struct MemorySection {
             let table = try QueryTable.fill(rowCount: rows, path: directory.path + "/memory-\(rows).sqlite")
             let nameBytes = (1...rows).reduce(0) { $0 + "user\($1)".utf8.count }
             for mode in MemoryMode.allCases {
-                let fields = try child(executable, [mode.rawValue, String(rows), table.path])
+                let fields = try childFields(executable, ["memory", mode.rawValue, String(rows), table.path])
                 try Check.require(
                     fields["records"] == String(rows) && fields["nameBytes"] == String(nameBytes),
                     "memory \(mode) \(rows): read \(fields), expected \(rows) records and \(nameBytes) name bytes")
@@ -171,27 +171,31 @@ struct MemorySection {
                 Double(cursor - small) / 1024, smallest) + (bounded ? "bounded" : "NOT BOUNDED"),
         ]
     }
+}
 
-    /// Runs `executable memory <arguments>` and returns the `key=value` fields of its output.
-    private func child(_ executable: String, _ arguments: [String]) throws -> [String: String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["memory"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            throw Check.Failure(description: "ARBench memory \(arguments.joined(separator: " ")) exited "
-                + "with status \(process.terminationStatus): \(text)")
-        }
-        var fields: [String: String] = [:]
-        for token in text.split(whereSeparator: \.isWhitespace) {
-            let parts = token.split(separator: "=", maxSplits: 1)
-            if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
-        }
-        return fields
+/// Runs `executable <arguments>` (a child mode of ARBench: `memory …`, `scaling …`) and
+/// returns the `key=value` fields of its output; throws when it fails.
+func childFields(_ executable: String, _ arguments: [String]) throws -> [String: String] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    var environment = ProcessInfo.processInfo.environment
+    environment[Check.startedAtVariable] = String(Check.startedAt)
+    process.environment = environment
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let text = String(decoding: data, as: UTF8.self)
+    guard process.terminationStatus == 0 else {
+        throw Check.Failure(description: "ARBench \(arguments.joined(separator: " ")) exited "
+            + "with status \(process.terminationStatus): \(text)")
     }
+    var fields: [String: String] = [:]
+    for token in text.split(whereSeparator: \.isWhitespace) {
+        let parts = token.split(separator: "=", maxSplits: 1)
+        if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
+    }
+    return fields
 }

@@ -10,9 +10,12 @@
 // process: `ARBench memory <cursor|fetch|raw> <rows> <database>`), then the
 // relation benchmark (N / 100 groups of 100 members each, walked lazily and
 // eagerly), then the transaction benchmark (2,000 inserts, each autocommit,
-// then all in one transaction) and the concurrent-read benchmark (10,000 rows,
-// one reader alone, then two readers beside a writer, about 1 s each); these
-// two do not depend on N. With a PostgreSQL server (AR_BENCH_POSTGRES or
+// then all in one transaction), the concurrent-read benchmark (10,000 rows:
+// one reader, then two, on raw sqlite3 with a connection per thread and on the
+// library, then the library's two readers beside a writer, about 1 s each) and
+// the scaling benchmark (insert and fetch all at 1,000 to 1,000,000 rows, raw
+// and library, each part in a child process: `ARBench scaling …`); these
+// three do not depend on N. With a PostgreSQL server (AR_BENCH_POSTGRES or
 // AR_TEST_POSTGRES), the CRUD workloads again on N / 10 rows, through the library on
 // PostgreSQL against raw libpq. Exit status 1 when a side did the wrong thing (a
 // check failed) or on bad usage; missed targets are reported in the tables
@@ -20,8 +23,17 @@
 import CSQLiteRaw
 import Foundation
 
+// Both sides run in one process, on one SQLite: its memory statistics as the library sets
+// them (off) unless ARBENCH_MEMSTATUS=1, set before either side opens a connection.
+let memoryStatistics = ProcessInfo.processInfo.environment["ARBENCH_MEMSTATUS"] == "1"
+_ = arbench_sqlite_memstatus(memoryStatistics ? 1 : 0)
+
 if CommandLine.arguments.dropFirst().first == "memory" {
     exit(MemoryChild.main(CommandLine.arguments.dropFirst(2)))
+}
+// `ARBench scaling <insert|fetch> <raw|library> <rows> <file>`: a child of the scaling section.
+if CommandLine.arguments.dropFirst().first == "scaling" {
+    exit(ScalingChild.main(CommandLine.arguments.dropFirst(2)))
 }
 
 // `ARBench postgres [N]`: the PostgreSQL section alone, on N rows (default 10000).
@@ -49,7 +61,7 @@ struct Options {
     static let usage = "usage: ARBench [N] [--indexed Q] [--predicate P] [--only WORKLOAD] [--rounds R]   "
         + "(N >= 2 rows, default 100000; Q indexed queries, default N / 200; P predicate queries, default N / 5; "
         + "--only runs one CRUD workload (\(Workload.allCases.map { "\($0)" }.joined(separator: ", "))), "
-        + "or the queries or relations section, and nothing else; "
+        + "or the queries, relations, concurrency or scaling section (1,000 to 1,000,000 rows), and nothing else; "
         + "R rounds per side, default 3)"
 
     /// The row count of the workloads and of the query table.
@@ -59,6 +71,8 @@ struct Options {
         case workload(Workload)
         case queries
         case relations
+        case concurrency
+        case scaling
     }
 
     /// What to run alone (`--only`); `nil`: everything.
@@ -86,6 +100,8 @@ struct Options {
                 switch arguments.popFirst() {
                 case "queries": only = .queries
                 case "relations": only = .relations
+                case "concurrency": only = .concurrency
+                case "scaling": only = .scaling
                 case let name?:
                     guard let workload = Workload.allCases.first(where: { "\($0)" == name }) else { return nil }
                     only = .workload(workload)
@@ -115,7 +131,8 @@ let rowCount = options.rowCount
 let rounds = options.rounds
 print("ARBench: raw sqlite3, swift-activerecord and GRDB.swift 7.10.0 (DatabaseQueue, Codable records); "
     + "\(rowCount) rows, best of \(rounds) rounds per side (rotating order), "
-    + "SQLite \(String(cString: sqlite3_libversion())), database files with journal_mode=WAL, synchronous=NORMAL, foreign_keys=ON")
+    + "SQLite \(String(cString: sqlite3_libversion())), database files with journal_mode=WAL, synchronous=NORMAL, foreign_keys=ON, "
+    + "SQLite memory statistics \(memoryStatistics ? "on (ARBENCH_MEMSTATUS=1)" : "off (as the library sets them)")")
 
 Check.begin()
 let rows = RowValues.table(rowCount)
@@ -142,12 +159,37 @@ func querySection() throws -> (lines: [String], missed: Int) {
     ).run(progress: progress)
 }
 
+/// Builds and runs the concurrency section.
+func concurrencySection() throws -> [String] {
+    try ConcurrencySection(rowCount: ConcurrencySection.defaultRowCount, window: .seconds(1), rounds: rounds).run(progress: progress)
+}
+
 switch options.only {
 case .queries?, .relations?:
     do {
         let section = try options.only.map { if case .queries = $0 { try querySection() } else { try relationSection() } }
         print("")
         for line in section?.lines ?? [] { print(line) }
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("FAILED: \(error)\n".utf8))
+        exit(1)
+    }
+case .concurrency?:
+    do {
+        print("")
+        for line in try concurrencySection() { print(line) }
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("FAILED: \(error)\n".utf8))
+        exit(1)
+    }
+case .scaling?:
+    do {
+        print("")
+        for line in try ScalingSection(rowCounts: ScalingSection.defaultRowCounts, rounds: rounds).run(progress: progress) {
+            print(line)
+        }
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("FAILED: \(error)\n".utf8))
@@ -190,10 +232,12 @@ do {
         .run(progress: progress)
     print("")
     for line in transactions { print(line) }
-    let concurrency = try ConcurrencySection(rowCount: ConcurrencySection.defaultRowCount, window: .seconds(1))
-        .run(progress: progress)
+    let concurrency = try concurrencySection()
     print("")
     for line in concurrency { print(line) }
+    let scaling = try ScalingSection(rowCounts: ScalingSection.defaultRowCounts, rounds: rounds).run(progress: progress)
+    print("")
+    for line in scaling { print(line) }
     if let connection = PostgresSection.configuredConnection {
         let postgres = try PostgresSection(
             connection: connection, rows: RowValues.table(max(2, rowCount / 10)), rounds: PostgresSection.rounds, sqlite: measurements,
