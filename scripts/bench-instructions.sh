@@ -19,7 +19,7 @@ set -euo pipefail
 
 binary=${1:?usage: bench-instructions.sh ARBENCH [ROWS [BENCH_C]]}
 rows=${2:-5000}
-bench_c=${3:-}
+bench_c=${3:+$(realpath "$3")}
 command -v valgrind > /dev/null || { echo "bench-instructions: valgrind is not installed" >&2; exit 1; }
 
 work=$(mktemp -d)

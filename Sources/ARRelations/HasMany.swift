@@ -93,15 +93,20 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
         let owners = owners.compactMap { $0 as? Owner }
         let ids = owners.compactMap(\.id)
         let key = self.key
-        var children: [Int64: [Child]] = [:]
+        // The key's column found once, not by name per child; the buckets hold `Model`, a
+        // concrete type (a dictionary of `[Child]` looked up its generic metadata on every
+        // child: ~170 instructions each).
+        let keyIndex = try? Child.mapping().columnIndex(key)
+        var children: [Int64: [Model]] = [:]
         for chunk in chunked(ids) {
             // Ordered by key, then id: the key's index gives that order without a sort.
             for child in try Child.query().where(key, .in(chunk)).order(by: key).order(by: "id").fetch() {
-                if case .integer(let id) = try child.value(of: key) { children[id, default: []].append(child) }
+                let value = try keyIndex.map { try child.currentValue($0) } ?? child.value(of: key)
+                if case .integer(let id) = value { children[id, default: []].append(child) }
             }
         }
         for owner in owners where owner.id != nil {
-            owner[keyPath: storage].preloaded = children[owner.id!] ?? []
+            owner[keyPath: storage].preloaded = (children[owner.id!] ?? []).asRecords(of: Child.self)
         }
     }
 }
