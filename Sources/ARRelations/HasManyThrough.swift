@@ -148,18 +148,21 @@ struct ThroughContext<Owner: Model, Child: Model, Join: Model>: ToManyContext {
     func preload(_ owners: [Model]) throws {
         let owners = owners.compactMap { $0 as? Owner }
         let join = self.join
-        var children: [Int64: [Child]] = [:]
+        // As `HasMany`'s preload: the key's column found once, buckets of a concrete type.
+        let keyIndex = try? Join.mapping().columnIndex(join.ownerKey)
+        var children: [Int64: [Model]] = [:]
         for chunk in chunked(owners.compactMap(\.id)) {
             let owner = "\(quoteIdentifier(ModelMapping.modelName(Join.self))).\(quoteIdentifier(join.ownerKey))"
             let rows = try Child.query().join(Join.self, .inner, on: "id", join.childKey)
                 .where("\(owner) IN %@", chunk).order(by: owner).order(by: "id")
                 .fetchJoined(Join.self)
             for case let (child?, joinRow?) in rows {
-                if case .integer(let id) = try joinRow.value(of: join.ownerKey) { children[id, default: []].append(child) }
+                let value = try keyIndex.map { try joinRow.currentValue($0) } ?? joinRow.value(of: join.ownerKey)
+                if case .integer(let id) = value { children[id, default: []].append(child) }
             }
         }
         for owner in owners where owner.id != nil {
-            owner[keyPath: storage].preloaded = children[owner.id!] ?? []
+            owner[keyPath: storage].preloaded = (children[owner.id!] ?? []).asRecords(of: Child.self)
         }
     }
 }

@@ -164,37 +164,29 @@ func concurrencySection() throws -> [String] {
     try ConcurrencySection(rowCount: ConcurrencySection.defaultRowCount, window: .seconds(1), rounds: rounds).run(progress: progress)
 }
 
+/// Builds and runs the scaling section.
+func scalingSection() throws -> [String] {
+    try ScalingSection(rowCounts: ScalingSection.defaultRowCounts, rounds: rounds).run(progress: progress)
+}
+
+/// Prints one section's lines and exits: `--only` with a section.
+func runAlone(_ section: () throws -> [String]) -> Never {
+    do {
+        let lines = try section()
+        print("")
+        for line in lines { print(line) }
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("FAILED: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
 switch options.only {
-case .queries?, .relations?:
-    do {
-        let section = try options.only.map { if case .queries = $0 { try querySection() } else { try relationSection() } }
-        print("")
-        for line in section?.lines ?? [] { print(line) }
-        exit(0)
-    } catch {
-        FileHandle.standardError.write(Data("FAILED: \(error)\n".utf8))
-        exit(1)
-    }
-case .concurrency?:
-    do {
-        print("")
-        for line in try concurrencySection() { print(line) }
-        exit(0)
-    } catch {
-        FileHandle.standardError.write(Data("FAILED: \(error)\n".utf8))
-        exit(1)
-    }
-case .scaling?:
-    do {
-        print("")
-        for line in try ScalingSection(rowCounts: ScalingSection.defaultRowCounts, rounds: rounds).run(progress: progress) {
-            print(line)
-        }
-        exit(0)
-    } catch {
-        FileHandle.standardError.write(Data("FAILED: \(error)\n".utf8))
-        exit(1)
-    }
+case .queries?: runAlone { try querySection().lines }
+case .relations?: runAlone { try relationSection().lines }
+case .concurrency?: runAlone(concurrencySection)
+case .scaling?: runAlone(scalingSection)
 case .workload?, nil:
     break
 }
@@ -235,7 +227,7 @@ do {
     let concurrency = try concurrencySection()
     print("")
     for line in concurrency { print(line) }
-    let scaling = try ScalingSection(rowCounts: ScalingSection.defaultRowCounts, rounds: rounds).run(progress: progress)
+    let scaling = try scalingSection()
     print("")
     for line in scaling { print(line) }
     if let connection = PostgresSection.configuredConnection {
