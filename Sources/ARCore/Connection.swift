@@ -159,6 +159,7 @@ package final class Connection {
         }
         let statement = try prepare(sql(), .cached)
         statement.cacheKey = key
+        statement.rebindsEveryParameter = true
         if isQuery {
             if queryStatements.count >= Self.queryStatementLimit { queryStatements.removeAll() }
             queryStatements[key] = statement
@@ -178,7 +179,7 @@ package final class Connection {
         }
         statement.isInUse = true
         defer {
-            statement.reset()
+            if statement.rebindsEveryParameter { statement.resetForRebinding() } else { statement.reset() }
             statement.isInUse = false
         }
         try statement.bind(arguments)

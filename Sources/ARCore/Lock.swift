@@ -182,8 +182,10 @@ package final class ConditionLock<State>: @unchecked Sendable {
 package final class PerThread<Value>: @unchecked Sendable {
     // @unchecked Sendable: a thread reaches only its own box, through its own key slot.
     private final class Box {
-        var value: Value
-        var isInUse = false
+        // Unchecked exclusivity: a box is reached by its own thread only, and `withValue`'s
+        // flag refuses re-entry; the dynamic checks cost ~40 instructions a look-up.
+        @exclusivity(unchecked) var value: Value
+        @exclusivity(unchecked) var isInUse = false
         init(_ value: Value) { self.value = value }
     }
 

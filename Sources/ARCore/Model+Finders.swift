@@ -70,7 +70,18 @@ extension ModelClassMethods where Self: Model {
 
     /// The record with this id, or `nil`.
     public static func find(_ id: Int64) throws -> Self? {
-        try fetchModels(key: .find, [.integer(id)]) { $0.findSQL }.first.map { unsafeDowncast($0, to: Self.self) }
+        let mapping = try mapping()
+        let table = mapping.table
+        let found = try Database.current.withReader(table) { connection in
+            try table.findRecord(id: id, in: connection) {
+                let record = Self()
+                record.adopt(mapping)
+                return record
+            }
+        }
+        // Not `found.map { … }`: `Optional.map` ran unspecialised here (~260 instructions).
+        guard let found else { return nil }
+        return unsafeDowncast(found, to: Self.self)
     }
 
     /// Deletes the row with this id without loading it, with one `DELETE`, and returns

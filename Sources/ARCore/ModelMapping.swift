@@ -54,7 +54,14 @@ package final class ModelMapping: Sendable {
 
     private static let mappings = Lock<[ObjectIdentifier: ModelMapping]>([:])
     /// The mapping each thread asked for last.
-    private static let lastMapping = PerThread<(type: ObjectIdentifier, mapping: ModelMapping)?> { nil }
+    /// The class a thread looked up last and its mapping. Two plain fields rather than an
+    /// optional tuple: copying that out went through generic value witnesses (~250
+    /// instructions a look-up, against ~60).
+    private struct LastMapping {
+        var type: ObjectIdentifier?
+        var mapping: ModelMapping?
+    }
+    private static let lastMapping = PerThread { LastMapping() }
     private static let reflections = Lock<[ObjectIdentifier: ModelMapping]>([:])
     private static let names = Lock<[ObjectIdentifier: String]>([:])
     /// Which class maps each table (by folded name), and whether it named the table itself.
@@ -76,9 +83,9 @@ package final class ModelMapping: Sendable {
     package static func of(_ type: Model.Type) throws -> ModelMapping {
         let key = ObjectIdentifier(type)
         // A loop over one class finds its mapping in the thread's last one, without the lock.
-        if let last = lastMapping.withValue({ $0 }), last.type == key { return last.mapping }
+        if let last = lastMapping.withValue({ $0.type == key ? $0.mapping : nil }) { return last }
         if let known = mappings.withLock({ $0[key] }) {
-            lastMapping.withValue { $0 = (key, known) }
+            lastMapping.withValue { $0 = LastMapping(type: key, mapping: known) }
             return known
         }
         var mapping = try reflected(type)

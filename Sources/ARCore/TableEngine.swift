@@ -208,7 +208,9 @@ package final class TableEngine: Sendable {
 
     /// `DELETE`s the row with this id (no record involved); returns whether there was one.
     package func delete(id: Int64, in connection: Connection) throws -> Bool {
-        try connection.withStatement(key(.delete), sql: { deleteSQL }, [.integer(id)]) { statement in
+        // The id bound in the body: an arguments array would be an allocation per delete.
+        try connection.withStatement(key(.delete), sql: { deleteSQL }) { statement in
+            try statement.bind(.integer(id), at: 1)
             while try statement.step() {}
         }
         guard connection.changedRowCount > 0 else { return false }
@@ -293,6 +295,18 @@ package final class TableEngine: Sendable {
         columns: [Int]? = nil, in connection: Connection, make: () -> Model
     ) throws -> [Model] {
         try fetch(sql(), key: kind, arguments, columns: columns, in: connection, make: make)
+    }
+
+    /// The record with this id, decoded into what `make` returns, or `nil`: a find without an
+    /// array of results or of arguments (each an allocation per call).
+    package func findRecord(id: Int64, in connection: Connection, make: () -> Model) throws -> Model? {
+        try connection.withStatement(key(.find), sql: { findSQL }) { statement in
+            try statement.bind(.integer(id), at: 1)
+            guard try statement.step() else { return nil }
+            let record = make()
+            try decode(record, from: statement, columns: nil)
+            return record
+        }
     }
 
     /// Re-reads the record's row into it, discarding unsaved changes.
