@@ -43,12 +43,9 @@ final class ConnectionPool: Sendable {
         self.wait = wait
     }
 
-    /// The calling thread, as a number.
-    private static var currentThread: UInt { currentThreadNumber }
-
     /// The connection the calling thread holds, if any.
     func heldByCaller() -> Connection? {
-        let thread = Self.currentThread
+        let thread = currentThreadNumber
         return state.withLock { $0.holds[thread] }?.connection
     }
 
@@ -57,7 +54,7 @@ final class ConnectionPool: Sendable {
     /// - Throws: `.busy` when every connection stayed held for the pool's wait; the engine's
     ///   error when a new connection cannot be opened.
     func hold() throws -> Connection {
-        let thread = Self.currentThread
+        let thread = currentThreadNumber
         if let hold = state.withLock({ $0.holds[thread] }) {
             hold.count += 1
             return hold.connection
@@ -70,7 +67,7 @@ final class ConnectionPool: Sendable {
     /// Gives back one hold of the calling thread's connection; after the last, the connection
     /// goes back to the pool.
     func release() {
-        let thread = Self.currentThread
+        let thread = currentThreadNumber
         guard let hold = state.withLock({ $0.holds[thread] }) else { return }
         hold.count -= 1
         guard hold.count == 0 else { return }

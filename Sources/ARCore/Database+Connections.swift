@@ -26,7 +26,7 @@ final class SingleWriter: @unchecked Sendable {
     @inline(__always)
     func acquire() {
         lock.lock()
-        if lockDepth == 0 { owner.store(Database.currentThread, ordering: .relaxed) }
+        if lockDepth == 0 { owner.store(currentThreadNumber, ordering: .relaxed) }
         lockDepth += 1
     }
 
@@ -39,16 +39,13 @@ final class SingleWriter: @unchecked Sendable {
     }
 
     /// Whether the calling thread holds the writer (in a transaction, a save, a cascade).
-    var callerHolds: Bool { owner.load(ordering: .relaxed) == Database.currentThread }
+    var callerHolds: Bool { owner.load(ordering: .relaxed) == currentThreadNumber }
 }
 
 /// Who uses which connection: the writer (one thread at a time, recursively for its
 /// transaction) and the reader connections (reads outside a transaction); or, on a pooled
 /// engine, the connection each thread holds.
 extension Database {
-    /// The calling thread, as a number.
-    static var currentThread: UInt { currentThreadNumber }
-
     /// Holds a connection for the calling thread (recursively): the writer, or a pooled one.
     /// Give it back with ``release()``.
     func hold() throws -> Connection {

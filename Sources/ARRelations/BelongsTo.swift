@@ -109,21 +109,27 @@ extension Query {
             guard let hook = mapping.hooks.first(where: { $0.columnIndex == index }), hook.kind == BelongsTo<Parent>.self else {
                 throw ActiveRecordError(.misuse, "\(relation) is not a @BelongsTo relation of \(Record.self)")
             }
-            let key = mapping.table.schema.columns[index].name
             var ids: [Int64] = []
-            for owner in owners { if case .integer(let id) = try owner.value(of: key) { ids.append(id) } }
+            for owner in owners { if case .integer(let id) = try owner.currentValue(index) { ids.append(id) } }
             var parents: [Int64: Parent] = [:]
             for chunk in chunked(Array(Set(ids))) {
                 for parent in try Parent.query().where("id", .in(chunk)).fetch() { parents[parent.id!] = parent }
             }
             for owner in owners {
-                guard case .integer(let id) = try owner.value(of: key), let parent = parents[id] else { continue }
+                guard case .integer(let id) = try owner.currentValue(index), let parent = parents[id] else { continue }
                 // Into the relation's storage: assigning through the key path would read (and
                 // lazily load) the parent first.
                 owner.hookSite(hook, as: BelongsTo<Parent>.self).modify { $0.parent = parent }
             }
         }
     }
+}
+
+/// A preload's key value of `record`: by the column's index when it was found once for the
+/// whole preload (a look-up by name per record costs a dictionary search), else by name.
+func keyValue(of record: Model, at index: Int?, named key: String) throws -> DatabaseValue {
+    if let index { return try record.currentValue(index) }
+    return try record.value(of: key)
 }
 
 /// Splits values into lists short enough to bind in one `IN`.

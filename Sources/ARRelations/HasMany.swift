@@ -101,8 +101,9 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
         for chunk in chunked(ids) {
             // Ordered by key, then id: the key's index gives that order without a sort.
             for child in try Child.query().where(key, .in(chunk)).order(by: key).order(by: "id").fetch() {
-                let value = try keyIndex.map { try child.currentValue($0) } ?? child.value(of: key)
-                if case .integer(let id) = value { children[id, default: []].append(child) }
+                if case .integer(let id) = try keyValue(of: child, at: keyIndex, named: key) {
+                    children[id, default: []].append(child)
+                }
             }
         }
         for owner in owners where owner.id != nil {

@@ -157,8 +157,9 @@ struct ThroughContext<Owner: Model, Child: Model, Join: Model>: ToManyContext {
                 .where("\(owner) IN %@", chunk).order(by: owner).order(by: "id")
                 .fetchJoined(Join.self)
             for case let (child?, joinRow?) in rows {
-                let value = try keyIndex.map { try joinRow.currentValue($0) } ?? joinRow.value(of: join.ownerKey)
-                if case .integer(let id) = value { children[id, default: []].append(child) }
+                if case .integer(let id) = try keyValue(of: joinRow, at: keyIndex, named: join.ownerKey) {
+                    children[id, default: []].append(child)
+                }
             }
         }
         for owner in owners where owner.id != nil {
