@@ -113,18 +113,33 @@ public enum QueryArgument: Sendable, Equatable {
         case converted(QueryArgument)
         case failed(any Error)
 
+        /// `where` arguments, each read in the array by one optional chain, which opens the
+        /// existential once (binding it to a local first, as `map` with an initializer does,
+        /// copies it several times).
+        static func sources(_ values: [(any ColumnValue)?]) -> [Source] {
+            var sources: [Source] = []
+            sources.reserveCapacity(values.count)
+            for index in values.indices { sources.append(values[index]?.whereArgument ?? .converted(.value(.null))) }
+            return sources
+        }
+
         /// A `where` argument: `nil` is `NULL`, an array or set is a list (for `IN %@`).
         init(_ value: (any ColumnValue)?) {
-            guard let value else {
-                self = .converted(.value(.null))
-                return
-            }
+            self = value?.whereArgument ?? .converted(.value(.null))
+        }
+
+        /// A non-`nil` `where` argument of type `Value`.
+        fileprivate init<Value: ColumnValue>(_ value: Value) {
             // The common scalar types are told apart by their type alone: casting to a
             // protocol costs a conformance look-up per argument (about 500 instructions).
-            if !Self.isScalar(type(of: value)), let list = value as? any InListConvertible {
+            if !Self.isScalar(Value.self), let list = value as? any InListConvertible {
                 self.init(list: list.inListElements)
-            } else {
-                self = Self.converting { .value(try value.toSQL()) }
+                return
+            }
+            do {
+                self = .converted(.value(try value.toSQL()))
+            } catch {
+                self = .failed(error)
             }
         }
 
@@ -148,6 +163,11 @@ public enum QueryArgument: Sendable, Equatable {
                 || type == ObjectIdentifier(Bool.self) || type == ObjectIdentifier(Date.self)
         }
     }
+}
+
+extension ColumnValue {
+    /// The value as a `where` argument, converted in its own type's context.
+    fileprivate var whereArgument: QueryArgument.Source { QueryArgument.Source(self) }
 }
 
 /// Arrays and sets: the values `IN %@` matches.

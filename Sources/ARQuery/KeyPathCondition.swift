@@ -84,7 +84,7 @@ extension Query {
     /// ```swift
     /// User.query().where(\.age > 30 && \.name != "root")
     /// ```
-    public func `where`(_ condition: KeyPathCondition<Record>) -> Query {
+    public consuming func `where`(_ condition: KeyPathCondition<Record>) -> Query {
         with { copy in
             do {
                 let (node, arguments) = try condition.predicate()
@@ -98,12 +98,12 @@ extension Query {
     }
 
     /// Adds a condition on the column of a key path: `.where(\.name, .like("A%"))`.
-    public func `where`<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>, _ condition: FieldCondition) -> Query {
+    public consuming func `where`<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>, _ condition: FieldCondition) -> Query {
         self.where(KeyPathCondition(keyPath, condition))
     }
 
     /// Orders by the column of a key path.
-    public func order<Value: ColumnValue>(by keyPath: KeyPath<Record, Value>, ascending: Bool = true) -> Query {
+    public consuming func order<Value: ColumnValue>(by keyPath: KeyPath<Record, Value>, ascending: Bool = true) -> Query {
         do {
             return order(by: try KeyPathColumns.columnName(keyPath), ascending: ascending)
         } catch {

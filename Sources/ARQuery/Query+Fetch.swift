@@ -4,9 +4,8 @@ extension Query {
     /// The query's SQL for the current database; see ``QueryClauses/compile(_:caching:dialect:defaultsToIdOrder:)``.
     func compile(defaultsToIdOrder: Bool = false) throws -> CompiledQuery {
         let database = try Database.current
-        var sql = try clauses.compile(
-            QueryTable(Record.self), caching: Record.self, dialect: database.dialect,
-            defaultsToIdOrder: defaultsToIdOrder)
+        var sql = try state.compile(
+            QueryTable(Record.self), caching: Record.self, dialect: database.dialect, defaultsToIdOrder: defaultsToIdOrder)
         sql.database = database
         return sql
     }

@@ -17,24 +17,53 @@ import ARCore
 ///
 /// A query is a value: each call returns a new query and leaves the old one as it was.
 public struct Query<Record: Model> {
+    /// Everything the query holds, in one box: copying a query (each chained call does)
+    /// retains one reference, and a chain of calls on a temporary changes the box in place
+    /// (the calls are `consuming`, so the box is uniquely referenced) instead of copying
+    /// each field through a generic struct's value witnesses.
+    var state: QueryState
+
     /// The clauses, compiled by the compiler ``DynamicQuery`` shares.
-    var clauses = QueryClauses()
+    var clauses: QueryClauses {
+        _read { yield state.clauses }
+        _modify {
+            makeUnique()
+            yield &state.clauses
+        }
+    }
     /// The relation this query belongs to (`group.users`), if any.
     package var relation: (any QueryRelation)? {
-        get { relationBox?.relation }
-        set { relationBox = newValue.map(RelationBox.init) }
+        get { state.relation }
+        set {
+            makeUnique()
+            state.relation = newValue
+        }
     }
-    /// ``relation``, boxed: copying a query (each chained call does) then retains one
-    /// reference instead of copying an optional existential through its value witnesses.
-    private var relationBox: RelationBox?
     /// Whether the query is a relation's own, unchanged: then it may answer from memory.
-    package var isPristine = false
+    package var isPristine: Bool {
+        get { state.isPristine }
+        set {
+            makeUnique()
+            state.isPristine = newValue
+        }
+    }
     /// Eager loading to run on fetched records (of `Record`, typed as their base class: an
     /// array of a generic element type would cost a metadata look-up per query).
-    var preloaders: [([Model]) throws -> Void] = []
+    var preloaders: [([Model]) throws -> Void] {
+        _read { yield state.preloaders }
+        _modify {
+            makeUnique()
+            yield &state.preloaders
+        }
+    }
+
+    /// Gives the query a box of its own before a change. Through a non-generic function: a
+    /// method of `Query` would take its generic metadata, looked up per call.
+    @inline(__always)
+    private mutating func makeUnique() { QueryState.makeUnique(&state) }
 
     /// A query of every record of `Record`; see `Model.query()`.
-    public init() {}
+    public init() { state = QueryState() }
 
     // MARK: Conditions
 
@@ -48,12 +77,12 @@ public struct Query<Record: Model> {
     /// with `=` or `!=` matches `NULL`. An array or set goes with `IN %@`.
     /// Errors (syntax, unknown column, argument count) are thrown by the terminal call,
     /// with the position in `format`. See the README for the grammar.
-    public func `where`(_ format: String, _ arguments: (any ColumnValue)?...) -> Query {
-        with { $0.clauses.conditions.append(.format(format, arguments: arguments.map(QueryArgument.Source.init))) }
+    public consuming func `where`(_ format: String, _ arguments: (any ColumnValue)?...) -> Query {
+        with { $0.clauses.conditions.append(.format(format, arguments: QueryArgument.Source.sources(arguments))) }
     }
 
     /// ``where(_:_:)-(String,(any ColumnValue)?...)`` with arguments given as database values.
-    public func `where`(_ format: String, arguments: [QueryArgument]) -> Query {
+    public consuming func `where`(_ format: String, arguments: [QueryArgument]) -> Query {
         with { $0.clauses.conditions.append(.format(format, arguments: arguments.map { .converted($0) })) }
     }
 
@@ -62,7 +91,7 @@ public struct Query<Record: Model> {
     /// ```swift
     /// .where("age", .greaterThan(30)).where("name", .in(["Alex", "John"]))
     /// ```
-    public func `where`(_ column: String, _ condition: FieldCondition) -> Query {
+    public consuming func `where`(_ column: String, _ condition: FieldCondition) -> Query {
         let (node, arguments) = condition.predicate(on: column)
         return with {
             $0.clauses.conditions.append(.tree(node, arguments: arguments))
@@ -72,35 +101,35 @@ public struct Query<Record: Model> {
     // MARK: Shape
 
     /// At most `count` records.
-    public func limit(_ count: Int) -> Query { with { $0.clauses.limitCount = count } }
+    public consuming func limit(_ count: Int) -> Query { with { $0.clauses.limitCount = count } }
 
     /// Skips the first `count` records.
-    public func offset(_ count: Int) -> Query { with { $0.clauses.offsetCount = count } }
+    public consuming func offset(_ count: Int) -> Query { with { $0.clauses.offsetCount = count } }
 
     /// Orders by a column (or `Table.column` of a joined model); several calls sort by each key in turn.
-    public func order(by column: String, ascending: Bool = true) -> Query {
+    public consuming func order(by column: String, ascending: Bool = true) -> Query {
         with { $0.clauses.orderings.append(.init(column: column, ascending: ascending)) }
     }
 
     /// Orders randomly (`ORDER BY random()`), after any keys given before.
-    public func orderRandomly() -> Query { with { $0.clauses.randomOrder = true } }
+    public consuming func orderRandomly() -> Query { with { $0.clauses.randomOrder = true } }
 
     /// Loads only these columns (with `id`, `createdAt`, `updatedAt`); the others
     /// keep their declared defaults, and saving the record leaves them untouched.
-    public func only(_ columns: String...) -> Query { with { $0.clauses.selection = .only(columns) } }
+    public consuming func only(_ columns: String...) -> Query { with { $0.clauses.selection = .only(columns) } }
 
     /// Loads every column but these; see ``only(_:)``.
-    public func except(_ columns: String...) -> Query { with { $0.clauses.selection = .except(columns) } }
+    public consuming func except(_ columns: String...) -> Query { with { $0.clauses.selection = .except(columns) } }
 
     /// Removes duplicate rows (`SELECT DISTINCT`), useful with joins.
-    public func distinct() -> Query { with { $0.clauses.isDistinct = true } }
+    public consuming func distinct() -> Query { with { $0.clauses.isDistinct = true } }
 
     /// Groups rows by these columns, for ``values(_:)`` and aggregates.
-    public func group(by columns: String...) -> Query { with { $0.clauses.groupColumns += columns } }
+    public consuming func group(by columns: String...) -> Query { with { $0.clauses.groupColumns += columns } }
 
     /// Filters groups, in the predicate language with aggregates: `having("count(*) > %@", 1)`.
-    public func having(_ format: String, _ arguments: (any ColumnValue)?...) -> Query {
-        with { $0.clauses.havingConditions.append(.format(format, arguments: arguments.map(QueryArgument.Source.init))) }
+    public consuming func having(_ format: String, _ arguments: (any ColumnValue)?...) -> Query {
+        with { $0.clauses.havingConditions.append(.format(format, arguments: QueryArgument.Source.sources(arguments))) }
     }
 
     // MARK: Joins
@@ -113,32 +142,55 @@ public struct Query<Record: Model> {
     /// - Parameters:
     ///   - local: a column of this model (or `Table.column` of an earlier join).
     ///   - foreign: a column of `other`.
-    public func join<Other: Model>(_ other: Other.Type, _ kind: JoinKind = .inner, on local: String, _ foreign: String) -> Query {
+    public consuming func join<Other: Model>(_ other: Other.Type, _ kind: JoinKind = .inner, on local: String, _ foreign: String) -> Query {
         with { $0.clauses.joins.append(.init(model: other, kind: kind, on: (local, foreign))) }
     }
 
     /// Joins another model by the naming convention: `"User"."groupId" = "Group"."id"` when
     /// this model has `<lowerCamel(Other)>Id`, else `"User"."id" = "Other"."userId"`.
-    public func join<Other: Model>(_ other: Other.Type, _ kind: JoinKind = .inner) -> Query {
+    public consuming func join<Other: Model>(_ other: Other.Type, _ kind: JoinKind = .inner) -> Query {
         with { $0.clauses.joins.append(.init(model: other, kind: kind, on: nil)) }
     }
 
-    func with(_ change: (inout Query) -> Void) -> Query {
-        var copy = self
-        copy.isPristine = false
-        change(&copy)
-        return copy
+    /// This query changed by `change` (no longer pristine). Consuming: a chain of calls on a
+    /// temporary query changes its one box in place. `change` gets the box, not the generic
+    /// query: an `inout Query<Record>` closure costs a metadata look-up per call.
+    consuming func with(_ change: (QueryState) -> Void) -> Query {
+        makeUnique()
+        state.isPristine = false
+        change(state)
+        return self
+    }
+}
+
+/// What a ``Query`` holds (see `Query.state`); not generic, so that reaching it costs no
+/// metadata look-up.
+final class QueryState {
+    // Unchecked exclusivity: a box is changed only while its query holds the one reference
+    // (`makeUnique`), so no other access can overlap; the checks cost ~120 instructions a call.
+    @exclusivity(unchecked) var clauses = QueryClauses()
+    @exclusivity(unchecked) var relation: (any QueryRelation)?
+    @exclusivity(unchecked) var isPristine = false
+    @exclusivity(unchecked) var preloaders: [([Model]) throws -> Void] = []
+
+    init() {}
+
+    /// Replaces `state` with a copy unless it is the only reference.
+    static func makeUnique(_ state: inout QueryState) {
+        if !isKnownUniquelyReferenced(&state) { state = QueryState(copying: state) }
+    }
+
+    init(copying other: QueryState) {
+        clauses = other.clauses
+        relation = other.relation
+        isPristine = other.isPristine
+        preloaders = other.preloaders
     }
 }
 
 extension ModelClassMethods where Self: Model {
     /// A lazy query over this model's records; nothing runs until a terminal call.
     public static func query() -> Query<Self> { Query() }
-}
-
-private final class RelationBox {
-    let relation: any QueryRelation
-    init(_ relation: any QueryRelation) { self.relation = relation }
 }
 
 @available(*, unavailable, message: "A query holds its arguments, which need not be Sendable")

@@ -194,7 +194,7 @@ final class CompiledShape {
             }
         }
         let bodyArgumentCount = arguments.count
-        arguments += orderArguments
+        if !orderArguments.isEmpty { arguments += orderArguments }
         if hasLimitOrOffset {
             let (limit, offset) = (clauses.limitCount, clauses.offsetCount)
             if let limit, limit < 0 { throw ActiveRecordError(.invalidValue, "limit(\(limit)) must not be negative") }
@@ -206,7 +206,27 @@ final class CompiledShape {
     }
 }
 
+extension QueryState {
+    /// ``QueryClauses/compile(_:caching:dialect:defaultsToIdOrder:)`` of the query's clauses,
+    /// reached in place: a call on the stored property would first copy the clauses out of
+    /// the box (a class, whose property a callee could change), retaining every field.
+    func compile(
+        _ base: @autoclosure () throws -> QueryTable, caching model: Model.Type?, dialect: any SQLDialect,
+        defaultsToIdOrder: Bool
+    ) throws -> CompiledQuery {
+        try QueryClauses.compile(&clauses, try base(), caching: model, dialect: dialect, defaultsToIdOrder: defaultsToIdOrder)
+    }
+}
+
 extension QueryClauses {
+    /// `clauses.compile(…)`, taking the clauses in place (see ``QueryState/compile(_:caching:dialect:defaultsToIdOrder:)``).
+    static func compile(
+        _ clauses: inout QueryClauses, _ base: @autoclosure () throws -> QueryTable, caching model: Model.Type?,
+        dialect: any SQLDialect, defaultsToIdOrder: Bool
+    ) throws -> CompiledQuery {
+        try clauses.compile(try base(), caching: model, dialect: dialect, defaultsToIdOrder: defaultsToIdOrder)
+    }
+
     /// SQLite's default `SQLITE_MAX_VARIABLE_NUMBER`.
     static var maximumParameters: Int { 32_766 }
 
@@ -235,20 +255,22 @@ extension QueryClauses {
             base: ObjectIdentifier(model), dialect: ObjectIdentifier(type(of: dialect)), defaultsToIdOrder: defaultsToIdOrder)
         // A condition that failed to build, or an argument that does not convert, matches no
         // cached shape: the full compilation then reports the first error, as it finds them.
-        let cached = QueryShape.cache.withValue { cache -> CompiledShape? in
-            if let last = cache.last, last.shape.matches(self, target) { return last.compiled }
-            guard let entry = cache.entries[fingerprint(target)], entry.shape.matches(self, target) else { return nil }
-            cache.last = entry
-            return entry.compiled
+        // The closures capture no clauses (a capture of `self` would copy every field).
+        if let last = QueryShape.cache.withValue({ $0.last }), last.shape.matches(self, target) {
+            return try last.compiled.query(self)
         }
-        if let cached { return try cached.query(self) }
+        let key = fingerprint(target)
+        if let entry = QueryShape.cache.withValue({ $0.entries[key] }), entry.shape.matches(self, target) {
+            QueryShape.cache.withValue { $0.last = entry }
+            return try entry.compiled.query(self)
+        }
         let compiled = try compileShape(try base(), dialect: dialect, defaultsToIdOrder: defaultsToIdOrder)
         compiled.isCached = true
         let entry = QueryShape.Entry(QueryShape(self, target), compiled)
         QueryShape.cache.withValue { cache in
             if cache.entries.count >= QueryShape.cacheLimit { cache.entries.removeAll() }
             // A different shape with the same fingerprint is replaced.
-            cache.entries[fingerprint(target)] = entry
+            cache.entries[key] = entry
             cache.last = entry
         }
         return try compiled.query(self)

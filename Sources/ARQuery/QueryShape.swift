@@ -9,7 +9,7 @@ import ARCore
 /// Looking a query up costs one pass over its clauses: ``QueryClauses/fingerprint(_:)``
 /// hashes them while converting the arguments, and ``matches(_:)`` compares a cached shape
 /// with them field by field; no shape value is built unless the query is new.
-struct QueryShape {
+final class QueryShape {
     /// A condition's text: its format string, or its tree when built in code.
     enum Text: Hashable {
         case format(String)
@@ -81,18 +81,22 @@ struct QueryShape {
               randomOrder == clauses.randomOrder, isDistinct == clauses.isDistinct, selection == clauses.selection,
               orderings == clauses.orderings, groupColumns == clauses.groupColumns, joins.count == clauses.joins.count
         else { return false }
-        for (number, condition) in conditions.enumerated() {
+        // Switches on one value at a time: a switch on a tuple of the two copies both.
+        for number in conditions.indices {
             let arguments: [QueryArgument.Source]
-            switch (condition.text, clauses.condition(number)) {
-            case (.format(let format), .format(let otherFormat, let sources)) where format == otherFormat:
+            switch clauses.condition(number) {
+            case .format(let otherFormat, let sources):
+                guard case .format(let format) = conditions[number].text, format == otherFormat else { return false }
                 arguments = sources
-            case (.tree(let node), .tree(let otherNode, let sources)) where node == otherNode:
+            case .tree(let otherNode, let sources):
+                guard case .tree(let node) = conditions[number].text, node == otherNode else { return false }
                 arguments = sources
-            default:
+            case .failed:
                 return false
             }
-            guard arguments.count == condition.arguments.count else { return false }
-            for (shape, argument) in zip(condition.arguments, arguments) where argument.shape != shape { return false }
+            let shapes = conditions[number].arguments
+            guard arguments.count == shapes.count else { return false }
+            for index in shapes.indices where arguments[index].shape != shapes[index] { return false }
         }
         for (join, other) in zip(joins, clauses.joins) where join != Join(other) { return false }
         return true
