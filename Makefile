@@ -15,12 +15,22 @@
 #   make header  regenerate include/activerecord.h from the Swift shim
 #   make c-examples  build the C examples (gcc, clang, the header as C++) and diff their output
 #   make c-test  the C API tests (Tests/c/test_api.c) under valgrind
+#   make docs    the DocC reference and articles (Sources/ActiveRecord/ActiveRecord.docc), zero warnings,
+#                in .build/docs/ActiveRecord.doccarchive (the plugin is fetched only here: AR_DOCS=1)
+#   make release-check  what a release needs: a clean tree, a fresh header, the docs, the tests, and
+#                VERSION, ar_version() and CHANGELOG.md agreeing
+#   make swift-examples  run the Swift examples (Examples/*/) and diff each with its expected.txt
+#   make install [PREFIX=/usr/local] [DESTDIR=]  the release C library with its SONAME, the Swift
+#                runtime it needs, activerecord.h and activerecord.pc; make uninstall removes them
+#   make test-install  installs into a temporary prefix, builds Examples/c/quickstart.c with
+#                nothing but pkg-config, runs it without the toolchain, uninstalls
 SWIFT       ?= swift
 SWIFTFLAGS  ?= -Xswiftc -warnings-as-errors
 APT_PACKAGES = libsqlite3-dev libpq-dev postgresql pkg-config gcc g++ valgrind python3
 
 .PHONY: all deps build run run-postgres test test-engines examples bench fuzz lib header check-header c-examples c-test clean \
-        package-graph check-snippets check-seams test-tsan
+        package-graph check-snippets check-seams test-tsan install-build install uninstall test-install swift-examples \
+        docs release-check
 
 all: build
 
@@ -56,13 +66,31 @@ run-postgres: deps
 	scripts/with-postgres.sh sh -c '"$$0" "$$AR_TEST_POSTGRES_URL"' \
 	  $$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/ActiveRecordPostgreSQLExample
 
-examples: run run-postgres
+examples: run run-postgres swift-examples
+
+# The Swift examples, each compared with its Examples/<name>/expected.txt (standard output;
+# the library's log goes to standard error). The migrations example runs twice on one file,
+# as the app's first and next version.
+SWIFT_EXAMPLES = Library Validations Threads
+swift-examples: deps
+	$(SWIFT) build $(SWIFTFLAGS) $(foreach e,$(SWIFT_EXAMPLES) Migrations,--product ActiveRecordExample$(e))
+	@set -e; bin=$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path); work=$$(mktemp -d); trap 'rm -rf "$$work"' EXIT; \
+	for example in $(SWIFT_EXAMPLES); do \
+	  (cd "$$work" && "$$bin/ActiveRecordExample$$example") > "$$work/$$example.out"; \
+	  diff -u Examples/$$example/expected.txt "$$work/$$example.out"; \
+	done; \
+	{ "$$bin/ActiveRecordExampleMigrations" "$$work/notes.sqlite" 1 && \
+	  "$$bin/ActiveRecordExampleMigrations" "$$work/notes.sqlite" 2; } > "$$work/Migrations.out" 2> "$$work/Migrations.log"; \
+	diff -u Examples/Migrations/expected.txt "$$work/Migrations.out"; \
+	grep -q "migration 'rename Note.body to text' applied" "$$work/Migrations.log" \
+	  || { echo "swift-examples: the migrations example did not log its step:" >&2; cat "$$work/Migrations.log" >&2; exit 1; }; \
+	echo "swift-examples: $(SWIFT_EXAMPLES) Migrations match their expected output"
 
 test: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(MAKE) --no-print-directory lib
 	scripts/with-postgres.sh $(MAKE) --no-print-directory test-engines
-	$(MAKE) --no-print-directory check-header check-snippets check-seams package-graph
+	$(MAKE) --no-print-directory check-header check-snippets check-seams package-graph swift-examples test-install docs
 
 # What runs on both engines: the Swift tests (each parameterised over SQLite and, when
 # AR_TEST_POSTGRES names a server, PostgreSQL), the C examples and the C tests. make test
@@ -220,5 +248,57 @@ bench-c-build: lib-release
 	gcc -O2 $(CFLAGS_C) Benchmarks/c/bench.c -o $(C_DIR)/bench-c \
 	  -L$(C_RELEASE_LIB) -lactiverecord -Wl,-rpath,$(C_RELEASE_LIB) -lsqlite3
 
+# The documentation: every Swift module's symbols and the umbrella's articles, combined. The
+# docc plugin is a dependency only while AR_DOCS is set (Package.swift), so it never reaches users.
+DOC_TARGETS = ActiveRecord ARCore ARQuery ARRelations ARValidation ARMigrations
+docs: deps
+	rm -rf .build/docs && mkdir -p .build/docs
+	AR_DOCS=1 $(SWIFT) package --disable-sandbox --allow-writing-to-directory .build/docs generate-documentation \
+	  --enable-experimental-combined-documentation $(foreach t,$(DOC_TARGETS),--target $(t)) \
+	  --warnings-as-errors --output-path .build/docs/ActiveRecord.doccarchive
+	@# the plugin exits 0 even when merging fails: check what it made
+	@[ -f .build/docs/ActiveRecord.doccarchive/data/documentation/activerecord.json ] \
+	  && [ -f .build/docs/ActiveRecord.doccarchive/data/documentation/activerecord/migratingfromiactiverecord.json ] \
+	  && [ -f .build/docs/ActiveRecord.doccarchive/data/documentation/arcore/model.json ] \
+	  || { echo "docs: the archive lacks the landing page, an article or the reference" >&2; exit 1; }
+	@echo "docs: .build/docs/ActiveRecord.doccarchive (open with: xcrun docc preview, or serve it as static files)"
+
+# A release: nothing uncommitted, the header fresh, the docs and every test passing, and the
+# version the same in VERSION, ar_version() and the CHANGELOG's newest release section.
+release-check:
+	@[ -z "$$(git status --porcelain)" ] || { echo "release-check: the tree has uncommitted changes:" >&2; git status --short >&2; exit 1; }
+	$(MAKE) --no-print-directory check-header docs test
+	@version=$(VERSION_NUMBER); \
+	grep -q "private let version: StaticString = \"$$version\"" Sources/ActiveRecordC/CDatabase.swift \
+	  || { echo "release-check: ar_version() is not $$version (Sources/ActiveRecordC/CDatabase.swift)" >&2; exit 1; }; \
+	printf '#include <stdio.h>\n#include "activerecord.h"\nint main(void) { puts(ar_version()); return 0; }\n' > $(C_DIR)/version.c; \
+	$(CC) -Iinclude $(C_DIR)/version.c -o $(C_DIR)/version $(LDFLAGS_C) && [ "$$($(C_DIR)/version)" = "$$version" ] \
+	  || { echo "release-check: the built library's ar_version() is not $$version" >&2; exit 1; }; \
+	case "$$(grep -m1 -E '^## [0-9]' CHANGELOG.md)" in "## $$version "*|"## $$version") ;; *) false;; esac \
+	  || { echo "release-check: CHANGELOG.md's newest release section is not '## $$version'" >&2; exit 1; }; \
+	echo "release-check: $$version is ready (clean tree, fresh header, docs, tests; VERSION, ar_version() and CHANGELOG agree)"
+
+# Installing: the release library built for it (its own build folder, .build-install): with
+# a SONAME, and finding the Swift runtime beside it ($$ORIGIN/activerecord) instead of in the
+# toolchain. VERSION holds the version; ar_version() and the CHANGELOG agree (release-check).
+VERSION_NUMBER := $(shell cat VERSION)
+PREFIX  ?= /usr/local
+INSTALL_BUILD = $(SWIFT) build -c release --product activerecord --scratch-path .build-install $(SWIFTFLAGS) \
+  -Xswiftc -no-toolchain-stdlib-rpath -Xlinker -soname -Xlinker libactiverecord.so.$(firstword $(subst ., ,$(VERSION_NUMBER))) \
+  -Xlinker -rpath -Xlinker '$$ORIGIN/activerecord'
+
+install-build: deps
+	$(INSTALL_BUILD)
+
+install: install-build
+	scripts/install.sh install "$$($(INSTALL_BUILD) --show-bin-path)/libactiverecord.so" include/activerecord.h \
+	  "$(PREFIX)" $(VERSION_NUMBER)
+
+uninstall:
+	scripts/install.sh uninstall "$(PREFIX)"
+
+test-install: install-build
+	scripts/test-install.sh "$$($(INSTALL_BUILD) --show-bin-path)/libactiverecord.so" $(VERSION_NUMBER)
+
 clean:
-	rm -rf .build Benchmarks/.build
+	rm -rf .build .build-install Benchmarks/.build

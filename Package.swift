@@ -8,6 +8,9 @@ import PackageDescription
 // would clash with a user's own.
 let package = Package(
     name: "swift-activerecord",
+    // What the code needs: Synchronization's Atomic (macOS 15, iOS 18 and their kin). Tested
+    // on Linux only (see the README's Platforms).
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ActiveRecord", targets: ["ActiveRecord"]),
         // The PostgreSQL engine (libpq): `Database(.postgres("postgresql://…"))`. A program that
@@ -17,6 +20,11 @@ let package = Package(
         .executable(name: "ActiveRecordPostgreSQLExample", targets: ["ActiveRecordPostgreSQLExample"]),
         // The C ABI: libactiverecord.so, with the header include/activerecord.h.
         .library(name: "activerecord", type: .dynamic, targets: ["ActiveRecordC"]),
+    ],
+    dependencies: [
+        // The library's one package dependency: its log (SQL at trace, migrations at info,
+        // drift left alone at warning, pool events at debug) goes to a swift-log Logger.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // The system sqlite3 (pkg-config `sqlite3`).
@@ -35,7 +43,7 @@ let package = Package(
         // schema, reflection and key-path resolution, records and their CRUD, transactions,
         // automatic migration, and the hooks the feature targets plug into (callbacks,
         // validation, relation fields).
-        .target(name: "ARCore", dependencies: ["ActiveRecordSQLite"]),
+        .target(name: "ARCore", dependencies: ["ActiveRecordSQLite", .product(name: "Logging", package: "swift-log")]),
         // The lazy query, its compiler and the predicate language; cursors.
         .target(name: "ARQuery", dependencies: ["ARCore"]),
         // @BelongsTo, @HasMany, @HasManyThrough, dependencies, eager loading.
@@ -64,6 +72,11 @@ let package = Package(
             dependencies: ["ActiveRecord", "ActiveRecordPostgreSQL"],
             path: "Examples/PostgreSQL"
         ),
+        // The examples `make test` runs and compares with their .expected output (Examples/*/).
+        .executableTarget(name: "ActiveRecordExampleLibrary", dependencies: ["ActiveRecord"], path: "Examples/Library", exclude: ["expected.txt"]),
+        .executableTarget(name: "ActiveRecordExampleValidations", dependencies: ["ActiveRecord"], path: "Examples/Validations", exclude: ["expected.txt"]),
+        .executableTarget(name: "ActiveRecordExampleMigrations", dependencies: ["ActiveRecord"], path: "Examples/Migrations", exclude: ["expected.txt"]),
+        .executableTarget(name: "ActiveRecordExampleThreads", dependencies: ["ActiveRecord"], path: "Examples/Threads", exclude: ["expected.txt"]),
         // A child process the crash tests kill in the middle of a transaction.
         .executableTarget(
             name: "ActiveRecordStressChild",
@@ -74,9 +87,15 @@ let package = Package(
             name: "ActiveRecordTests",
             dependencies: [
                 "ActiveRecord", "ActiveRecordPostgreSQL", "ActiveRecordQuickstart", "ActiveRecordPostgreSQLExample",
-                "ActiveRecordStressChild",
+                "ActiveRecordStressChild", .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The documentation plugin, only when asked (`make docs` sets AR_DOCS=1), so that it never
+// reaches the package graphs of the library's users (as GRDB does).
+if Context.environment["AR_DOCS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}

@@ -31,7 +31,7 @@ import Foundation
 public protocol ColumnValue {
     /// The column's SQL type in `CREATE TABLE`.
     static var sqlType: SQLType { get }
-    /// What the values are, where an engine has a narrower type for them than ``sqlType``
+    /// What the values are, where an engine has a narrower type for them than `sqlType`
     /// (PostgreSQL declares `BOOLEAN`, `NUMERIC`, `UUID`). Default: ``ColumnKind/plain``.
     static var columnKind: ColumnKind { get }
     /// The value as SQLite stores it.

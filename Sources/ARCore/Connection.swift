@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// One connection to the database, whatever the engine: its statement cache and the state
 /// of the transaction running on it (depth, what to undo in memory on rollback, tables
@@ -24,6 +25,12 @@ package final class Connection {
     @exclusivity(unchecked) private var lastKeyed: Statement?
     /// Called with the SQL text of every statement run, before it runs.
     package var tracer: (@Sendable (String) -> Void)?
+    /// The database's logger when it logs SQL (`.trace`), else `nil`.
+    package var sqlLogger: Logger?
+    /// The database's logger when it logs connection events (`.debug`), else `nil`.
+    package var eventLogger: Logger?
+    /// Whether ``sqlLogger``'s lines carry the bound values.
+    package var logsBoundValues = false
     /// Whether step errors carry the SQL with its bound values written in.
     package var includesBoundValuesInErrors = false
     /// The tables automatic migration is preparing on this thread's call stack, so that a
@@ -184,7 +191,18 @@ package final class Connection {
         }
         try statement.bind(arguments)
         tracer?(statement.sql)
+        // With its values, a statement is logged once it has run: the library's own
+        // statements bind their values inside `body`.
+        if let sqlLogger, !logsBoundValues { log(statement, to: sqlLogger) }
+        defer { if logsBoundValues, let sqlLogger { log(statement, to: sqlLogger) } }
         return try body(statement)
+    }
+
+    /// Logs a bound statement's SQL at `.trace`, with its values only when asked.
+    @inline(never)
+    package func log(_ statement: Statement, to logger: Logger) {
+        let values: Logger.Metadata? = logsBoundValues ? ["expandedSQL": "\(statement.expandedSQL() ?? statement.sql)"] : nil
+        logger.trace("\(statement.sql)", metadata: values)
     }
 
     /// Runs a statement that returns no rows (or whose rows are ignored).

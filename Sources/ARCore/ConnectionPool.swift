@@ -98,6 +98,7 @@ final class ConnectionPool: Sendable {
                 let connection = Connection(try engine.connect(.writer), dialect: dialect)
                 for apply in settings { apply(connection) }
                 connection.appliedSettings = settings.count
+                connection.eventLogger?.debug("opened a pool connection", metadata: ["maximum": "\(maximum)"])
                 return connection
             } catch {
                 state.withLock { $0.opened -= 1 }

@@ -17,7 +17,7 @@ extension Database {
             }
             for (table, drift) in zip(tables, drifts) {
                 markPrepared(table, connection)
-                if drift.hasLeftovers { logLeftovers(drift) }
+                log(drift)
             }
             return drifts
         }
@@ -78,14 +78,24 @@ extension Database {
                 if drift.hasAdditions { try schema.applyAdditions(drift, in: connection) }
             }
         }
-        if drift.hasLeftovers { logLeftovers(drift) }
+        log(drift)
     }
 
-    private func logLeftovers(_ drift: TableDrift) {
-        let leftovers = TableDrift(
-            table: drift.table, extraColumns: drift.extraColumns, typeMismatches: drift.typeMismatches,
-            missingForeignKeys: drift.missingForeignKeys)
-        log("schema drift: \(leftovers)")
+    /// Logs what automatic migration added (to an existing table `.info`; a table it
+    /// created, routine on a new database, `.debug`) and what it left alone (`.warning`).
+    private func log(_ drift: TableDrift) {
+        if drift.hasAdditions && !isReadOnly {
+            let additions = TableDrift(
+                table: drift.table, tableIsMissing: drift.tableIsMissing, missingColumns: drift.missingColumns,
+                missingIndexes: drift.missingIndexes)
+            log(drift.tableIsMissing ? .debug : .info, "automatic migration: \(additions)", metadata: ["table": "\(drift.table)"])
+        }
+        if drift.hasLeftovers {
+            let leftovers = TableDrift(
+                table: drift.table, extraColumns: drift.extraColumns, typeMismatches: drift.typeMismatches,
+                missingForeignKeys: drift.missingForeignKeys)
+            log(.warning, "schema drift: \(leftovers)", metadata: ["table": "\(drift.table)"])
+        }
     }
 
     /// Forgets which tables automatic migration checked, so that the next use checks

@@ -24,7 +24,7 @@ extension Database {
         configured.withLock { $0 = database }
     }
 
-    /// The database models use: the one of an enclosing ``use(_:)``, else the
+    /// The database models use: the one of an enclosing `use(_:)`, else the
     /// configured one, else the default file (opened on first use).
     /// - Throws: when the default database cannot be opened.
     public static var current: Database {

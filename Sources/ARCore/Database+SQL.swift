@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Raw SQL, tracing and logging.
 extension Database {
@@ -67,14 +68,52 @@ extension Database {
         }
     }
 
-    /// Where the library's log lines go (schema drift that automatic migration leaves
-    /// alone). Default: standard error, prefixed `activerecord:`; `nil` silences it.
-    public var logger: (@Sendable (String) -> Void)? {
-        get { logHandler.withLock { $0 } }
-        set { logHandler.withLock { $0 = newValue } }
+    /// Where the library logs, through swift-log:
+    /// - every statement's SQL at `.trace` (with `?` placeholders; the values only with
+    ///   ``logsBoundValues``),
+    /// - connections a pool opens at `.debug`,
+    /// - what automatic migration adds (tables, columns, indexes) and each versioned
+    ///   migration step at `.info`,
+    /// - schema drift automatic migration leaves alone at `.warning`.
+    ///
+    /// Default: `Logger(label: "activerecord")`, which goes wherever the program's
+    /// `LoggingSystem.bootstrap` sends logs (swift-log's default: standard error, from
+    /// `.info`). `nil` silences the library. The logger's level is read when it is set:
+    /// set it again after changing its level.
+    ///
+    /// ```swift
+    /// var logger = Logger(label: "app.db")
+    /// logger.logLevel = .trace          // the SQL too
+    /// db.logger = logger
+    /// ```
+    public var logger: Logger? {
+        get { loggerStorage.withLock { $0 } }
+        set {
+            loggerStorage.withLock { $0 = newValue }
+            // Per connection, only loggers that take the level: the hot path checks for nil.
+            let sql = newValue.flatMap { $0.logLevel <= .trace ? $0 : nil }
+            let events = newValue.flatMap { $0.logLevel <= .debug ? $0 : nil }
+            configureConnections {
+                $0.sqlLogger = sql
+                $0.eventLogger = events
+            }
+        }
     }
 
-    func log(_ message: String) {
-        logHandler.withLock { $0 }?(message)
+    /// Whether the SQL ``logger`` logs at `.trace` carries each statement's bound values
+    /// (metadata `expandedSQL`: the SQL with the values written in; the line is then written
+    /// once the statement has run). Off by default, like ``includesBoundValuesInErrors``:
+    /// values may be personal data.
+    public var logsBoundValues: Bool {
+        get { boundValuesInLog.withLock { $0 } }
+        set {
+            boundValuesInLog.withLock { $0 = newValue }
+            configureConnections { $0.logsBoundValues = newValue }
+        }
+    }
+
+    /// Logs `message` at `level` to ``logger`` (when there is one and it takes the level).
+    package func log(_ level: Logger.Level, _ message: @autoclosure () -> Logger.Message, metadata: Logger.Metadata? = nil) {
+        loggerStorage.withLock { $0 }?.log(level: level, message(), metadata: metadata)
     }
 }

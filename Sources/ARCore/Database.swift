@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 
 /// A SQLite database: where records are saved and fetched.
@@ -51,9 +52,10 @@ public final class Database: @unchecked Sendable {
     let observers = Lock(ObserverRegistry())
     /// Whether errors carry the SQL with its values written in (see ``includesBoundValuesInErrors``).
     let boundValuesInErrors = Lock(false)
-    let logHandler = Lock<(@Sendable (String) -> Void)?>({ message in
-        FileHandle.standardError.write(Data("activerecord: \(message)\n".utf8))
-    })
+    /// Where the library logs (see ``logger``).
+    let loggerStorage = Lock<Logger?>(Logger(label: "activerecord"))
+    /// Whether the SQL log carries the bound values (see ``logsBoundValues``).
+    let boundValuesInLog = Lock(false)
 
     /// The file path, or `:memory:`; for a database on a server, its address (without password).
     public let path: String
@@ -95,6 +97,9 @@ public final class Database: @unchecked Sendable {
             writer = nil
             unretainedWriter = nil
         }
-        for note in engine.notes { log(note) }
+        for note in engine.notes { log(.notice, "\(note)") }
+        // A default logger that takes SQL or connection events (a bootstrap that lowered the
+        // level) reaches the connections as a logger set later would.
+        if let initial = loggerStorage.withLock({ $0 }), initial.logLevel <= .debug { logger = initial }
     }
 }

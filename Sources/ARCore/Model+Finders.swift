@@ -90,7 +90,7 @@ extension ModelClassMethods where Self: Model {
     /// ```swift
     /// try Bookmark.delete(id: 42)
     /// ```
-    /// SQL only, as Rails' `delete`: no callbacks and no dependencies run (``destroy()`` runs
+    /// SQL only, as Rails' `delete`: no callbacks and no dependencies run (`destroy()` runs
     /// them), and a record of that id already in memory is not marked destroyed. To delete
     /// the rows of a query, see `Query.deleteAll()`.
     /// - Throws: the engine's errors (a foreign key that still points at the row).

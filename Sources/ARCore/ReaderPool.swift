@@ -51,6 +51,7 @@ final class ReaderPool: Sendable {
                 let connection = Connection(try engine.connect(.reader), dialect: dialect)
                 for apply in settings { apply(connection) }
                 connection.appliedSettings = settings.count
+                connection.eventLogger?.debug("opened a reader connection", metadata: ["maximum": "\(maximum)"])
                 return Reader(connection)
             } catch {
                 state.withLock { $0.opened -= 1 }

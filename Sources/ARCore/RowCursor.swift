@@ -43,6 +43,7 @@ package final class RowCursor {
         let statement = try connection.prepare(sql, .cursor)
         try statement.bind(arguments)
         connection.tracer?(sql)
+        if let logger = connection.sqlLogger { connection.log(statement, to: logger) }
         self.statement = statement
     }
 

@@ -107,8 +107,13 @@ package final class Statement {
     private func failed(_ error: any Error) -> any Error {
         connection.evict(self)
         guard var failure = error as? ActiveRecordError, connection.includesBoundValuesInErrors else { return error }
-        if let sqlite { failure.expandedSQL = sqlite.expandedSQL() } else { failure.expandedSQL = engine.expandedSQL() }
+        failure.expandedSQL = expandedSQL()
         return failure
+    }
+
+    /// The SQL with the bound values written in (`nil` when the engine cannot say).
+    package func expandedSQL() -> String? {
+        if let sqlite { sqlite.expandedSQL() } else { engine.expandedSQL() }
     }
 
     /// Resets the statement and clears its bindings, ready for reuse.

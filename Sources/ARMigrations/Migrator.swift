@@ -46,13 +46,14 @@ public struct Migrator: Sendable {
 
     /// Brings `database` up to date: on a database without tables, records every step as
     /// applied; otherwise runs, in order, every step it has not run. Called when the
-    /// database opens (``Database/init(_:automaticMigrations:readOnly:migrator:)``).
+    /// database opens (`Database/init(_:automaticMigrations:readOnly:migrator:)`), or on a
+    /// database opened without one, before any model uses it (after setting its logger, say).
     /// - Returns: the names of the steps it ran.
     /// - Throws: `.migrationFailed` naming the step; that step's changes are rolled back,
     ///   the steps before it stay applied. `.readOnly` when steps are pending on a database
     ///   opened read-only.
     @discardableResult
-    func apply(to database: Database) throws -> [String] {
+    public func apply(to database: Database) throws -> [String] {
         guard !database.isReadOnly else {
             let applied = Set(try appliedMigrations(in: database))
             let pending = steps.map(\.name).filter { !applied.contains($0) }
@@ -71,6 +72,9 @@ public struct Migrator: Sendable {
             isNew = true
             for step in steps { try record(step.name, in: database) }
         }
+        if isNew {
+            database.log(.info, "a new database: \(steps.count) migrations recorded as applied (the models create the latest schema)")
+        }
         guard !isNew else { return [] }
         var ran: [String] = []
         for (position, step) in steps.enumerated() {
@@ -85,7 +89,10 @@ public struct Migrator: Sendable {
                         didRun = true
                     }
                 }
-                if didRun { ran.append(step.name) }
+                if didRun {
+                    ran.append(step.name)
+                    database.log(.info, "migration '\(step.name)' applied (step \(position + 1) of \(steps.count))")
+                }
             } catch {
                 let reason = (error as? ActiveRecordError)?.message ?? "\(error)"
                 let message = "migration '\(step.name)' (step \(position + 1) of \(steps.count)) failed: \(reason); "
@@ -125,7 +132,7 @@ extension Database {
         try migrator.apply(to: self)
     }
 
-    /// ``configure(_:automaticMigrations:readOnly:)`` with versioned migrations: the new
+    /// `configure(_:automaticMigrations:readOnly:)` with versioned migrations: the new
     /// database is opened and brought up to date with `migrator`'s steps before it replaces
     /// the configured one (which stays if either fails).
     @discardableResult

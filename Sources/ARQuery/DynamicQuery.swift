@@ -1,6 +1,6 @@
 import ARCore
 
-/// A query over a ``DynamicModel``: the predicate language with arguments as
+/// A query over a `DynamicModel`: the predicate language with arguments as
 /// database values, order, limit and offset. What the C API runs, through the
 /// same compiler as ``Query``.
 ///

@@ -81,7 +81,7 @@ public struct Query<Record: Model> {
         with { $0.clauses.conditions.append(.format(format, arguments: QueryArgument.Source.sources(arguments))) }
     }
 
-    /// ``where(_:_:)-(String,(any ColumnValue)?...)`` with arguments given as database values.
+    /// `where(_:_:)-(String,(any ColumnValue)?...)` with arguments given as database values.
     public consuming func `where`(_ format: String, arguments: [QueryArgument]) -> Query {
         with { $0.clauses.conditions.append(.format(format, arguments: arguments.map { .converted($0) })) }
     }
@@ -140,6 +140,8 @@ public struct Query<Record: Model> {
     /// User.query().join(Group.self, .left, on: "groupId", "id")   // "User"."groupId" = "Group"."id"
     /// ```
     /// - Parameters:
+    ///   - other: the model to join.
+    ///   - kind: inner (the default), left, right or full outer.
     ///   - local: a column of this model (or `Table.column` of an earlier join).
     ///   - foreign: a column of `other`.
     public consuming func join<Other: Model>(_ other: Other.Type, _ kind: JoinKind = .inner, on local: String, _ foreign: String) -> Query {

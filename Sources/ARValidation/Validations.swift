@@ -131,9 +131,11 @@ public final class ValidationRules<Record: Model> {
     /// Key `already_exists`.
     ///
     /// - Parameters:
+    ///   - keyPath: the property validated.
     ///   - caseSensitive: `false` compares ASCII letters without case (SQLite's NOCASE).
     ///   - index: also declare a UNIQUE index on the column, so that two concurrent
     ///     savers cannot both win (the loser gets this same error).
+    ///   - message: the failure's message.
     ///
     /// Checked for new records and when the column changed; a `nil` value is not checked.
     public func uniqueness<Value: ColumnValue>(

@@ -1,5 +1,6 @@
 import ActiveRecord
 import Foundation
+import Logging
 import Synchronization
 import Testing
 
@@ -18,9 +19,38 @@ final class GadgetV2: Model {
 }
 
 /// Log lines, captured.
+/// The lines a database logs, each as `level: message` (metadata in brackets when asked for).
 final class LogLines: Sendable {
     let lines = Mutex<[String]>([])
     var all: [String] { lines.withLock { $0 } }
+
+    /// A logger at `level` that appends here.
+    func logger(level: Logger.Level = .info, metadata: Bool = false) -> Logger {
+        var logger = Logger(label: "test") { _ in Handler(lines: self, withMetadata: metadata) }
+        logger.logLevel = level
+        return logger
+    }
+
+    private struct Handler: LogHandler {
+        let lines: LogLines
+        let withMetadata: Bool
+        var metadata: Logger.Metadata = [:]
+        var metadataProvider: Logger.MetadataProvider?
+        var logLevel: Logger.Level = .info
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            var line = "\(event.level): \(event.message)"
+            if withMetadata, let metadata = event.metadata, !metadata.isEmpty {
+                line += " " + metadata.keys.sorted().map { "[\($0): \(metadata[$0]!)]" }.joined(separator: " ")
+            }
+            lines.lines.withLock { $0.append(line) }
+        }
+    }
 }
 
 @Suite("Automatic migration")
@@ -37,7 +67,7 @@ struct MigrationTests {
         // The program is rebuilt with a new version of the class.
         let db = try Database(location)
         let log = LogLines()
-        db.logger = { line in log.lines.withLock { $0.append(line) } }
+        db.logger = log.logger()
         try db.use { () throws in
             let new = try GadgetV2.create(["name": "third", "price": 12.25, "note": "new"])
             let all = try GadgetV2.all()
@@ -49,7 +79,10 @@ struct MigrationTests {
         // The column the class dropped is left alone, with its data, and reported.
         // (new rows get its SQL default)
         #expect(try storedValue(db, #"SELECT count(*) FROM "Gadget" WHERE "legacy" = 'old'"#) == .integer(3))
-        #expect(log.all == ["schema drift: Gadget: columns not in the model, left alone: legacy"])
+        #expect(log.all == [
+            "info: automatic migration: Gadget: add columns price, note; create indexes Gadget_price_index",
+            "warning: schema drift: Gadget: columns not in the model, left alone: legacy",
+        ])
         #expect(try indexNames(db, "Gadget") == ["Gadget_price_index"])
     }
 

@@ -1,5 +1,6 @@
 import ActiveRecord
 import Foundation
+import Logging
 import Synchronization
 import Testing
 
@@ -131,7 +132,7 @@ struct SchemaEvolutionTests {
                 #"CREATE TABLE "FKChild" ("# + engine.idColumn + #", "createdAt" \#(engine.real), "updatedAt" \#(engine.real), "#
                     + #""name" TEXT NOT NULL DEFAULT '', "parentId" \#(engine.integer))"#)
             let log = LogLines()
-            db.logger = { line in log.lines.withLock { $0.append(line) } }
+            db.logger = log.logger()
             let drift = try #require(try db.drift(of: [FKChild.self]).first)
             #expect(drift.missingForeignKeys == ["parentId → FKParent(id)"])
             #expect(drift.description.contains("foreign keys not in the table, left alone"))

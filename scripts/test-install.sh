@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The install as a C user meets it (make test-install): installs LIBRARY into a temporary
+# prefix, builds Examples/c/quickstart.c with nothing but pkg-config, runs it in an empty
+# environment and checks its output and that no library comes from the Swift toolchain, then
+# uninstalls and checks that nothing is left.
+#
+#     scripts/test-install.sh LIBRARY VERSION
+set -euo pipefail
+library=${1:?library} version=${2:?version}
+cd "$(dirname "$0")/.."
+repository=$PWD
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+fail() { echo "test-install: $*" >&2; exit 1; }
+
+scripts/install.sh install "$library" include/activerecord.h "$prefix" "$version"
+
+major=${version%%.*}
+[ "$(readlink "$prefix/lib/libactiverecord.so")" = "libactiverecord.so.$major" ] || fail "libactiverecord.so does not link to .so.$major"
+[ "$(readlink "$prefix/lib/libactiverecord.so.$major")" = "libactiverecord.so.$version" ] || fail "libactiverecord.so.$major does not link to .so.$version"
+soname=$(readelf -d "$prefix/lib/libactiverecord.so.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ "$soname" = "libactiverecord.so.$major" ] || fail "SONAME is '$soname', expected libactiverecord.so.$major"
+runpath=$(readelf -d "$prefix/lib/libactiverecord.so.$version" | sed -n 's/.*(R[UN]*PATH).*\[\(.*\)\]/\1/p')
+if tr ':' '\n' <<< "$runpath" | grep -q '^/'; then fail "the installed library searches an absolute path: $runpath"; fi
+
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+[ "$(pkg-config --modversion activerecord)" = "$version" ] || fail "pkg-config --modversion says $(pkg-config --modversion activerecord)"
+mkdir "$work/app"
+# shellcheck disable=SC2046  # pkg-config's words are separate arguments
+cc -std=c99 -Wall -Wextra -Werror "$repository/Examples/c/quickstart.c" -o "$work/app/quickstart" $(pkg-config --cflags --libs activerecord)
+
+# Every shared library the program loads: none from the toolchain, the Swift runtime from the prefix.
+resolved=$(ldd "$work/app/quickstart")
+toolchain=$(dirname "$(dirname "$(command -v swift)")")
+if grep -q "$toolchain" <<< "$resolved"; then fail "the program loads from the toolchain ($toolchain):"$'\n'"$resolved"; fi
+grep -q "libswiftCore.so => $prefix/lib/activerecord/libswiftCore.so" <<< "$resolved" \
+  || fail "libswiftCore.so does not come from the prefix:"$'\n'"$resolved"
+if grep -q "not found" <<< "$resolved"; then fail "a library is missing:"$'\n'"$resolved"; fi
+
+(cd "$work/app" && env -i PATH=/usr/bin:/bin ./quickstart > quickstart.out)
+diff -u Examples/c/quickstart.expected "$work/app/quickstart.out" || fail "the installed quickstart's output differs"
+
+scripts/install.sh uninstall "$prefix"
+[ ! -e "$prefix" ] || fail "uninstall left: $(find "$prefix" | head -20)"
+echo "test-install: installed, built with pkg-config, ran without the toolchain (output as expected), uninstalled without a trace"
