@@ -4,6 +4,12 @@ import Foundation
 import Synchronization
 import Testing
 
+/// The tests' lock: the library's pthread mutex (`Lock`), which the thread sanitizer sees. On
+/// Linux, Synchronization's `Mutex` hands a contended lock over inside the uninstrumented
+/// Synchronization library, so `make test-tsan` reported the state it guards as racing
+/// whenever two threads collided (see Sources/ARCore/Lock.swift). Shadows Synchronization's.
+typealias Mutex = Lock
+
 /// The engines the suite runs on, as a test argument: SQLite always, PostgreSQL when
 /// `AR_TEST_POSTGRES` holds a `key=value` connection string to a server where the tests may
 /// create schemas (`make test` starts a throwaway one; see `scripts/with-postgres.sh`).
