@@ -287,18 +287,26 @@ INSTALL_BUILD = $(SWIFT) build -c release --product activerecord --scratch-path 
   -Xswiftc -no-toolchain-stdlib-rpath -Xlinker -soname -Xlinker libactiverecord.so.$(firstword $(subst ., ,$(VERSION_NUMBER))) \
   -Xlinker -rpath -Xlinker '$$ORIGIN/activerecord'
 
+INSTALL_LIBRARY = .build-install/release/libactiverecord.so
+# The runtime library path of the toolchain $(SWIFT) is (not of whatever swift PATH finds).
+SWIFT_RUNTIME_DIR = $$($(SWIFT) -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"]["runtimeLibraryPaths"][0])')
+
 install-build: deps
 	$(INSTALL_BUILD)
 
-install: install-build
-	scripts/install.sh install "$$($(INSTALL_BUILD) --show-bin-path)/libactiverecord.so" include/activerecord.h \
-	  "$(PREFIX)" $(VERSION_NUMBER)
+# Built only when a source changed since (a file target), so that `make install-build` as
+# yourself and then `sudo make install` builds nothing as root.
+$(INSTALL_LIBRARY): Package.swift $(shell find Sources -name '*.swift' -o -name '*.h' -o -name '*.modulemap')
+	$(MAKE) --no-print-directory install-build
+
+install: $(INSTALL_LIBRARY)
+	scripts/install.sh install $(INSTALL_LIBRARY) include/activerecord.h "$(PREFIX)" $(VERSION_NUMBER) "$(SWIFT_RUNTIME_DIR)"
 
 uninstall:
 	scripts/install.sh uninstall "$(PREFIX)"
 
 test-install: install-build
-	scripts/test-install.sh "$$($(INSTALL_BUILD) --show-bin-path)/libactiverecord.so" $(VERSION_NUMBER)
+	scripts/test-install.sh $(INSTALL_LIBRARY) $(VERSION_NUMBER) "$(SWIFT_RUNTIME_DIR)"
 
 clean:
 	rm -rf .build .build-install Benchmarks/.build

@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # Installs the C library like any C library, or removes what an install put there.
 #
-#     scripts/install.sh install   LIBRARY HEADER PREFIX VERSION     (make install)
+#     scripts/install.sh install   LIBRARY HEADER PREFIX VERSION RUNTIME-DIR   (make install)
 #     scripts/install.sh uninstall PREFIX                            (make uninstall)
 #
 # `install` copies, under $DESTDIR$PREFIX:
 #   lib/libactiverecord.so.VERSION         the release library (SONAME libactiverecord.so.MAJOR,
 #                                          RUNPATH $ORIGIN/activerecord), stripped
 #   lib/libactiverecord.so.MAJOR, lib/libactiverecord.so   the usual symbolic links
-#   lib/activerecord/*.so                  the Swift runtime libraries it needs, from the
-#                                          toolchain it was built with: a program's machine
-#                                          needs no Swift toolchain
+#   lib/activerecord/*.so                  the Swift runtime libraries it needs, from
+#                                          RUNTIME-DIR (the runtime library path of the
+#                                          toolchain that built it: `swift -print-target-info`):
+#                                          a program's machine needs no Swift toolchain
 #   include/activerecord.h
 #   lib/pkgconfig/activerecord.pc          `pkg-config --cflags --libs activerecord`
-#   share/activerecord/installed-files     this list, which `uninstall` removes, exactly
+#   share/activerecord/installed-files     this list, which `uninstall` removes, exactly (with
+#                                          the directories the install made; under DESTDIR, a
+#                                          staging tree, only the files)
 # LIBRARY must be built with -no-toolchain-stdlib-rpath, -soname libactiverecord.so.MAJOR and
 # -rpath '$ORIGIN/activerecord' (the Makefile's install-build does).
 set -euo pipefail
@@ -22,18 +25,26 @@ manifest_path=share/activerecord/installed-files
 
 case ${1:-} in
 install)
-  library=${2:?library} header=${3:?header} prefix=${4:?prefix} version=${5:?version}
+  library=${2:?library} header=${3:?header} prefix=${4:?prefix} version=${5:?version} runtime_dir=${6:?runtime dir}
   major=${version%%.*}
+  case $prefix in
+  /*) ;;
+  *) echo "install: PREFIX must be an absolute path (it is written into activerecord.pc): '$prefix'" >&2; exit 1 ;;
+  esac
+  case $prefix in
+  *[[:space:]]*)
+    echo "install: PREFIX '$prefix' contains white space, which pkg-config's output cannot carry; choose another" >&2
+    exit 1 ;;
+  esac
   root="${DESTDIR:-}$prefix"
-  runtime_dir=$(dirname "$(command -v swift)")/../lib/swift/linux
-  [ -d "$runtime_dir" ] || { echo "install: no Swift runtime libraries at $runtime_dir" >&2; exit 1; }
+  [ -f "$runtime_dir/libswiftCore.so" ] || { echo "install: no Swift runtime libraries at $runtime_dir" >&2; exit 1; }
   [ ! -e "$root/$manifest_path" ] || {
     echo "install: $root already has an installed activerecord; run make uninstall PREFIX=$prefix first" >&2
     exit 1
   }
 
   installed=() created=()
-  [ -d "$root" ] || created=(.)
+  [ -n "${DESTDIR:-}" ] || [ -d "$root" ] || created=(.)
   # Records the directories of RELATIVE-PATH that do not exist yet (uninstall removes those,
   # deepest first, and no directory that was there before).
   make_directories() {
@@ -43,7 +54,10 @@ install)
       missing=("$directory" "${missing[@]}")
       directory=$(dirname "$directory")
     done
-    [ ${#missing[@]} -eq 0 ] || { mkdir -p "$root/$(dirname "$1")"; created+=("${missing[@]}"); }
+    [ ${#missing[@]} -eq 0 ] || mkdir -p "$root/$(dirname "$1")"
+    # Under DESTDIR the tree is staged for elsewhere, where these directories may exist
+    # already: only the files are listed, so an uninstall there never removes a directory.
+    [ ${#missing[@]} -eq 0 ] || [ -n "${DESTDIR:-}" ] || created+=("${missing[@]}")
   }
   put() { # put SOURCE RELATIVE-PATH MODE
     make_directories "$2"

@@ -4,9 +4,9 @@
 # environment and checks its output and that no library comes from the Swift toolchain, then
 # uninstalls and checks that nothing is left.
 #
-#     scripts/test-install.sh LIBRARY VERSION
+#     scripts/test-install.sh LIBRARY VERSION RUNTIME-DIR
 set -euo pipefail
-library=${1:?library} version=${2:?version}
+library=${1:?library} version=${2:?version} runtime_dir=${3:?runtime dir}
 cd "$(dirname "$0")/.."
 repository=$PWD
 
@@ -15,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 fail() { echo "test-install: $*" >&2; exit 1; }
 
-scripts/install.sh install "$library" include/activerecord.h "$prefix" "$version"
+scripts/install.sh install "$library" include/activerecord.h "$prefix" "$version" "$runtime_dir"
 
 major=${version%%.*}
 [ "$(readlink "$prefix/lib/libactiverecord.so")" = "libactiverecord.so.$major" ] || fail "libactiverecord.so does not link to .so.$major"
@@ -33,8 +33,7 @@ cc -std=c99 -Wall -Wextra -Werror "$repository/Examples/c/quickstart.c" -o "$wor
 
 # Every shared library the program loads: none from the toolchain, the Swift runtime from the prefix.
 resolved=$(ldd "$work/app/quickstart")
-toolchain=$(dirname "$(dirname "$(command -v swift)")")
-if grep -q "$toolchain" <<< "$resolved"; then fail "the program loads from the toolchain ($toolchain):"$'\n'"$resolved"; fi
+if grep -q "$runtime_dir" <<< "$resolved"; then fail "the program loads from the toolchain ($runtime_dir):"$'\n'"$resolved"; fi
 grep -q "libswiftCore.so => $prefix/lib/activerecord/libswiftCore.so" <<< "$resolved" \
   || fail "libswiftCore.so does not come from the prefix:"$'\n'"$resolved"
 if grep -q "not found" <<< "$resolved"; then fail "a library is missing:"$'\n'"$resolved"; fi

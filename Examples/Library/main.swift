@@ -57,9 +57,10 @@ do {
         print("Swift has: \(names(try swift.users.order(by: "name").fetch()))")
         print("Alex's group: \(alex.group?.title ?? "none")")
 
-        // Eager loading: the groups and all their users in two queries.
+        // Eager loading: the groups and all their users in two queries; each group's users
+        // are then answered from memory (a changed query, say with an order, would run SQL).
         for group in try Group.query().order(by: "title").includes(\.users).fetch() {
-            print("  \(group.title): \(names(try group.users.order(by: "name").fetch()))")
+            print("  \(group.title): \(try group.users.fetch().map(\.name).sorted().joined(separator: ", "))")
         }
         print("students aged 20 or more: \(names(try students.users.where("age >= %@", 20).order(by: "name").fetch()))")
 

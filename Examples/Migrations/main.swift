@@ -51,8 +51,10 @@ do {
         try database.use {
             let notes = try Note.query().order(by: "title").fetch()
             for note in notes { print("  \(note.title): \(note.text) (starred: \(note.starred))") }
-            notes[1].starred = true
-            try notes[1].save()
+            if let ideas = notes.first(where: { $0.title == "ideas" }) {
+                ideas.starred = true
+                try ideas.save()
+            }
         }
         print("columns now: " + (try columns(database)).joined(separator: ", "))
         print("mood kept for: \(try database.rows(#"SELECT "title", "mood" FROM "Note" ORDER BY "title""#).map { "\($0[0].textValue ?? "") \($0[1].textValue ?? "")" })")

@@ -23,16 +23,19 @@ package final class Connection {
     private static let queryStatementLimit = 200
     /// The keyed statement used last: a loop of saves finds it without hashing its key.
     @exclusivity(unchecked) private var lastKeyed: Statement?
+    // The settings below are read on every statement: without dynamic exclusivity checks
+    // (~20 instructions a read). They change only where no statement runs on the connection:
+    // the writer's under its lock, a reader's or pooled connection's before its next use.
     /// Called with the SQL text of every statement run, before it runs.
-    package var tracer: (@Sendable (String) -> Void)?
+    @exclusivity(unchecked) package var tracer: (@Sendable (String) -> Void)?
     /// The database's logger when it logs SQL (`.trace`), else `nil`.
-    package var sqlLogger: Logger?
+    @exclusivity(unchecked) package var sqlLogger: Logger?
     /// The database's logger when it logs connection events (`.debug`), else `nil`.
-    package var eventLogger: Logger?
+    @exclusivity(unchecked) package var eventLogger: Logger?
     /// Whether ``sqlLogger``'s lines carry the bound values.
-    package var logsBoundValues = false
+    @exclusivity(unchecked) package var logsBoundValues = false
     /// Whether step errors carry the SQL with its bound values written in.
-    package var includesBoundValuesInErrors = false
+    @exclusivity(unchecked) package var includesBoundValuesInErrors = false
     /// The tables automatic migration is preparing on this thread's call stack, so that a
     /// cycle of parents (A belongs to B, B to A) is prepared once.
     package var preparing: Set<UInt64> = []

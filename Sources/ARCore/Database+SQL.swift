@@ -71,9 +71,10 @@ extension Database {
     /// Where the library logs, through swift-log:
     /// - every statement's SQL at `.trace` (with `?` placeholders; the values only with
     ///   ``logsBoundValues``),
-    /// - connections a pool opens at `.debug`,
-    /// - what automatic migration adds (tables, columns, indexes) and each versioned
-    ///   migration step at `.info`,
+    /// - connections a pool opens, and tables automatic migration creates, at `.debug`,
+    /// - columns and indexes automatic migration adds to an existing table, each versioned
+    ///   migration step, and a new database's steps recorded as applied, at `.info`,
+    /// - a database moved from the old default location at `.notice`,
     /// - schema drift automatic migration leaves alone at `.warning`.
     ///
     /// Default: `Logger(label: "activerecord")`, which goes wherever the program's
