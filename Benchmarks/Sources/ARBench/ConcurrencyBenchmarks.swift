@@ -120,12 +120,14 @@ struct ConcurrencySection {
             _ = try measure("library: 1 reader", readers: 1, writer: false, librarySide)
             _ = try measure("library: 2 readers", readers: 2, writer: false, librarySide)
         }
+        // With a writer: raw first (its control), then the library.
+        let rawMixed = try measure("raw: 2 readers + 1 writer", readers: 2, writer: true, rawSide)
         let mixed = try measure("library: 2 readers + 1 writer", readers: 2, writer: true, librarySide)
         let rawAlone = best["raw: 1 reader"]!, rawPair = best["raw: 2 readers"]!
         let alone = best["library: 1 reader"]!, pair = best["library: 2 readers"]!
 
         let context = "concurrency: after 2 readers + 1 writer"
-        let expected = rowCount + mixed.writes
+        let expected = rowCount + rawMixed.writes + mixed.writes
         try Check.count(try database.use { try SmallItem.count() }, expected, "\(context): SmallItem.count()")
         try Check.count(Int(try raw.integer(#"SELECT count(*) FROM "SmallItem""#)), expected, "\(context): rows (raw)")
         try Check.count(
@@ -156,9 +158,10 @@ struct ConcurrencySection {
             String(format: "single reader: library %.2f of raw's reads/s", alone.readRate / rawAlone.readRate),
             String(format: "two readers / one reader: raw %.2f, library %.2f (target: within %.2f of raw's) %@",
                    rawScaling, libraryScaling, Self.scalingTolerance, met ? "ok" : "MISSED"),
-            String(format: "library readers while the writer inserts: %.2f of one reader alone's reads/s", mixed.readRate / alone.readRate)
-                + " (per reader: \(mixed.readerRates.map { String(format: "%.0f", $0) }.joined(separator: ", "))); "
-                + "rows after: \(expected) = \(rowCount) + \(mixed.writes) writes",
+            String(format: "two readers while one writer inserts, of one reader alone's reads/s: raw %.2f, library %.2f",
+                   rawMixed.readRate / rawAlone.readRate, mixed.readRate / alone.readRate)
+                + " (library per reader: \(mixed.readerRates.map { String(format: "%.0f", $0) }.joined(separator: ", "))); "
+                + "rows after: \(expected) = \(rowCount) + \(rawMixed.writes) raw + \(mixed.writes) library writes",
         ]
     }
 
@@ -251,7 +254,12 @@ struct ConcurrencySection {
                     }
                 case .raw(let path):
                     let connection = try RawDatabase(path: path)
+                    sqlite3_busy_timeout(connection.handle, 10_000)  // as the library's connections
                     let select = try connection.prepare(#"SELECT "id", "name", "value" FROM "SmallItem" WHERE "id" = ?"#)
+                    let insert = role == .writer
+                        ? try connection.prepare(
+                            #"INSERT INTO "SmallItem" ("createdAt", "updatedAt", "name", "value") VALUES (?, ?, ?, ?)"#)
+                        : nil
                     try loop(
                         read: {
                             let id = nextID()
@@ -261,7 +269,17 @@ struct ConcurrencySection {
                                   !select.text(1).isEmpty, sqlite3_column_int64(select.handle, 2) == id
                             else { throw notFound(id) }
                         },
-                        write: { _ in throw Check.Failure(description: "the raw side has no writer") })
+                        write: { count in
+                            // As the library's create: timestamps, the name, the value; autocommit.
+                            guard let insert else { return }
+                            let now = Date().timeIntervalSince1970
+                            defer { insert.reset() }
+                            sqlite3_bind_double(insert.handle, 1, now)
+                            sqlite3_bind_double(insert.handle, 2, now)
+                            try insert.bind("written\(count + 1)", at: 3)
+                            sqlite3_bind_int64(insert.handle, 4, Int64(rowCount + count + 1))
+                            guard try !insert.step() else { throw Check.Failure(description: "the raw INSERT returned a row") }
+                        })
                 }
             } catch {
                 run.errors.withLock { $0.append("\(role) thread: \(error)") }
