@@ -53,7 +53,7 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
         public static let unknownColumn = Code(rawValue: "unknownColumn")
         /// A table (or model) name that the query does not have.
         public static let unknownTable = Code(rawValue: "unknownTable")
-        /// A record failed its validations; `ActiveRecordError/validationErrors` lists why.
+        /// A record failed its validations; ``ActiveRecordError/validationFailures`` lists why.
         public static let validationFailed = Code(rawValue: "validationFailed")
         /// A predicate that cannot be parsed, or whose arguments do not fit it.
         public static let invalidPredicate = Code(rawValue: "invalidPredicate")

@@ -177,7 +177,7 @@ private func eachOnce(_ records: [Model], _ body: (any Callbacks) -> Void) {
     }
 }
 
-/// Throw this inside `Database/transaction(_:)` to roll back without an error.
+/// Throw this inside `Database.transaction(_:)` to roll back without an error.
 public struct Rollback: Error, Sendable {
     /// Makes the rollback signal.
     public init() {}

@@ -235,7 +235,7 @@ package protocol SQLDialect: Sendable {
     var migrationsOrder: String { get }
 }
 
-/// A column as the database describes it (`MigrationContext/ColumnInfo` in migrations).
+/// A column as the database describes it (`MigrationContext.ColumnInfo` in migrations).
 public struct ColumnDescription: Sendable, Equatable {
     /// The column name.
     public var name: String
@@ -259,7 +259,7 @@ public struct ColumnDescription: Sendable, Equatable {
     }
 }
 
-/// An index as the database describes it (`MigrationContext/IndexInfo` in migrations).
+/// An index as the database describes it (`MigrationContext.IndexInfo` in migrations).
 public struct IndexDescription: Sendable, Equatable {
     /// The index name.
     public var name: String

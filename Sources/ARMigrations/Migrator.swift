@@ -46,7 +46,7 @@ public struct Migrator: Sendable {
 
     /// Brings `database` up to date: on a database without tables, records every step as
     /// applied; otherwise runs, in order, every step it has not run. Called when the
-    /// database opens (`Database/init(_:automaticMigrations:readOnly:migrator:)`), or on a
+    /// database opens (`Database(_:automaticMigrations:readOnly:migrator:)`), or on a
     /// database opened without one, before any model uses it (after setting its logger, say).
     /// - Returns: the names of the steps it ran.
     /// - Throws: `.migrationFailed` naming the step; that step's changes are rolled back,

@@ -1,7 +1,7 @@
 import ARCore
 import Foundation
 
-/// A condition on one column, for `Query/where(_:_:)`.
+/// A condition on one column, for `Query.where(_:_:)`.
 ///
 /// ```swift
 /// User.query().where("age", .greaterThan(30))

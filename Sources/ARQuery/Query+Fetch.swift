@@ -4,8 +4,9 @@ extension Query {
     /// The query's SQL for the current database; see ``QueryClauses/compile(_:caching:dialect:defaultsToIdOrder:)``.
     func compile(defaultsToIdOrder: Bool = false) throws -> CompiledQuery {
         let database = try Database.current
-        var sql = try state.compile(
-            QueryTable(Record.self), caching: Record.self, dialect: database.dialect, defaultsToIdOrder: defaultsToIdOrder)
+        var sql = try QueryClauses.compile(
+            &state.clauses, QueryTable(Record.self), caching: Record.self, dialect: database.dialect,
+            defaultsToIdOrder: defaultsToIdOrder)
         sql.database = database
         return sql
     }
@@ -131,7 +132,7 @@ extension Query {
     /// ```swift
     /// try Bookmark.query().where("visits = 0 AND createdAt < %@", lastYear).deleteAll()
     /// ```
-    /// SQL only, as Rails' `delete_all`: no callbacks and no dependencies run (`Model/destroy()`
+    /// SQL only, as Rails' `delete_all`: no callbacks and no dependencies run (`Model.destroy()`
     /// and `destroyAll()` run them), and records already in memory are not marked destroyed.
     /// Conditions, joins, order, limit and offset all apply.
     /// - Throws: `.misuse` for a grouped query; the query's errors; the engine's (a foreign
@@ -149,7 +150,7 @@ extension Query {
     /// try Bookmark.query().where("url LIKE %@", "http:%").updateAll(["starred": false])
     /// ```
     /// Values are bound, never spliced. SQL only: no validations or callbacks run, and
-    /// records already in memory keep their values (`Model/reload()` reads them again).
+    /// records already in memory keep their values (`Model.reload()` reads them again).
     /// - Throws: `.unknownColumn` naming the model's columns; `.typeMismatch` for a value
     ///   that does not fit its column; `.misuse` for `id`, no values or a grouped query;
     ///   the query's and the engine's errors.

@@ -81,7 +81,7 @@ public struct Query<Record: Model> {
         with { $0.clauses.conditions.append(.format(format, arguments: QueryArgument.Source.sources(arguments))) }
     }
 
-    /// `where(_:_:)-(String,(any ColumnValue)?...)` with arguments given as database values.
+    /// `where(_:_:)` (a format and variadic values) with arguments given as database values.
     public consuming func `where`(_ format: String, arguments: [QueryArgument]) -> Query {
         with { $0.clauses.conditions.append(.format(format, arguments: arguments.map { .converted($0) })) }
     }

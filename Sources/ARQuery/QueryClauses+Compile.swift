@@ -206,20 +206,10 @@ final class CompiledShape {
     }
 }
 
-extension QueryState {
-    /// ``QueryClauses/compile(_:caching:dialect:defaultsToIdOrder:)`` of the query's clauses,
-    /// reached in place: a call on the stored property would first copy the clauses out of
-    /// the box (a class, whose property a callee could change), retaining every field.
-    func compile(
-        _ base: @autoclosure () throws -> QueryTable, caching model: Model.Type?, dialect: any SQLDialect,
-        defaultsToIdOrder: Bool
-    ) throws -> CompiledQuery {
-        try QueryClauses.compile(&clauses, try base(), caching: model, dialect: dialect, defaultsToIdOrder: defaultsToIdOrder)
-    }
-}
-
 extension QueryClauses {
-    /// `clauses.compile(…)`, taking the clauses in place (see ``QueryState/compile(_:caching:dialect:defaultsToIdOrder:)``).
+    /// `clauses.compile(…)`, taking the clauses in place: for a query's box (`QueryState`), a
+    /// call on its stored property would first copy the clauses out of it (a class, whose
+    /// property a callee could change), retaining every field.
     static func compile(
         _ clauses: inout QueryClauses, _ base: @autoclosure () throws -> QueryTable, caching model: Model.Type?,
         dialect: any SQLDialect, defaultsToIdOrder: Bool

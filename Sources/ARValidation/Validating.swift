@@ -22,7 +22,7 @@ public protocol Validating: ValidationHook {
 }
 
 extension Validating {
-    /// Runs every validation, replacing `Model/errors`; `true` when there is none.
+    /// Runs every validation, replacing `Model.errors`; `true` when there is none.
     /// Uniqueness runs for a new record, and for a saved one when its column changed.
     /// - Throws: database errors (a uniqueness query); a key path that is not a column.
     public func validate() throws -> Bool {
