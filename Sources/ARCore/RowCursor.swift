@@ -80,6 +80,15 @@ package final class RowCursor {
         return try read(statement.unsafelyUnwrapped)
     }
 
+    /// Steps a cursor on a leased connection to its next row: `false` when the rows ran out.
+    /// Unlike ``next(_:)`` it leaves the statement open either way, so that whoever reads
+    /// the rows in place (``currentRow``) can let the statement go before ``close()``.
+    package func advance() throws -> Bool {
+        precondition(isOnReader, "advance() steps a cursor on a leased connection")
+        guard statement != nil else { return false }
+        return try statement.unsafelyUnwrapped.step()
+    }
+
     /// Finalizes the statement (under the writer's lock, on the writer) and gives a leased
     /// reader back. Closing twice does nothing.
     package func close() {

@@ -151,9 +151,13 @@ private func setBound(_ query: OpaquePointer?, _ count: Int64, _ function: Strin
 /// database's writer connection, locked per call (as Swift's cursor does): then rows the
 /// program changes during the loop may or may not be seen.
 @c public func ar_query_next(_ query: OpaquePointer?, _ record_out: UnsafeMutablePointer<OpaquePointer?>?) -> ar_result {
-    guard let handle = Handle.from(query, as: QueryHandle.self) else {
-        return failWithoutDatabase(.misuse, "ar_query_next: not a query handle")
+    let status = Handle.borrow(query, as: QueryHandle.self) { handle -> ar_result in
+        next(handle, record_out)
     }
+    return status ?? failWithoutDatabase(.misuse, "ar_query_next: not a query handle")
+}
+
+private func next(_ handle: QueryHandle, _ record_out: UnsafeMutablePointer<OpaquePointer?>?) -> ar_result {
     guard let record_out else { return handle.model.database.fail(.misuse, "ar_query_next: record_out must not be NULL") }
     record_out.pointee = nil
     if handle.rows == nil {
@@ -164,6 +168,19 @@ private func setBound(_ query: OpaquePointer?, _ count: Int64, _ function: Strin
             return .ok
         }
         guard status == .ok else { return status }
+    }
+    do {
+        switch try handle.stepInPlace() {
+        case .row(let record):
+            record_out.pointee = record.retainedPointer()
+            return .ok
+        case .done:
+            return .done
+        case .notInPlace:
+            break
+        }
+    } catch {
+        return handle.model.database.fail(error)
     }
     return handle.model.database.catching {
         // The last record lets the cursor's row go before the cursor moves (or finishes, and

@@ -26,7 +26,7 @@ func withRecordInMemory(_ record: OpaquePointer?, _ function: String, _ body: (R
 /// - Throws: `.misuse` for NULL, `.unknownColumn` naming the model's columns.
 func position(_ column: UnsafePointer<CChar>?, in handle: RecordHandle, _ function: String) throws -> Int {
     guard let column else { throw ActiveRecordError(.misuse, "\(function): column must not be NULL") }
-    guard let position = handle.frozen.position(of: column) else {
+    guard let position = handle.frozen.position(of: column, guess: &handle.positionGuess) else {
         throw handle.frozen.model.schema.unknownColumn(String(cString: column))
     }
     return position

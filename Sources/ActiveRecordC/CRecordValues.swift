@@ -113,6 +113,23 @@ func blobValue(_ bytes: UnsafeRawPointer?, _ length: UInt, _ function: String) t
     set(record, column, "ar_record_set_null") { .null }
 }
 
+/// The SQLite row and result column a getter reads `column` of `record` from directly (see
+/// `RecordHandle.sqliteLocation(of:)`); `nil`: take the general path, which also explains errors.
+@inline(__always)
+private func sqliteLocation(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?) -> (row: OpaquePointer, index: Int32)? {
+    guard let record, let column else { return nil }
+    return Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(record))._withUnsafeGuaranteedRef { handle in
+        guard handle.kind == .record else { return nil }
+        return unsafeDowncast(handle, to: RecordHandle.self).sqliteLocation(of: column)
+    }
+}
+
+/// The record handle behind `record`, which `sqliteLocation` found to be one.
+@inline(__always)
+private func knownRecord<R>(_ record: OpaquePointer?, _ body: (RecordHandle) -> R) -> R {
+    Unmanaged<RecordHandle>.fromOpaque(UnsafeRawPointer(record.unsafelyUnwrapped))._withUnsafeGuaranteedRef(body)
+}
+
 private func get<T>(
     _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<T>?, _ function: String,
     _ read: (RecordHandle, Cell) throws -> T?
@@ -136,10 +153,22 @@ private func get<T>(
 @c public func ar_record_get_text(
     _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<UnsafePointer<CChar>?>?
 ) -> ar_result {
-    get(record, column, value_out, "ar_record_get_text") { handle, cell in
+    if let value_out, let (row, index) = sqliteLocation(record, column) {
+        switch sqliteCell(row, index) {
+        case .text(let bytes):
+            value_out.pointee = knownRecord(record) { $0.keep(bytes) }
+            return .ok
+        case .null:
+            value_out.pointee = nil
+            return .ok
+        default:
+            break
+        }
+    }
+    return get(record, column, value_out, "ar_record_get_text") { handle, cell in
         switch cell {
         case .null: return .some(nil)
-        case .text(let bytes): return handle.kept.set(bytes)
+        case .text(let bytes): return handle.keep(bytes)
         default: return nil
         }
     }
@@ -166,30 +195,49 @@ private func get<T>(
 
 /// Reads an integer or bool column (SQL NULL: AR_TYPE_MISMATCH; check ar_record_is_null first).
 @c public func ar_record_get_int64(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<Int64>?) -> ar_result {
-    get(record, column, value_out, "ar_record_get_int64") { _, cell in
+    if let value_out, let (row, index) = sqliteLocation(record, column), case .integer(let int) = sqliteCell(row, index) {
+        value_out.pointee = int
+        return .ok
+    }
+    return get(record, column, value_out, "ar_record_get_int64") { _, cell in
         if case .integer(let int) = cell { int } else { nil }
     }
 }
 
 /// Reads a real or date column (an integer is converted).
 @c public func ar_record_get_double(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<Double>?) -> ar_result {
-    get(record, column, value_out, "ar_record_get_double", readReal)
+    if let value_out, let (row, index) = sqliteLocation(record, column), let real = readReal(sqliteCell(row, index)) {
+        value_out.pointee = real
+        return .ok
+    }
+    return get(record, column, value_out, "ar_record_get_double", readReal)
 }
 
 /// Reads a bool column as 0 or 1.
 @c public func ar_record_get_bool(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<Int32>?) -> ar_result {
-    get(record, column, value_out, "ar_record_get_bool") { _, cell in
+    if let value_out, let (row, index) = sqliteLocation(record, column), case .integer(let int) = sqliteCell(row, index) {
+        value_out.pointee = int == 0 ? 0 : 1
+        return .ok
+    }
+    return get(record, column, value_out, "ar_record_get_bool") { _, cell in
         if case .integer(let int) = cell { int == 0 ? 0 : 1 } else { nil }
     }
 }
 
 /// Reads a date column in seconds since 1970-01-01 UTC.
 @c public func ar_record_get_date(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ seconds_out: UnsafeMutablePointer<Double>?) -> ar_result {
-    get(record, column, seconds_out, "ar_record_get_date", readReal)
+    if let seconds_out, let (row, index) = sqliteLocation(record, column), let real = readReal(sqliteCell(row, index)) {
+        seconds_out.pointee = real
+        return .ok
+    }
+    return get(record, column, seconds_out, "ar_record_get_date", readReal)
 }
 
+private func readReal(_ handle: RecordHandle, _ cell: Cell) -> Double? { readReal(cell) }
+
 /// A real, or an integer converted.
-private func readReal(_ handle: RecordHandle, _ cell: Cell) -> Double? {
+@inline(__always)
+private func readReal(_ cell: Cell) -> Double? {
     switch cell {
     case .real(let real): real
     case .integer(let int): Double(int)
@@ -208,6 +256,20 @@ private func readReal(_ handle: RecordHandle, _ cell: Cell) -> Double? {
             throw ActiveRecordError(.misuse, "ar_record_get_blob: out pointers must not be NULL")
         }
     }
+    if let bytes_out, let (row, index) = sqliteLocation(record, column) {
+        switch sqliteCell(row, index) {
+        case .blob(let bytes):
+            bytes_out.pointee = UnsafeRawPointer(knownRecord(record) { $0.keep(bytes) })
+            length_out.pointee = UInt(bytes.count)
+            return .ok
+        case .null:
+            bytes_out.pointee = nil
+            length_out.pointee = 0
+            return .ok
+        default:
+            break
+        }
+    }
     var length: UInt = 0
     let status = get(record, column, bytes_out, "ar_record_get_blob") { handle, cell -> UnsafeRawPointer?? in
         switch cell {
@@ -216,7 +278,7 @@ private func readReal(_ handle: RecordHandle, _ cell: Cell) -> Double? {
             return .some(nil)
         case .blob(let bytes):
             length = UInt(bytes.count)
-            return .some(UnsafeRawPointer(handle.kept.set(bytes)))
+            return .some(UnsafeRawPointer(handle.keep(bytes)))
         default:
             return nil
         }
@@ -227,7 +289,11 @@ private func readReal(_ handle: RecordHandle, _ cell: Cell) -> Double? {
 
 /// Sets `*is_null_out` to 1 when the column is SQL NULL, else 0.
 @c public func ar_record_is_null(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ is_null_out: UnsafeMutablePointer<Int32>?) -> ar_result {
-    get(record, column, is_null_out, "ar_record_is_null") { _, cell in
+    if let is_null_out, let (row, index) = sqliteLocation(record, column) {
+        if case .null = sqliteCell(row, index) { is_null_out.pointee = 1 } else { is_null_out.pointee = 0 }
+        return .ok
+    }
+    return get(record, column, is_null_out, "ar_record_is_null") { _, cell in
         if case .null = cell { 1 } else { 0 }
     }
 }

@@ -2,26 +2,18 @@ import Foundation
 
 /// Bytes kept for C (a string or a blob, always followed by a NUL byte) that stay valid
 /// until the next call that replaces them. The buffer is reused when large enough.
-/// `@unchecked Sendable`: each is used by one thread at a time — a record's by the thread
-/// using the record, a last error message by its own thread (see ``LastErrors``); the
-/// shared empty one is never written.
-final class KeptBytes: @unchecked Sendable {
-    @exclusivity(unchecked) private var storage: UnsafeMutablePointer<CChar>?
-    @exclusivity(unchecked) private var capacity = 0
-    /// The text kept, or "".
-    var text: String { storage.map { String(cString: $0) } ?? "" }
-    /// The kept C string, or a static "".
-    var pointer: UnsafePointer<CChar> {
-        if let storage { return UnsafePointer(storage) }
-        return UnsafeRawPointer(emptyString.utf8Start).assumingMemoryBound(to: CChar.self)
-    }
-    /// Keeps a copy of `text` and returns it.
-    func set(_ text: String) -> UnsafePointer<CChar> {
-        var text = text
-        return text.withUTF8 { set(UnsafeRawBufferPointer($0)) }
-    }
+/// A record handle holds one inline (reading it retains nothing); ``KeptBytes`` boxes one.
+struct KeptBuffer: ~Copyable {
+    private var storage: UnsafeMutablePointer<CChar>?
+    private var capacity = 0
+
+    init() {}
+
+    /// The kept C string, or `nil` before anything was kept.
+    var pointer: UnsafePointer<CChar>? { storage.map { UnsafePointer($0) } }
+
     /// Keeps a copy of `bytes`, NUL-terminated, and returns it.
-    func set(_ bytes: UnsafeRawBufferPointer) -> UnsafePointer<CChar> {
+    mutating func set(_ bytes: UnsafeRawBufferPointer) -> UnsafePointer<CChar> {
         if bytes.count + 1 > capacity {
             capacity = max(bytes.count + 1, 32)
             free(storage)
@@ -32,7 +24,30 @@ final class KeptBytes: @unchecked Sendable {
         storage[bytes.count] = 0
         return UnsafePointer(storage)
     }
+
     deinit { free(storage) }
+}
+
+/// A ``KeptBuffer`` to share: a record's validation messages, a thread's last error.
+/// `@unchecked Sendable`: each is used by one thread at a time — a record's by the thread
+/// using the record, a last error message by its own thread (see ``LastErrors``); the
+/// shared empty one is never written.
+final class KeptBytes: @unchecked Sendable {
+    @exclusivity(unchecked) private var buffer = KeptBuffer()
+    /// The text kept, or "".
+    var text: String { buffer.pointer.map { String(cString: $0) } ?? "" }
+    /// The kept C string, or a static "".
+    var pointer: UnsafePointer<CChar> {
+        if let pointer = buffer.pointer { return pointer }
+        return UnsafeRawPointer(emptyString.utf8Start).assumingMemoryBound(to: CChar.self)
+    }
+    /// Keeps a copy of `text` and returns it.
+    func set(_ text: String) -> UnsafePointer<CChar> {
+        var text = text
+        return text.withUTF8 { set(UnsafeRawBufferPointer($0)) }
+    }
+    /// Keeps a copy of `bytes`, NUL-terminated, and returns it.
+    func set(_ bytes: UnsafeRawBufferPointer) -> UnsafePointer<CChar> { buffer.set(bytes) }
 }
 
 private let emptyString: StaticString = ""

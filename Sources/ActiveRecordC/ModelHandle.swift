@@ -76,6 +76,21 @@ final class ModelHandle: Handle, @unchecked Sendable {
             return nil
         }
 
+        /// ``position(of:)``, trying `guess` first and setting it to the position after the one
+        /// found: a program that reads or sets a record's columns in declaration order (as
+        /// most do) finds each with one comparison of names.
+        @inline(__always)
+        func position(of column: UnsafePointer<CChar>, guess: inout Int) -> Int? {
+            let tried = guess
+            if tried < cNames.count, Self.same(cNames[tried], column) {
+                guess = tried &+ 1
+                return tried
+            }
+            guard let found = position(of: column) else { return nil }
+            guess = found &+ 1
+            return found
+        }
+
         /// Whether two C strings are equal; reads `column` no further than its NUL or the first difference.
         @inline(__always)
         private static func same(_ name: UnsafePointer<CChar>, _ column: UnsafePointer<CChar>) -> Bool {

@@ -47,6 +47,43 @@ final class QueryHandle: Handle {
         return nil
     }
 
+    /// What ``stepInPlace()`` did.
+    enum InPlaceStep { case notInPlace, row(RecordHandle), done }
+
+    /// ar_query_next's common case: C released the record it was given last, and that record
+    /// still reads the cursor's row in place (on a reader). The cursor steps with the record
+    /// left on its statement, and the same record comes back for the new row. When the rows
+    /// run out (or the step fails) the record lets the statement go before the cursor closes.
+    /// `.notInPlace`: take the general path.
+    func stepInPlace() throws -> InPlaceStep {
+        guard let cursor = rows, isKnownUniquelyReferenced(&current), let record = current, reads(cursor, record)
+        else { return .notInPlace }
+        let hasRow: Bool
+        do {
+            hasRow = try cursor.advance()
+        } catch {
+            record.reset(row: nil, record: nil)
+            current = nil
+            cursor.close()
+            throw error
+        }
+        guard hasRow else {
+            record.reset(row: nil, record: nil)
+            current = nil
+            cursor.close()
+            return .done
+        }
+        record.movedToNextRow()
+        return .row(record)
+    }
+
+    /// Whether `record` reads `cursor`'s row in place. A function of its own, so that no
+    /// reference to the statement outlives it (closing the cursor needs the only one).
+    private func reads(_ cursor: RowCursor, _ record: RecordHandle) -> Bool {
+        guard let statement = cursor.currentRow else { return false }
+        return record.readsRow(of: statement)
+    }
+
     /// Throws AR_MISUSE once ar_query_next has run the query: it can no longer change.
     func checkNotRun(_ function: String) throws {
         guard rows == nil else { throw ActiveRecordError(.misuse, "\(function): the query already ran; make a new one") }

@@ -26,14 +26,12 @@ final class RecordHandle: Handle {
     @exclusivity(unchecked) private var sqliteRow: OpaquePointer?
     /// The text or bytes a getter returned last: a copy, because a row's bytes change at the
     /// cursor's next step and a small `Data` is stored inline (its address would not outlive
-    /// the call). Made on first use: most records never return any.
-    @exclusivity(unchecked) private var keptStorage: KeptBytes?
-    var kept: KeptBytes {
-        if let keptStorage { return keptStorage }
-        let made = KeptBytes()
-        keptStorage = made
-        return made
-    }
+    /// the call). Allocated on first use: most records never return any.
+    @exclusivity(unchecked) private var kept = KeptBuffer()
+    /// Keeps a copy of `bytes` (NUL-terminated) until the next getter, and returns it.
+    func keep(_ bytes: UnsafeRawBufferPointer) -> UnsafePointer<CChar> { kept.set(bytes) }
+    /// Where the next column by name is looked for first (see `Frozen.position(of:guess:)`).
+    @exclusivity(unchecked) var positionGuess = 0
     /// The validation failures of the last save, as C reads them.
     @exclusivity(unchecked) var errors: [(property: KeptBytes, key: KeptBytes, message: KeptBytes)] = []
 
@@ -99,15 +97,32 @@ final class RecordHandle: Handle {
     /// Reuses this handle (which C released) for another row or record.
     func reset(row: Statement?, record: DynamicRecord?) {
         self.row = row
-        stored = record
-        undecodable = nil
-        errors = []
+        if stored != nil || record != nil { stored = record }
+        if undecodable != nil { undecodable = nil }
+        if !errors.isEmpty { errors = [] }
     }
+
+    /// Whether the record reads `statement`'s row in place, with no values of its own.
+    func readsRow(of statement: Statement) -> Bool { stored == nil && row === statement }
+
+    /// After the statement the record reads moved to its next row: column look-ups start again.
+    func movedToNextRow() { positionGuess = 0 }
 
     /// The row id (`nil`: unsaved).
     var id: Int64? {
         if let unretainedRow { return unretainedRow._withUnsafeGuaranteedRef { $0.int64(0) } }
         return try? record.id
+    }
+
+    /// The SQLite statement and result column a getter reads `column` from directly: for a
+    /// record reading a cursor's row on SQLite, a column of the model that is not decimal.
+    /// `nil` otherwise (and for an unknown column): the getter then takes ``withCell(at:_:)``.
+    @inline(__always)
+    func sqliteLocation(of column: UnsafePointer<CChar>) -> (row: OpaquePointer, index: Int32)? {
+        guard let sqliteRow, let position = frozen.position(of: column, guess: &positionGuess),
+            !hasDecimalColumn || !isDecimal(position)
+        else { return nil }
+        return (sqliteRow, Int32(truncatingIfNeeded: position))
     }
 
     /// Calls `body` with the value at `position` in the schema's `allColumnNames`; text and
