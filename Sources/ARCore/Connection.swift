@@ -46,8 +46,11 @@ package final class Connection {
     package var destroyingRecords: Set<DestroyKey> = []
     /// How deep the current transaction is: 0 outside, 1 in `BEGIN`, 2+ in savepoints.
     @exclusivity(unchecked) package var transactionDepth = 0
-    /// Per transaction level, what to undo in memory if it rolls back (records' ids, saved values).
-    @exclusivity(unchecked) package var rollbackActions: [[UndoEntry]] = []
+    /// What to undo in memory if the transaction rolls back (records' ids, saved values), in
+    /// the order written: one log for every level, so that a write appends to one array.
+    @exclusivity(unchecked) package var undoLog: [UndoEntry] = []
+    /// Per transaction level, where its entries in ``undoLog`` start.
+    @exclusivity(unchecked) package var undoLevelStarts: [Int] = []
     /// Per transaction level, the tables its writes changed (published when the outermost
     /// level commits, dropped when its level rolls back).
     @exclusivity(unchecked) package var changesByLevel: [TableChanges] = []
@@ -113,8 +116,8 @@ package final class Connection {
     /// Registers `entry` to undo if the current transaction level rolls back; outside a
     /// transaction there is nothing to undo and the entry is dropped.
     package func onRollback(_ entry: UndoEntry) {
-        guard transactionDepth > 0, !rollbackActions.isEmpty else { return }
-        rollbackActions[rollbackActions.count - 1].append(entry)
+        guard transactionDepth > 0, !undoLevelStarts.isEmpty else { return }
+        undoLog.append(entry)
     }
 
     /// Registers `action` to run if the current transaction level rolls back.

@@ -67,7 +67,7 @@ extension Database {
             throw error
         }
         connection.transactionDepth += 1
-        connection.rollbackActions.append([])
+        connection.undoLevelStarts.append(connection.undoLog.count)
         connection.changesByLevel.append(TableChanges())
         connection.recordsAwaitingOutcome.append([])
         connection.lastNotedTable = nil
@@ -96,8 +96,8 @@ extension Database {
             throw error
         }
         // Committed: the parent level now owns what to undo (nothing, at the top).
-        let undo = connection.rollbackActions.removeLast()
-        if !connection.rollbackActions.isEmpty { connection.rollbackActions[connection.rollbackActions.count - 1] += undo }
+        connection.undoLevelStarts.removeLast()
+        if connection.undoLevelStarts.isEmpty { connection.undoLog = [] }
         connection.transactionDepth -= 1
         if depth == 0, !connection.preparedInTransaction.isEmpty {
             // The tables this transaction created are now there for every thread.
@@ -133,7 +133,10 @@ extension Database {
             release()
             eachOnce(records) { $0.afterRollback() }
         }
-        for entry in connection.rollbackActions.removeLast().reversed() { entry.undo() }
+        let start = connection.undoLevelStarts.removeLast()
+        let undo = connection.undoLog[start...]
+        connection.undoLog.removeSubrange(start...)
+        for entry in undo.reversed() { entry.undo() }
         // What this transaction's automatic migration made may be undone: check again.
         connection.preparedInTransaction = []
         if depth == 0 {

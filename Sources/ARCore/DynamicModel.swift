@@ -21,6 +21,13 @@ public final class DynamicModel: Sendable {
     package let columnTypes: [SQLType]
     package let columnNullability: [Bool]
     let defaultValues: [DatabaseValue]
+    /// ``defaultValues`` as a new record's slots start: copied whole when no default has
+    /// text or bytes (the common case), else value by value. Immutable; freed with the model.
+    nonisolated(unsafe) let defaultSlots: UnsafeMutablePointer<StoredValue>
+    let defaultsHaveBytes: Bool
+    /// The bytes a record allocates with its slots for its text and blobs (see ``ByteArena``):
+    /// 32 per text or blob column, enough for most short values.
+    let arenaSize: Int
 
     /// Makes a model for `schema`. A column that ``ColumnSchema/references`` a table needs
     /// that table to exist before records are written (SQLite's foreign keys).
@@ -36,6 +43,18 @@ public final class DynamicModel: Sendable {
         columnTypes = schema.columns.map(\.type)
         columnNullability = schema.columns.map(\.isNullable)
         defaultValues = schema.columns.map(\.defaultValue)
+        defaultSlots = .allocate(capacity: defaultValues.count)
+        var malloced = ByteArena(nil, count: 0)
+        for (index, value) in defaultValues.enumerated() {
+            (defaultSlots + index).initialize(to: StoredValue(value, into: &malloced))
+        }
+        arenaSize = 32 * columnTypes.count { $0 == .text || $0 == .blob }
+        defaultsHaveBytes = defaultValues.indices.contains { [defaultSlots] in defaultSlots[$0].hasBytes }
+    }
+
+    deinit {
+        for index in defaultValues.indices { defaultSlots[index].release() }
+        defaultSlots.deallocate()
     }
 
     /// Makes a new, unsaved record holding the columns' default values.
@@ -96,29 +115,57 @@ public final class DynamicRecord: RecordStorage {
     // Unchecked exclusivity: a record is confined to one thread, and no access to these
     // overlaps another (the dynamic checks cost more than the accesses on the C API's paths).
     @exclusivity(unchecked) package var header = RecordHeader()
-    @exclusivity(unchecked) private var values: [DatabaseValue]
-    @exclusivity(unchecked) private var originals: [DatabaseValue]
+    /// The declared columns' values, typed, their text and bytes owned by the record.
+    private let slots: UnsafeMutablePointer<StoredValue>
+    /// Where the values' text and bytes are copied: first into the allocation of ``slots``.
+    @exclusivity(unchecked) private var arena: ByteArena
+    /// For a saved record, the original (last loaded or saved) value of each column changed
+    /// since, `.absent` for the others; allocated on the first change. A value set back to
+    /// its original makes the column unchanged again.
+    @exclusivity(unchecked) private var originals: UnsafeMutablePointer<StoredValue>?
+    private var columnCount: Int { model.columnTypes.count }
 
     init(model: DynamicModel) {
         self.model = model
-        values = model.defaultValues
-        originals = values
+        let count = model.columnTypes.count
+        (slots, arena) = Self.allocate(count, arenaSize: model.arenaSize)
+        if model.defaultsHaveBytes {
+            for index in 0..<count { (slots + index).initialize(to: model.defaultSlots[index].copy(into: &arena)) }
+        } else {
+            slots.initialize(from: model.defaultSlots, count: count)
+        }
     }
 
     /// A record about to be decoded from a row: no defaults to build and overwrite.
     init(decodingFor model: DynamicModel) {
         self.model = model
-        values = Array(repeating: .null, count: model.schema.columns.count)
-        originals = []
+        (slots, arena) = Self.allocate(model.columnTypes.count, arenaSize: model.arenaSize)
+        slots.initialize(repeating: .null, count: model.columnTypes.count)
+    }
+
+    /// `count` slots (not initialized) and an arena after them, in one allocation.
+    private static func allocate(_ count: Int, arenaSize: Int) -> (UnsafeMutablePointer<StoredValue>, ByteArena) {
+        let slotBytes = count * MemoryLayout<StoredValue>.stride
+        let storage = UnsafeMutableRawPointer.allocate(
+            byteCount: slotBytes + arenaSize, alignment: MemoryLayout<StoredValue>.alignment)
+        return (storage.bindMemory(to: StoredValue.self, capacity: count), ByteArena(storage + slotBytes, count: arenaSize))
     }
 
     /// The record of the row `statement` is on, selected with ``TableSchema/selectList``.
     /// - Throws: `.typeMismatch` for TEXT that is not valid UTF-8.
-    package init(model: DynamicModel, decodingRowOf statement: Statement) throws {
-        self.model = model
+    package convenience init(model: DynamicModel, decodingRowOf statement: Statement) throws {
+        self.init(decodingFor: model)
         header = RecordHeader(decoding: statement)
-        values = try (0..<model.schema.columns.count).map { try statement.value(Int32($0 + 3)) }
-        originals = values
+        for index in 0..<columnCount { try decodeColumn(index, from: statement, at: Int32(index + 3)) }
+    }
+
+    deinit {
+        for index in 0..<columnCount { slots[index].release() }
+        UnsafeMutableRawPointer(slots).deallocate()
+        if let originals {
+            for index in 0..<columnCount { originals[index].release() }
+            originals.deallocate()
+        }
     }
 
     /// The row id, assigned on first save; `nil` for a new record.
@@ -131,8 +178,14 @@ public final class DynamicRecord: RecordStorage {
     public var isNewRecord: Bool { header.id == nil }
     /// Whether the record was destroyed.
     public var isDestroyed: Bool { header.isDestroyed }
-    /// Whether any column differs from its value as last loaded or saved.
-    public var hasChanges: Bool { values != originals }
+    /// Whether any column differs from its value as last loaded or saved (for a new record:
+    /// from its default).
+    public var hasChanges: Bool {
+        if isNewRecord, originals == nil {
+            return (0..<columnCount).contains { !StoredValue.same(slots[$0], model.defaultSlots[$0]) }
+        }
+        return (0..<columnCount).contains { isColumnChanged($0) }
+    }
 
     private func index(_ column: String) throws -> Int {
         guard let index = model.schema.columnIndex(named: column) else { throw model.schema.unknownColumn(column) }
@@ -146,7 +199,7 @@ public final class DynamicRecord: RecordStorage {
         case "id": return value(at: 0)
         case "createdAt": return value(at: 1)
         case "updatedAt": return value(at: 2)
-        default: return values[try index(column)]
+        default: return slots[try index(column)].databaseValue
         }
     }
 
@@ -156,7 +209,7 @@ public final class DynamicRecord: RecordStorage {
         case 0: id.map { .integer($0) } ?? .null
         case 1: createdAt.map { .real($0.timeIntervalSince1970) } ?? .null
         case 2: updatedAt.map { .real($0.timeIntervalSince1970) } ?? .null
-        default: values[position - 3]
+        default: slots[position - 3].databaseValue
         }
     }
 
@@ -170,28 +223,96 @@ public final class DynamicRecord: RecordStorage {
 
     /// ``set(_:_:)`` by declared column index.
     package func set(at index: Int, _ value: DatabaseValue) throws {
-        var column: String { model.schema.columns[index].name }  // for messages only
-        let type = model.columnTypes[index]
-        switch (type, value) {
-        case (_, .null):
-            guard model.columnNullability[index] else {
-                throw ActiveRecordError(
-                    .typeMismatch, "\(model.schema.name).\(column) is not nullable; it cannot be set to NULL")
-            }
-            values[index] = .null
-        case (.integer, .integer), (.text, .text), (.blob, .blob):
-            values[index] = value
-        case (.real, .real(let double)) where !double.isNaN:
-            values[index] = value
-        case (.real, .integer(let int)):
-            values[index] = .real(Double(int))
-        case (.real, .real):
-            throw ActiveRecordError(.invalidValue, "\(model.schema.name).\(column): NaN cannot be stored")
-        default:
-            throw ActiveRecordError(
-                .typeMismatch,
-                "\(model.schema.name).\(column) holds \(type.rawValue); a \(value.storageClassName) value cannot be stored in it")
+        switch value {
+        case .null: try setNull(at: index)
+        case .integer(let int): try setInteger(at: index, int)
+        case .real(let real): try setReal(at: index, real)
+        case .text(var text): try text.withUTF8 { try setText(at: index, UnsafeRawBufferPointer($0)) }
+        case .blob(let data): try data.withUnsafeBytes { try setBlob(at: index, $0) }
         }
+    }
+
+    /// Sets a nullable column to `NULL`.
+    /// - Throws: `.typeMismatch` for a column that is not nullable.
+    package func setNull(at index: Int) throws {
+        guard model.columnNullability[index] else {
+            throw ActiveRecordError(
+                .typeMismatch, "\(model.schema.name).\(model.schema.columns[index].name) is not nullable; it cannot be set to NULL")
+        }
+        store(.null, at: index)
+    }
+
+    /// Sets an `INTEGER` column, or a `REAL` one to the integer converted.
+    /// - Throws: `.typeMismatch` for a column of another type.
+    package func setInteger(at index: Int, _ int: Int64) throws {
+        switch model.columnTypes[index] {
+        case .integer: store(.integer(int), at: index)
+        case .real: store(.real(Double(int)), at: index)
+        default: throw mismatch(index, DatabaseValue.integer(0))
+        }
+    }
+
+    /// Sets a `REAL` column.
+    /// - Throws: `.invalidValue` for NaN, `.typeMismatch` for a column of another type.
+    package func setReal(at index: Int, _ real: Double) throws {
+        guard model.columnTypes[index] == .real else { throw mismatch(index, DatabaseValue.real(0)) }
+        guard !real.isNaN else {
+            throw ActiveRecordError(.invalidValue, "\(model.schema.name).\(model.schema.columns[index].name): NaN cannot be stored")
+        }
+        store(.real(real), at: index)
+    }
+
+    /// Sets a `TEXT` column to a copy of `utf8`, which the caller checked is valid UTF-8.
+    /// - Throws: `.typeMismatch` for a column of another type.
+    package func setText(at index: Int, _ utf8: UnsafeRawBufferPointer) throws {
+        guard model.columnTypes[index] == .text else { throw mismatch(index, DatabaseValue.text("")) }
+        store(.text(copying: utf8, into: &arena), at: index)
+    }
+
+    /// Sets a `BLOB` column to a copy of `bytes`.
+    /// - Throws: `.typeMismatch` for a column of another type.
+    package func setBlob(at index: Int, _ bytes: UnsafeRawBufferPointer) throws {
+        guard model.columnTypes[index] == .blob else { throw mismatch(index, DatabaseValue.blob(Data())) }
+        store(.blob(copying: bytes, into: &arena), at: index)
+    }
+
+    private func mismatch(_ index: Int, _ value: DatabaseValue) -> ActiveRecordError {
+        ActiveRecordError(
+            .typeMismatch,
+            "\(model.schema.name).\(model.schema.columns[index].name) holds \(model.columnTypes[index].rawValue); "
+                + "a \(value.storageClassName) value cannot be stored in it")
+    }
+
+    /// Makes `value` (now the record's) column `index`'s value, keeping the original of a
+    /// saved record's column as it first changes.
+    private func store(_ value: StoredValue, at index: Int) {
+        if let originals, originals[index].kind != .absent {
+            slots[index].release()
+            if StoredValue.same(value, originals[index]) {
+                value.release()
+                slots[index] = originals[index]
+                originals[index] = .absent
+            } else {
+                slots[index] = value
+            }
+            return
+        }
+        if isNewRecord {  // a new record is inserted whole: nothing to track
+            slots[index].release()
+            slots[index] = value
+            return
+        }
+        guard !StoredValue.same(value, slots[index]) else { return value.release() }
+        originalsMade()[index] = slots[index]
+        slots[index] = value
+    }
+
+    private func originalsMade() -> UnsafeMutablePointer<StoredValue> {
+        if let originals { return originals }
+        let made = UnsafeMutablePointer<StoredValue>.allocate(capacity: columnCount)
+        made.initialize(repeating: .absent, count: columnCount)
+        originals = made
+        return made
     }
 
     /// Saves the record: `INSERT` when new, else an `UPDATE` of the changed columns.
@@ -210,27 +331,48 @@ public final class DynamicRecord: RecordStorage {
 
     // MARK: RecordStorage
 
+    /// Binds the text and bytes where the record holds them (see ``StoredValue/bind(to:at:)``):
+    /// the record outlives the statement's run.
     package func bindColumn(_ index: Int, to statement: Statement, at parameter: Int32) throws {
-        try statement.bind(values[index], at: parameter)
+        try slots[index].bind(to: statement, at: parameter)
     }
 
     package func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws {
-        values[index] = try statement.value(column)
+        let decoded = try StoredValue.decoding(statement, at: column, into: &arena)
+        slots[index].release()
+        slots[index] = decoded
     }
 
-    /// After a whole row was decoded: the originals share the values' storage (copied on write).
-    package func didDecode() { originals = values }
+    /// After a whole row was decoded: every column as loaded.
+    package func didDecode() { markAllColumnsSaved(count: columnCount) }
 
-    package func isColumnChanged(_ index: Int) -> Bool { values[index] != originals[index] }
+    package func isColumnChanged(_ index: Int) -> Bool {
+        guard let originals else { return false }
+        return originals[index].kind != .absent
+    }
 
-    package func markColumnSaved(_ index: Int) { originals[index] = values[index] }
+    package func markColumnSaved(_ index: Int) {
+        guard let originals, originals[index].kind != .absent else { return }
+        originals[index].release()
+        originals[index] = .absent
+    }
 
-    /// After an insert: the originals share the values' storage (copied on write).
-    package func markAllColumnsSaved(count: Int) { originals = values }
+    package func markAllColumnsSaved(count: Int) {
+        guard originals != nil else { return }
+        for index in 0..<count { markColumnSaved(index) }
+    }
 
-    package func originalValue(_ index: Int) -> DatabaseValue { originals[index] }
+    package func originalValue(_ index: Int) -> DatabaseValue {
+        if let originals, originals[index].kind != .absent { return originals[index].databaseValue }
+        return slots[index].databaseValue
+    }
 
-    package func restoreOriginal(_ index: Int, _ value: DatabaseValue) { originals[index] = value }
+    package func restoreOriginal(_ index: Int, _ value: DatabaseValue) {
+        let original = StoredValue(value, into: &arena)
+        markColumnSaved(index)
+        guard !StoredValue.same(original, slots[index]) else { return original.release() }
+        originalsMade()[index] = original
+    }
 }
 
 @available(*, unavailable, message: "Records are confined to one thread at a time")

@@ -72,6 +72,23 @@ package final class Statement {
         if let sqlite { try sqlite.bind(value, at: index) } else { try engine.bind(value, at: index) }
     }
 
+    /// Binds text the caller keeps valid until this parameter is bound again or the
+    /// statement is finalized (SQLite reads it in place; other engines copy it).
+    @inline(__always)
+    package func bindText(borrowing utf8: UnsafeRawBufferPointer, at index: Int32) throws {
+        if let sqlite {
+            try sqlite.bindText(borrowing: utf8, at: index)
+        } else {
+            try engine.bind(.text(String(decoding: utf8, as: UTF8.self)), at: index)
+        }
+    }
+
+    /// Binds bytes as ``bindText(borrowing:at:)`` binds text.
+    @inline(__always)
+    package func bindBlob(borrowing bytes: UnsafeRawBufferPointer, at index: Int32) throws {
+        if let sqlite { try sqlite.bindBlob(borrowing: bytes, at: index) } else { try engine.bind(.blob(Data(bytes)), at: index) }
+    }
+
     package func bind(_ values: [DatabaseValue], from start: Int32 = 1) throws {
         for (offset, value) in values.enumerated() {
             try bind(value, at: start + Int32(offset))

@@ -11,6 +11,7 @@ func withRecord(_ record: OpaquePointer?, _ function: String, _ body: (RecordHan
 }
 
 /// Runs `body` for a record handle without making its database current (getters, setters).
+@inline(__always)
 func withRecordInMemory(_ record: OpaquePointer?, _ function: String, _ body: (RecordHandle) throws -> ar_result) -> ar_result {
     let status = Handle.borrow(record, as: RecordHandle.self) { handle in
         do {
@@ -26,7 +27,7 @@ func withRecordInMemory(_ record: OpaquePointer?, _ function: String, _ body: (R
 /// - Throws: `.misuse` for NULL, `.unknownColumn` naming the model's columns.
 func position(_ column: UnsafePointer<CChar>?, in handle: RecordHandle, _ function: String) throws -> Int {
     guard let column else { throw ActiveRecordError(.misuse, "\(function): column must not be NULL") }
-    guard let position = handle.frozen.position(of: column, guess: &handle.positionGuess) else {
+    guard let position = handle.position(of: column) else {
         throw handle.frozen.model.schema.unknownColumn(String(cString: column))
     }
     return position
@@ -69,8 +70,8 @@ func position(_ column: UnsafePointer<CChar>?, in handle: RecordHandle, _ functi
         if let validations = handle.model.validations { return validateAndSave(record, validations) }
         let database = handle.model.database
         do {
-            try handle.record.save(in: database.database)
-            handle.errors = []
+            try handle.withRecord { try $0.save(in: database.database) }
+            handle.clearErrors()
             return .ok
         } catch {
             return database.fail(error)

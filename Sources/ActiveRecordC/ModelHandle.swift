@@ -127,9 +127,18 @@ final class ModelHandle: Handle, @unchecked Sendable {
         return state.withLock { $0.validations }
     }
 
+    /// The frozen model once built, as the address of the object `state.frozen` keeps
+    /// (never replaced): read without the lock, as each new record reads it. (An
+    /// `AtomicLazyReference` load is a generic call here: ~640 instructions.)
+    private let frozenAddress = Atomic<Int>(0)
+
     /// The frozen model, built from the columns declared so far on first use.
     func frozen() throws -> Frozen {
-        try state.withLock { state in
+        let address = frozenAddress.load(ordering: .acquiring)
+        if address != 0, let pointer = UnsafeRawPointer(bitPattern: address) {
+            return Unmanaged<Frozen>.fromOpaque(pointer).takeUnretainedValue()
+        }
+        return try state.withLock { state in
             if let frozen = state.frozen { return frozen }
             let definition = state.definition
             let parents = definition.parents
@@ -138,6 +147,7 @@ final class ModelHandle: Handle, @unchecked Sendable {
                 parents: { try parents.map { try $0.frozen().model.table } })
             let built = Frozen(model, types: definition.types)
             state.frozen = built
+            frozenAddress.store(Int(bitPattern: Unmanaged.passUnretained(built).toOpaque()), ordering: .releasing)
             return built
         }
     }

@@ -12,7 +12,11 @@ final class RecordHandle: Handle {
     let frozen: ModelHandle.Frozen
     /// Whether the model has a decimal column (which an integer cell may have to read as text).
     private let hasDecimalColumn: Bool
-    @exclusivity(unchecked) private var stored: DynamicRecord?
+    @exclusivity(unchecked) private var stored: DynamicRecord? {
+        didSet { unretainedStored = stored.map(Unmanaged.passUnretained) }
+    }
+    /// ``stored``, read by the setters without a retain and release (``stored`` keeps it alive).
+    @exclusivity(unchecked) private var unretainedStored: Unmanaged<DynamicRecord>?
     /// The cursor statement whose current row this record reads, while it has no `stored`.
     @exclusivity(unchecked) private var row: Statement? {
         didSet {
@@ -30,8 +34,21 @@ final class RecordHandle: Handle {
     @exclusivity(unchecked) private var kept = KeptBuffer()
     /// Keeps a copy of `bytes` (NUL-terminated) until the next getter, and returns it.
     func keep(_ bytes: UnsafeRawBufferPointer) -> UnsafePointer<CChar> { kept.set(bytes) }
-    /// Where the next column by name is looked for first (see `Frozen.position(of:guess:)`).
-    @exclusivity(unchecked) var positionGuess = 0
+    /// Where the next column by name is looked for first (see `Frozen.position(of:guess:)`):
+    /// at first the first declared column, which a new record's setters start with.
+    @exclusivity(unchecked) private var positionGuess = 3
+    /// The first column looked up on the cursor's current row (-1: none yet), where the
+    /// look-ups on the next row start.
+    @exclusivity(unchecked) private var firstPositionOnRow = -1
+
+    /// The position of `column` in the schema's `allColumnNames`, or `nil`; cheapest when
+    /// columns are looked up in declaration order.
+    @inline(__always)
+    func position(of column: UnsafePointer<CChar>) -> Int? {
+        let found = frozen.position(of: column, guess: &positionGuess)
+        if firstPositionOnRow < 0, let found { firstPositionOnRow = found }
+        return found
+    }
     /// The validation failures of the last save, as C reads them.
     @exclusivity(unchecked) var errors: [(property: KeptBytes, key: KeptBytes, message: KeptBytes)] = []
 
@@ -52,6 +69,7 @@ final class RecordHandle: Handle {
         self.frozen = frozen
         hasDecimalColumn = frozen.hasDecimalColumn
         stored = record
+        unretainedStored = Unmanaged.passUnretained(record)
         super.init(kind: .record)
     }
 
@@ -83,6 +101,19 @@ final class RecordHandle: Handle {
         }
     }
 
+    /// Calls `body` with ``record``; a record with values of its own is passed without a
+    /// retain and release.
+    @inline(__always)
+    func withRecord<R>(_ body: (DynamicRecord) throws -> R) throws -> R {
+        if let unretainedStored { return try unretainedStored._withUnsafeGuaranteedRef(body) }
+        return try body(record)
+    }
+
+    /// Forgets the validation failures of an earlier save.
+    func clearErrors() {
+        if !errors.isEmpty { errors = [] }
+    }
+
     /// Gives a row record a record of its own, before the cursor leaves its row.
     func detach() {
         guard stored == nil, row != nil else { return }
@@ -106,12 +137,27 @@ final class RecordHandle: Handle {
     func readsRow(of statement: Statement) -> Bool { stored == nil && row === statement }
 
     /// After the statement the record reads moved to its next row: column look-ups start again.
-    func movedToNextRow() { positionGuess = 0 }
+    func movedToNextRow() {
+        if firstPositionOnRow >= 0 { positionGuess = firstPositionOnRow }
+        firstPositionOnRow = -1
+    }
 
     /// The row id (`nil`: unsaved).
     var id: Int64? {
+        if let unretainedStored { return unretainedStored._withUnsafeGuaranteedRef { $0.id } }
         if let unretainedRow { return unretainedRow._withUnsafeGuaranteedRef { $0.int64(0) } }
         return try? record.id
+    }
+
+    /// Calls `body` with the record's own values (not a row's), the declared index of
+    /// `column` and its C type, for a column C may set; `false` when there is no such
+    /// record or column, or `body` returns `false` (the setter then takes its general path,
+    /// which explains the error).
+    @inline(__always)
+    func withSettableColumn(_ column: UnsafePointer<CChar>, _ body: (DynamicRecord, Int, ar_type?) -> Bool) -> Bool {
+        guard let unretainedStored, let position = position(of: column), position >= 3 else { return false }
+        let type = frozen.typeByPosition[position]
+        return unretainedStored._withUnsafeGuaranteedRef { body($0, position &- 3, type) }
     }
 
     /// The SQLite statement and result column a getter reads `column` from directly: for a
@@ -119,7 +165,7 @@ final class RecordHandle: Handle {
     /// `nil` otherwise (and for an unknown column): the getter then takes ``withCell(at:_:)``.
     @inline(__always)
     func sqliteLocation(of column: UnsafePointer<CChar>) -> (row: OpaquePointer, index: Int32)? {
-        guard let sqliteRow, let position = frozen.position(of: column, guess: &positionGuess),
+        guard let sqliteRow, let position = position(of: column),
             !hasDecimalColumn || !isDecimal(position)
         else { return nil }
         return (sqliteRow, Int32(truncatingIfNeeded: position))

@@ -27,6 +27,26 @@ package struct SQLiteStatement: EngineStatement {
         if code != SQLITE_OK { throw failure(code) }
     }
 
+    /// Binds text that the caller keeps valid until the parameter is bound again or the
+    /// statement is finalized: SQLite reads it in place (`SQLITE_STATIC`), no copy.
+    @inline(__always)
+    package func bindText(borrowing utf8: UnsafeRawBufferPointer, at index: Int32) throws {
+        // An empty buffer may have no base address; SQLite would read that as NULL.
+        let code = utf8.isEmpty
+            ? sqlite3_bind_text(handle, index, "", 0, nil)
+            : sqlite3_bind_text(handle, index, utf8.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(utf8.count), nil)
+        if code != SQLITE_OK { throw failure(code) }
+    }
+
+    /// Binds bytes as ``bindText(borrowing:at:)`` binds text.
+    @inline(__always)
+    package func bindBlob(borrowing bytes: UnsafeRawBufferPointer, at index: Int32) throws {
+        let code = bytes.isEmpty
+            ? sqlite3_bind_zeroblob(handle, index, 0)
+            : sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), nil)
+        if code != SQLITE_OK { throw failure(code) }
+    }
+
     private func bindText(_ string: String, at index: Int32) -> Int32 {
         var string = string
         return string.withUTF8 { bytes in
