@@ -226,12 +226,13 @@ c-test: lib
 C_RELEASE_LIB = $(abspath $(C_DIR)/release/lib)
 
 # Each workload's instructions per operation on both sides, counted with callgrind
-# (scripts/bench-instructions.sh): a few minutes at the default 5,000 rows.
+# (scripts/bench-instructions.sh): a few minutes at the default 5,000 rows; with a throwaway
+# PostgreSQL server (scripts/with-postgres.sh), the client side's on PostgreSQL too.
 ROWS ?= 5000
 .PHONY: bench-instructions
 bench-instructions: deps bench-c-build
 	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
-	scripts/bench-instructions.sh Benchmarks/.build/release/ARBench $(ROWS) $(C_DIR)/bench-c
+	scripts/with-postgres.sh scripts/bench-instructions.sh Benchmarks/.build/release/ARBench $(ROWS) $(C_DIR)/bench-c
 
 .PHONY: lib-release bench-c bench-c-build
 lib-release: deps

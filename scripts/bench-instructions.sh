@@ -90,5 +90,17 @@ if [ -n "$bench_c" ]; then
   row "C API: insert (1 tx)" "$rows" 1.8 c:raw_insert_rows c:library_insert_rows "$rows"
   row "C API: fetch all" "$rows" 1.8 c:raw_fetch_rows c:library_fetch_rows "$rows"
 fi
+# PostgreSQL (AR_BENCH_POSTGRES or AR_TEST_POSTGRES names a server; `make bench-instructions`
+# starts one): the client side's instructions only (the server is another process, not
+# counted), raw libpq against the library, on PG_ROWS rows (default 1000; fetch all: the
+# section's 5 fetches per round).
+if [ -n "${AR_BENCH_POSTGRES:-${AR_TEST_POSTGRES:-}}" ]; then
+  pg_rows=${PG_ROWS:-1000}
+  for workload in insert insertAll fetchAll find updateScore destroy deleteByID; do
+    operations=$pg_rows
+    [ "$workload" = fetchAll ] && operations=$((pg_rows * 5))
+    row "PostgreSQL client: $workload" "$operations" 1.3 raw library postgres "$pg_rows" --only "$workload" --rounds 1
+  done
+fi
 echo
 echo "$missed workload(s) over their target (instructions, lib/raw)"

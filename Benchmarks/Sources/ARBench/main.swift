@@ -36,18 +36,26 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     exit(ScalingChild.main(CommandLine.arguments.dropFirst(2)))
 }
 
-// `ARBench postgres [N]`: the PostgreSQL section alone, on N rows (default 10000).
+// `ARBench postgres [N] [--only WORKLOAD] [--rounds R]`: the PostgreSQL section alone, on N
+// rows (default 10000), every CRUD workload or one, R rounds per side (default 5).
 if CommandLine.arguments.dropFirst().first == "postgres" {
     guard let connection = PostgresSection.configuredConnection else {
         FileHandle.standardError.write(Data("ARBench postgres: set AR_BENCH_POSTGRES to a libpq connection string\n".utf8))
         exit(1)
     }
-    let count = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0.replacingOccurrences(of: "_", with: "")) } ?? 10_000
+    let arguments = CommandLine.arguments.dropFirst(2)
+    guard let options = Options(arguments), options.only.map({ if case .workload = $0 { true } else { false } }) ?? true else {
+        FileHandle.standardError.write(Data("usage: ARBench postgres [N] [--only WORKLOAD] [--rounds R]\n".utf8))
+        exit(1)
+    }
+    let count = arguments.first.flatMap { Int($0.replacingOccurrences(of: "_", with: "")) } ?? 10_000
     Check.begin()
     do {
-        let lines = try PostgresSection(
-            connection: connection, rows: RowValues.table(max(2, count)), rounds: PostgresSection.rounds, sqlite: [], sqliteRowCount: 1
-        ).run { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+        var section = PostgresSection(
+            connection: connection, rows: RowValues.table(max(2, count)),
+            rounds: arguments.contains("--rounds") ? options.rounds : PostgresSection.rounds, sqlite: [], sqliteRowCount: 1)
+        if case .workload(let workload)? = options.only { section.workloads = [workload] }
+        let lines = try section.run { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
         for line in lines { print(line) }
         exit(0)
     } catch {
