@@ -7,7 +7,8 @@
 #   make test-tsan  the Swift tests under the thread sanitizer (.ci/run runs it after make test)
 #   make bench   the release benchmark against the raw sqlite3 C API, and on a throwaway PostgreSQL
 #                server against raw libpq
-#   make bench-instructions  instructions per operation, library against raw sqlite3, under
+#   make bench-instructions  instructions per operation, library against raw sqlite3 (and the
+#                client side against raw libpq, on a throwaway PostgreSQL server), under
 #                callgrind (a figure the machine's load does not move; ROWS=5000 by default)
 #   make bench-c the C API (release libactiverecord.so) against the raw sqlite3 C API (N=2000: quick)
 #   make fuzz    libFuzzer on the predicate parser (FUZZ_SECONDS=600 by default)
