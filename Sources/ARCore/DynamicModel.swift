@@ -123,6 +123,8 @@ public final class DynamicRecord: RecordStorage {
     /// since, `.absent` for the others; allocated on the first change. A value set back to
     /// its original makes the column unchanged again.
     @exclusivity(unchecked) private var originals: UnsafeMutablePointer<StoredValue>?
+    /// Set by ``discardValues()``: the values are gone, only the header is left.
+    @exclusivity(unchecked) private var isDiscarded = false
     private var columnCount: Int { model.columnTypes.count }
 
     init(model: DynamicModel) {
@@ -159,12 +161,21 @@ public final class DynamicRecord: RecordStorage {
         for index in 0..<columnCount { try decodeColumn(index, from: statement, at: Int32(index + 3)) }
     }
 
-    deinit {
+    deinit { discardValues() }
+
+    /// Frees the values now, keeping the header: for a record that nothing can read any more
+    /// but a transaction's undo log (which only resets its header on rollback). The C API
+    /// calls it when the last handle to the record goes, so that a long transaction does not
+    /// keep every inserted record's values until it commits.
+    package func discardValues() {
+        guard !isDiscarded else { return }
+        isDiscarded = true
         for index in 0..<columnCount { slots[index].release() }
         UnsafeMutableRawPointer(slots).deallocate()
         if let originals {
             for index in 0..<columnCount { originals[index].release() }
             originals.deallocate()
+            self.originals = nil
         }
     }
 
@@ -371,6 +382,7 @@ public final class DynamicRecord: RecordStorage {
     }
 
     package func restoreOriginal(_ index: Int, _ value: DatabaseValue) {
+        guard !isDiscarded else { return }  // a rollback reaching a record no one holds
         let original = StoredValue(value, into: &arena)
         markColumnSaved(index)
         guard !StoredValue.same(original, slots[index]) else { return original.release() }

@@ -83,6 +83,11 @@ final class RecordHandle: Handle {
         super.init(kind: .record)
     }
 
+    /// The handle is the record's only holder outside the library: once it goes, nothing can
+    /// read the record's values (a transaction's undo log, which may still hold the record,
+    /// only resets its header), so they are freed now rather than at commit.
+    deinit { stored?.discardValues() }
+
     /// Why a row record could not be decoded when the cursor left its row (TEXT that is not
     /// valid UTF-8): every later call on the record fails with it.
     @exclusivity(unchecked) private var undecodable: (any Error)?
