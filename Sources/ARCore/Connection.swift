@@ -189,10 +189,7 @@ package final class Connection {
         // same SQL): a private copy. Logged SQL: its own path. Both rare, out of line.
         if statement.isInUse || sqlLogger != nil { return try runAside(statement, arguments, body) }
         statement.isInUse = true
-        defer {
-            if statement.rebindsEveryParameter { statement.resetForRebinding() } else { statement.reset() }
-            statement.isInUse = false
-        }
+        defer { statement.endUse() }
         if !arguments.isEmpty { try statement.bind(arguments) }
         if let tracer { tracer(statement.sql) }
         return try body(statement)
@@ -203,10 +200,7 @@ package final class Connection {
     private func runAside<R>(_ cached: Statement, _ arguments: [DatabaseValue], _ body: (Statement) throws -> R) throws -> R {
         let statement = cached.isInUse ? try prepare(cached.sql) : cached
         statement.isInUse = true
-        defer {
-            if statement.rebindsEveryParameter { statement.resetForRebinding() } else { statement.reset() }
-            statement.isInUse = false
-        }
+        defer { statement.endUse() }
         try statement.bind(arguments)
         tracer?(statement.sql)
         // With its values, a statement is logged once it has run: the library's own

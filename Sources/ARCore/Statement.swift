@@ -133,6 +133,14 @@ package final class Statement {
         if let sqlite { sqlite.expandedSQL() } else { engine.expandedSQL() }
     }
 
+    /// After a run through ``Connection``: reset for the next use (keeping the bindings of a
+    /// statement whose every use binds all its parameters again), no longer in use.
+    @inline(__always)
+    func endUse() {
+        if rebindsEveryParameter { resetForRebinding() } else { reset() }
+        isInUse = false
+    }
+
     /// Resets the statement and clears its bindings, ready for reuse.
     @inline(__always)
     package func reset() {

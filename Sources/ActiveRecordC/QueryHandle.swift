@@ -58,19 +58,21 @@ final class QueryHandle: Handle {
     func stepInPlace() throws -> InPlaceStep {
         guard let cursor = rows, isKnownUniquelyReferenced(&current), let record = current, reads(cursor, record)
         else { return .notInPlace }
+        // At the end (or a failed step) the record lets the statement go, then the cursor closes.
+        func finish() {
+            record.reset(row: nil, record: nil)
+            current = nil
+            cursor.close()
+        }
         let hasRow: Bool
         do {
             hasRow = try cursor.advance()
         } catch {
-            record.reset(row: nil, record: nil)
-            current = nil
-            cursor.close()
+            finish()
             throw error
         }
         guard hasRow else {
-            record.reset(row: nil, record: nil)
-            current = nil
-            cursor.close()
+            finish()
             return .done
         }
         record.movedToNextRow()
