@@ -72,11 +72,13 @@ extension ModelClassMethods where Self: Model {
     public static func find(_ id: Int64) throws -> Self? {
         let mapping = try mapping()
         let table = mapping.table
-        let found = try Database.current.withReader(table) { connection in
-            try table.findRecord(id: id, in: connection) {
-                let record = Self()
-                record.adopt(mapping)
-                return record
+        let found = try Database.withCurrent { database in
+            try database.withReader(table) { connection in
+                try table.findRecord(id: id, in: connection) {
+                    let record = Self()
+                    record.adopt(mapping)
+                    return record
+                }
             }
         }
         // Not `found.map { … }`: `Optional.map` ran unspecialised here (~260 instructions).
@@ -96,8 +98,11 @@ extension ModelClassMethods where Self: Model {
     /// - Throws: the engine's errors (a foreign key that still points at the row).
     @discardableResult
     public static func delete(id: Int64) throws -> Bool {
-        let table = try mapping().table
-        return try Database.current.withTable(table) { connection in try table.delete(id: id, in: connection) }
+        try ModelMapping.unretained(self)._withUnsafeGuaranteedRef { mapping in
+            try Database.withCurrent { database in
+                try database.withTable(mapping.table) { connection in try mapping.table.delete(id: id, in: connection) }
+            }
+        }
     }
 
     /// The first record (lowest id) whose `column` equals `value` (`IS NULL` for `nil`).

@@ -28,7 +28,11 @@ open class Model: RecordStorage {
     // instructions a row on insert); records are confined to one thread and these
     // accesses never overlap.
     @exclusivity(unchecked) package var header = RecordHeader()
-    @exclusivity(unchecked) private var cachedMapping: ModelMapping?
+    // Unretained: a class's mapping lives as long as the process (``ModelMapping/of(_:)``),
+    // and a strong reference would write the shared mapping's reference count for every
+    // record made and freed (a cache line that reading threads share). Read through
+    // `_withUnsafeGuaranteedRef`: an `unowned(unsafe)` reference is retained on every read.
+    @exclusivity(unchecked) private var cachedMapping: Unmanaged<ModelMapping>?
 
     /// Makes a new, unsaved record with the declared default values.
     public required init() {}
@@ -74,13 +78,15 @@ open class Model: RecordStorage {
     package static func mapping() throws -> ModelMapping { try ModelMapping.of(self) }
 
     package final func mapping() throws -> ModelMapping {
-        if let cachedMapping { return cachedMapping }
-        let mapping = try ModelMapping.of(type(of: self))
+        if let cachedMapping { return cachedMapping.takeUnretainedValue() }
+        let mapping = try ModelMapping.unretained(type(of: self))
         cachedMapping = mapping
-        return mapping
+        return mapping.takeUnretainedValue()
     }
 
-    package final func adopt(_ mapping: ModelMapping) { cachedMapping = mapping }
+    /// Gives the record its class's mapping, one that ``ModelMapping/of(_:)`` made (kept
+    /// unowned: those live as long as the process).
+    package final func adopt(_ mapping: ModelMapping) { cachedMapping = Unmanaged.passUnretained(mapping) }
 
     /// The declaration (name, index, default) of the column stored at `offset` of this
     /// object, as its initializer set it: what reflection reads from a prototype made
@@ -112,7 +118,7 @@ open class Model: RecordStorage {
     @inline(__always)
     private final func withField<R>(_ index: Int, _ body: (any ColumnField.Type, FieldAddress) throws -> R) rethrows -> R {
         // The engine only calls these after `mapping()` succeeded.
-        let field = cachedMapping.unsafelyUnwrapped.fields[index]
+        let field = cachedMapping.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.fields[index] }
         let base = Unmanaged.passUnretained(self).toOpaque()
         return try body(field.kind, FieldAddress(value: base + field.valueOffset, original: base + field.originalOffset))
     }
@@ -123,7 +129,7 @@ open class Model: RecordStorage {
         _ operation: Operation, toField index: Int
     ) throws(Operation.Failure) -> Operation.Result {
         // The engine only calls these after `mapping()` succeeded.
-        let field = cachedMapping.unsafelyUnwrapped.fields[index]
+        let field = cachedMapping.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.fields[index] }
         let base = Unmanaged.passUnretained(self).toOpaque()
         let address = FieldAddress(value: base + field.valueOffset, original: base + field.originalOffset)
         return try withExtendedLifetime(self) { () throws(Operation.Failure) -> Operation.Result in

@@ -91,16 +91,25 @@ package final class ModelMapping: Sendable {
     /// first use and cached.
     /// - Throws: `.invalidModel` when the class cannot be a table.
     package static func of(_ type: Model.Type) throws -> ModelMapping {
+        try unretained(type).takeUnretainedValue()
+    }
+
+    /// ``of(_:)`` without a retain: a mapping lives as long as the process, so a caller may
+    /// use it through `_withUnsafeGuaranteedRef`, and threads that use one class do not write
+    /// its reference count on every call.
+    package static func unretained(_ type: Model.Type) throws -> Unmanaged<ModelMapping> {
         let key = ObjectIdentifier(type)
         // A loop over one class finds its mapping in the thread's last one, without the lock.
         if let address = pthread_getspecific(lastEntry),
-            let last = Unmanaged<Entry>.fromOpaque(address)._withUnsafeGuaranteedRef({ $0.type == key ? $0.mapping : nil })
+            let last = Unmanaged<Entry>.fromOpaque(address)._withUnsafeGuaranteedRef({
+                $0.type == key ? Unmanaged.passUnretained($0.mapping) : nil
+            })
         {
             return last
         }
         if let known = mappings.withLock({ $0[key] }) {
             pthread_setspecific(lastEntry, Unmanaged.passUnretained(known).toOpaque())
-            return known.mapping
+            return Unmanaged.passUnretained(known.mapping)
         }
         var mapping = try reflected(type)
         if let validating = type as? any ValidationHook.Type {
@@ -109,9 +118,9 @@ package final class ModelMapping: Sendable {
             if !unique.isEmpty { mapping = try mapping.addingUniqueIndexes(unique) }
         }
         return mappings.withLock { mappings in
-            if let existing = mappings[key] { return existing.mapping }
+            if let existing = mappings[key] { return Unmanaged.passUnretained(existing.mapping) }
             mappings[key] = Entry(key, mapping)
-            return mapping
+            return Unmanaged.passUnretained(mapping)
         }
     }
 

@@ -67,7 +67,7 @@ package final class TableEngine: Sendable {
     /// Saves `record` on the current database: `INSERT` when new, else an
     /// `UPDATE` of the changed columns, and no SQL at all when nothing changed.
     package func save(_ record: some RecordStorage) throws {
-        try save(record, in: Database.current)
+        try Database.withCurrent { try save(record, in: $0) }
     }
 
     /// ``save(_:)`` on `database`.
@@ -86,7 +86,7 @@ package final class TableEngine: Sendable {
 
     /// Deletes `record`'s row on the current database (SQL only); see ``delete(_:in:)``.
     package func delete(_ record: some RecordStorage) throws {
-        try Database.current.withTable(self) { try delete(record, in: $0) }
+        try Database.withCurrent { try $0.withTable(self) { try delete(record, in: $0) } }
     }
 
     /// Re-reads `record` from the current database; see ``reload(_:in:)``.
