@@ -112,6 +112,25 @@ package enum ColumnDeclarations {
 package struct FieldAddress {
     package var value: UnsafeMutableRawPointer
     package var original: UnsafeMutableRawPointer
+
+    /// Whether the value and the original, of type `Value`, are the same bytes (padding
+    /// included: equal values may differ there, which only means `false`).
+    @inline(__always)
+    package func holdsIdenticalBits<Value>(_ type: Value.Type) -> Bool {
+        let size = MemoryLayout<Value>.size
+        var offset = 0
+        while offset + 8 <= size {
+            guard value.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                == original.loadUnaligned(fromByteOffset: offset, as: UInt64.self) else { return false }
+            offset += 8
+        }
+        while offset < size {
+            guard value.load(fromByteOffset: offset, as: UInt8.self)
+                == original.load(fromByteOffset: offset, as: UInt8.self) else { return false }
+            offset += 1
+        }
+        return true
+    }
 }
 
 /// Type-erased access to a ``Column`` stored inside a model object, at

@@ -43,7 +43,9 @@ public protocol ColumnValue {
     /// Whether the column may hold `NULL`. Only `Optional` says `true`.
     static var isNullable: Bool { get }
     /// Whether two values would be stored alike; decides which columns changed.
-    /// The default compares `==` for `Equatable` types and the stored form otherwise.
+    /// The default compares `==` for `Equatable` types and the stored form otherwise. A column
+    /// whose value is a bit-for-bit copy of its original counts as unchanged without a call:
+    /// a value must be equivalent to itself.
     static func isEquivalent(_ lhs: Self, _ rhs: Self) -> Bool
 }
 

@@ -44,6 +44,26 @@ struct RecordTests {
         }
     }
 
+    @Test(arguments: TestEngine.all) func changesToBytesAndLongTextAreSeenAndEqualValuesAreNot(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
+            let recorder = SQLRecorder(db)
+            let long = String(repeating: "Alex ", count: 20)  // held out of line, as the avatar
+            try User.create(["name": long, "avatar": Data(repeating: 7, count: 100)])
+            let user = try #require(try User.all().first)
+            // Equal values in other storage: no change.
+            user.name = String(repeating: "Alex ", count: 20)
+            user.avatar = Data(repeating: 7, count: 100)
+            #expect(try recorder.during { try user.save() } == [])
+            // One byte changed in place (the record's copy, not the original's).
+            user.avatar![99] = 8
+            #expect(try recorder.during { try user.save() } == [#"UPDATE "User" SET "avatar" = ?, "updatedAt" = ? WHERE "id" = ?"#])
+            user.name += "!"
+            #expect(try recorder.during { try user.save() } == [#"UPDATE "User" SET "name" = ?, "updatedAt" = ? WHERE "id" = ?"#])
+            let found = try #require(try User.find(user.id!))
+            #expect(found.avatar?.last == 8 && found.avatar?.count == 100 && found.name == long + "!")
+        }
+    }
+
     @Test(arguments: TestEngine.all) func updatedAtMovesOnlyOnChangingUpdates(engine: TestEngine) throws {
         try withDatabase(engine) { _ throws in
             let user = try User.create(["name": "Alex"])
