@@ -55,11 +55,17 @@ extension Model {
     ///   cannot be stored), `.notFound` (the row was deleted elsewhere),
     ///   `.misuse` (the record was destroyed). The record is unchanged on error.
     public func save() throws {
-        let mapping = try mapping()
-        let pending = mapping.hooks.contains { $0.kind.hasPendingWork(in: self, at: $0.offset) }
-        guard mapping.hasLifecycle || pending, !header.isDestroyed else {
-            return try mapping.table.save(self)  // also throws the error for a destroyed record
+        // Without callbacks, validations or relation work: straight to the table.
+        let saved = try withMapping { mapping in
+            guard mapping.hasLifecycle || hasPendingHookWork(mapping), !header.isDestroyed else {
+                try mapping.table.save(self)  // also throws the error for a destroyed record
+                return true
+            }
+            return false
         }
+        if saved { return }
+        let mapping = try mapping()
+        let pending = hasPendingHookWork(mapping)
         let isNew = header.id == nil
         let changed = mapping.table.changedColumns(of: self)
         guard isNew || !changed.isEmpty || pending else { return }  // nothing to write: no SQL, no callbacks
@@ -78,6 +84,11 @@ extension Model {
             errors = failures
             throw ActiveRecordError.validationFailed(ModelMapping.modelName(type(of: self)), failures)
         }
+    }
+
+    /// Whether a relation field has work for the next save (records to link or save).
+    private func hasPendingHookWork(_ mapping: ModelMapping) -> Bool {
+        mapping.hooks.contains { $0.kind.hasPendingWork(in: self, at: $0.offset) }
     }
 
     /// Validations, callbacks and relation hooks around the write, in Rails' order,
@@ -114,17 +125,18 @@ extension Model {
     /// - Throws: `.misuse` for a new or already destroyed record; `.notFound`
     ///   when the row was deleted elsewhere (the record counts as destroyed).
     public func destroy() throws {
-        let mapping = try mapping()
-        guard mapping.hasDestroyLifecycle, let id = header.id, !header.isDestroyed else {
-            do {
-                return try mapping.table.delete(self)
-            } catch let error as ActiveRecordError where error.code == .notFound {
-                // Deleted earlier in the cascade that destroys it now: done already.
-                let cascading = try Database.current.withConnection { !$0.destroyingRecords.isEmpty }
-                if cascading { return }
-                throw error
+        // Without callbacks or dependencies (or new, or destroyed: the table says so): straight
+        // to the table.
+        let deleted = try withMapping { mapping in
+            guard mapping.hasDestroyLifecycle, header.id != nil, !header.isDestroyed else {
+                try deleteRow(mapping)
+                return true
             }
+            return false
         }
+        if deleted { return }
+        let mapping = try mapping()
+        let id = header.id.unsafelyUnwrapped
         let database = try Database.current
         let key = DestroyKey(table: mapping.table.schema.name, id: id)
         let callbacks = mapping.hasCallbacks ? self as? any Callbacks : nil
@@ -144,6 +156,18 @@ extension Model {
             }
             try callbacks?.afterDestroy()
             if let callbacks { try database.withConnection { $0.awaitOutcome(callbacks) } }
+        }
+    }
+
+    /// Deletes the record's row without callbacks or dependencies.
+    private func deleteRow(_ mapping: ModelMapping) throws {
+        do {
+            try mapping.table.delete(self)
+        } catch let error as ActiveRecordError where error.code == .notFound {
+            // Deleted earlier in the cascade that destroys it now: done already.
+            let cascading = try Database.current.withConnection { !$0.destroyingRecords.isEmpty }
+            if cascading { return }
+            throw error
         }
     }
 

@@ -84,6 +84,16 @@ open class Model: RecordStorage {
         return mapping.takeUnretainedValue()
     }
 
+    /// Runs `body` with the record's mapping, passed on without a retain (a class's mapping
+    /// lives as long as the process).
+    @inline(__always)
+    package final func withMapping<R>(_ body: (ModelMapping) throws -> R) throws -> R {
+        if let cachedMapping { return try cachedMapping._withUnsafeGuaranteedRef(body) }
+        let mapping = try ModelMapping.unretained(type(of: self))
+        cachedMapping = mapping
+        return try mapping._withUnsafeGuaranteedRef(body)
+    }
+
     /// Gives the record its class's mapping, one that ``ModelMapping/of(_:)`` made (kept
     /// unowned: those live as long as the process).
     package final func adopt(_ mapping: ModelMapping) { cachedMapping = Unmanaged.passUnretained(mapping) }
