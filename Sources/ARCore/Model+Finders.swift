@@ -70,14 +70,16 @@ extension ModelClassMethods where Self: Model {
 
     /// The record with this id, or `nil`.
     public static func find(_ id: Int64) throws -> Self? {
-        let mapping = try mapping()
-        let table = mapping.table
-        let found = try Database.withCurrent { database in
-            try database.withReader(table) { connection in
-                try table.findRecord(id: id, in: connection) {
-                    let record = Self()
-                    record.adopt(mapping)
-                    return record
+        // The mapping, its table and the database are shared by every thread that finds:
+        // reached without a retain, so that no reference count of theirs is written per call.
+        let found = try ModelMapping.unretained(self)._withUnsafeGuaranteedRef { mapping in
+            try Database.withCurrent { database in
+                try database.withReader(mapping.table) { connection in
+                    try mapping.table.findRecord(id: id, in: connection) {
+                        let record = Self()
+                        record.adopt(mapping)
+                        return record
+                    }
                 }
             }
         }
