@@ -29,7 +29,7 @@ extension Database {
     /// - Throws: when the default database cannot be opened.
     public static var current: Database {
         get throws {
-            if let scoped = scopedDatabase() { return scoped }
+            if let scoped = scopedAddress() { return Unmanaged<Database>.fromOpaque(scoped).takeUnretainedValue() }
             return try configuredOrDefault()
         }
     }
@@ -41,11 +41,7 @@ extension Database {
     /// replace it meanwhile).
     @inline(__always)
     package static func withCurrent<R>(_ body: (Database) throws -> R) throws -> R {
-        let key = UnsafeRawPointer(Unmanaged.passUnretained($scoped).toOpaque())
-        // A `Database?` is stored as one address, zero for `nil`.
-        if let storage = taskLocalValue(forKey: key), let address = storage.load(as: UnsafeRawPointer?.self) {
-            return try Unmanaged<Database>.fromOpaque(address)._withUnsafeGuaranteedRef(body)
-        }
+        if let scoped = scopedAddress() { return try Unmanaged<Database>.fromOpaque(scoped)._withUnsafeGuaranteedRef(body) }
         return try body(configuredOrDefault())
     }
 
@@ -59,17 +55,18 @@ extension Database {
         }
     }
 
-    /// The database of the innermost enclosing `use(_:)`, read straight from the
-    /// Concurrency runtime.
+    /// The address of the database of the innermost enclosing `use(_:)` (unretained: the
+    /// `use` keeps it alive), read straight from the Concurrency runtime.
     ///
     /// `Database.$scoped.get()` is the same look-up, but `TaskLocal.get()` is not
     /// inlinable: unspecialised, it copies the value out through `Optional`'s value
     /// witness, ~190 instructions a call where the look-up itself is ~70. Every
     /// model-level call (`find`, `delete(id:)`, `save`) reads `current` once.
-    private static func scopedDatabase() -> Database? {
+    @inline(__always)
+    private static func scopedAddress() -> UnsafeRawPointer? {
         let key = UnsafeRawPointer(Unmanaged.passUnretained($scoped).toOpaque())
-        guard let storage = taskLocalValue(forKey: key) else { return nil }
-        return storage.assumingMemoryBound(to: Database?.self).pointee
+        // A `Database?` is stored as one address, zero for `nil`.
+        return taskLocalValue(forKey: key)?.load(as: UnsafeRawPointer?.self)
     }
 
     /// Runs `body` with this database as ``current`` for the calling task or

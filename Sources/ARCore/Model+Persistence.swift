@@ -55,17 +55,17 @@ extension Model {
     ///   cannot be stored), `.notFound` (the row was deleted elsewhere),
     ///   `.misuse` (the record was destroyed). The record is unchanged on error.
     public func save() throws {
-        // Without callbacks, validations or relation work: straight to the table.
-        let saved = try withMapping { mapping in
-            guard mapping.hasLifecycle || hasPendingHookWork(mapping), !header.isDestroyed else {
+        // Without callbacks, validations or relation work: straight to the table (`nil`).
+        let pendingHookWork: Bool? = try withMapping { mapping in
+            let pending = mapping.hooks.contains { $0.kind.hasPendingWork(in: self, at: $0.offset) }
+            guard mapping.hasLifecycle || pending, !header.isDestroyed else {
                 try mapping.table.save(self)  // also throws the error for a destroyed record
-                return true
+                return nil
             }
-            return false
+            return pending
         }
-        if saved { return }
+        guard let pending = pendingHookWork else { return }
         let mapping = try mapping()
-        let pending = hasPendingHookWork(mapping)
         let isNew = header.id == nil
         let changed = mapping.table.changedColumns(of: self)
         guard isNew || !changed.isEmpty || pending else { return }  // nothing to write: no SQL, no callbacks
@@ -84,11 +84,6 @@ extension Model {
             errors = failures
             throw ActiveRecordError.validationFailed(ModelMapping.modelName(type(of: self)), failures)
         }
-    }
-
-    /// Whether a relation field has work for the next save (records to link or save).
-    private func hasPendingHookWork(_ mapping: ModelMapping) -> Bool {
-        mapping.hooks.contains { $0.kind.hasPendingWork(in: self, at: $0.offset) }
     }
 
     /// Validations, callbacks and relation hooks around the write, in Rails' order,

@@ -77,12 +77,7 @@ open class Model: RecordStorage {
 
     package static func mapping() throws -> ModelMapping { try ModelMapping.of(self) }
 
-    package final func mapping() throws -> ModelMapping {
-        if let cachedMapping { return cachedMapping.takeUnretainedValue() }
-        let mapping = try ModelMapping.unretained(type(of: self))
-        cachedMapping = mapping
-        return mapping.takeUnretainedValue()
-    }
+    package final func mapping() throws -> ModelMapping { try withMapping { $0 } }
 
     /// Runs `body` with the record's mapping, passed on without a retain (a class's mapping
     /// lives as long as the process).
@@ -94,8 +89,8 @@ open class Model: RecordStorage {
         return try mapping._withUnsafeGuaranteedRef(body)
     }
 
-    /// Gives the record its class's mapping, one that ``ModelMapping/of(_:)`` made (kept
-    /// unowned: those live as long as the process).
+    /// Gives the record its class's mapping, one that ``ModelMapping/of(_:)`` or
+    /// ``ModelMapping/reflected(_:)`` made (kept unretained: those live as long as the process).
     package final func adopt(_ mapping: ModelMapping) { cachedMapping = Unmanaged.passUnretained(mapping) }
 
     /// The declaration (name, index, default) of the column stored at `offset` of this
