@@ -14,7 +14,7 @@ package final class Connection {
     /// The engine's SQL dialect.
     package let dialect: any SQLDialect
     // Unchecked exclusivity on the per-statement state: a connection is confined (see
-    // ``Database``), and none of these accesses overlaps anengine.
+    // ``Database``), and none of these accesses overlaps another.
     @exclusivity(unchecked) private var statements: [String: Statement] = [:]
     @exclusivity(unchecked) private var keyedStatements: [StatementKey: Statement] = [:]
     /// Queries' statements (``StatementKey/Kind/query(_:)``): a query shape is compiled per
@@ -47,8 +47,8 @@ package final class Connection {
     /// How deep the current transaction is: 0 outside, 1 in `BEGIN`, 2+ in savepoints.
     @exclusivity(unchecked) package var transactionDepth = 0
     /// What to undo in memory if the transaction rolls back (records' ids, saved values), in
-    /// the order written: one log for every level, so that a write appends to one array.
-    @exclusivity(unchecked) package var undoLog: [UndoEntry] = []
+    /// the order written: one log for every level, so that a write appends to one log.
+    @exclusivity(unchecked) package var undoLog = UndoLog()
     /// Per transaction level, where its entries in ``undoLog`` start.
     @exclusivity(unchecked) package var undoLevelStarts: [Int] = []
     /// Per transaction level, the tables its writes changed (published when the outermost
@@ -62,7 +62,9 @@ package final class Connection {
     @exclusivity(unchecked) package private(set) var hasUnpublishedChanges = false
     /// The table ``noteChange(_:)`` noted last into the set it goes to now: a loop of writes to
     /// one table compares its name (the same string, so at once) instead of hashing it.
-    @exclusivity(unchecked) package var lastNotedTable: String?
+    @exclusivity(unchecked) private var lastNotedTable: String?
+    /// The serial of the ``TableEngine`` noted last (0: none, or a name), compared first.
+    @exclusivity(unchecked) private var lastNotedSerial: UInt64 = 0
     /// Per transaction level, the records whose `afterCommit`/`afterRollback` callbacks wait
     /// for the transaction to end.
     @exclusivity(unchecked) package var recordsAwaitingOutcome: [[Model]] = []
@@ -74,6 +76,12 @@ package final class Connection {
         sqlite = connection as? SQLiteConnection
         engine = connection
         self.dialect = dialect
+        // The statement caches' storage is made now: the first one a process makes has the
+        // runtime instantiate the dictionary type, checking `StatementKey: Hashable` against
+        // every conformance in the binary (~380,000 instructions here), which would
+        // otherwise fall on the first save or query.
+        keyedStatements.reserveCapacity(8)
+        statements.reserveCapacity(8)
     }
 
     deinit {
@@ -90,6 +98,7 @@ package final class Connection {
     package func noteChange(_ table: String) {
         if table == lastNotedTable { return }
         lastNotedTable = table
+        lastNotedSerial = 0
         if transactionDepth > 0, !changesByLevel.isEmpty {
             changesByLevel[changesByLevel.count - 1].insert(table)
         } else {
@@ -104,6 +113,22 @@ package final class Connection {
         recordsAwaitingOutcome[recordsAwaitingOutcome.count - 1].append(record)
     }
 
+    /// ``noteChange(_:)-(String)`` for one of the library's tables: a loop of writes to it
+    /// compares a number, without reading (and retaining) its name.
+    @inline(__always)
+    package func noteChange(_ table: TableEngine) {
+        if table.serial == lastNotedSerial { return }
+        noteChange(table.schema.name)
+        lastNotedSerial = table.serial
+    }
+
+    /// Forgets the table noted last: the set changes go to changed (a transaction level
+    /// began or ended, changes were published).
+    package func forgetNotedTable() {
+        lastNotedTable = nil
+        lastNotedSerial = 0
+    }
+
     /// Notes that SQL the library did not write ran: it may have changed any table.
     package func noteChangeOfAnyTable() {
         if transactionDepth > 0, !changesByLevel.isEmpty {
@@ -115,7 +140,8 @@ package final class Connection {
 
     /// Registers `entry` to undo if the current transaction level rolls back; outside a
     /// transaction there is nothing to undo and the entry is dropped.
-    package func onRollback(_ entry: UndoEntry) {
+    @inline(__always)
+    package func onRollback(_ entry: consuming UndoEntry) {
         guard transactionDepth > 0, !undoLevelStarts.isEmpty else { return }
         undoLog.append(entry)
     }
@@ -164,7 +190,10 @@ package final class Connection {
     package func withStatement<R>(
         _ key: StatementKey, sql: () -> String, _ arguments: [DatabaseValue] = [], _ body: (Statement) throws -> R
     ) throws -> R {
-        if let lastKeyed, lastKeyed.cacheKey == key { return try run(lastKeyed, arguments, body) }
+        if let lastKeyed {
+            let code = key.code
+            if code != 0 ? lastKeyed.cacheCode == code : lastKeyed.cacheKey == key { return try run(lastKeyed, arguments, body) }
+        }
         let isQuery = if case .query = key.kind { true } else { false }
         if let statement = isQuery ? queryStatements[key] : keyedStatements[key] {
             lastKeyed = statement

@@ -14,7 +14,7 @@ extension Database {
     func publishChanges(of connection: Connection) {
         let changes = connection.unpublishedChanges
         connection.unpublishedChanges = TableChanges()
-        connection.lastNotedTable = nil
+        connection.forgetNotedTable()
         let due = observers.withLock { registry in
             registry.entries.values.filter { changes.touches($0.tables) }.map(\.changed)
         }

@@ -70,7 +70,7 @@ extension Database {
         connection.undoLevelStarts.append(connection.undoLog.count)
         connection.changesByLevel.append(TableChanges())
         connection.recordsAwaitingOutcome.append([])
-        connection.lastNotedTable = nil
+        connection.forgetNotedTable()
     }
 
     /// Commits the innermost transaction level (releases its savepoint); on failure rolls it back.
@@ -97,7 +97,7 @@ extension Database {
         }
         // Committed: the parent level now owns what to undo (nothing, at the top).
         connection.undoLevelStarts.removeLast()
-        if connection.undoLevelStarts.isEmpty { connection.undoLog = [] }
+        if connection.undoLevelStarts.isEmpty { connection.undoLog.removeAll() }
         connection.transactionDepth -= 1
         if depth == 0, !connection.preparedInTransaction.isEmpty {
             // The tables this transaction created are now there for every thread.
@@ -108,7 +108,7 @@ extension Database {
         // What it changed, and whose callbacks wait: the parent level's now, or done.
         let changes = connection.changesByLevel.removeLast()
         let records = connection.recordsAwaitingOutcome.removeLast()
-        connection.lastNotedTable = nil
+        connection.forgetNotedTable()
         if depth > 0 {
             connection.changesByLevel[connection.changesByLevel.count - 1].formUnion(changes)
             connection.recordsAwaitingOutcome[connection.recordsAwaitingOutcome.count - 1] += records
@@ -127,15 +127,14 @@ extension Database {
         let depth = connection.transactionDepth - 1
         connection.changesByLevel.removeLast()
         let records = connection.recordsAwaitingOutcome.removeLast()
-        connection.lastNotedTable = nil
+        connection.forgetNotedTable()
         defer {
             connection.transactionDepth -= 1
             release()
             eachOnce(records) { $0.afterRollback() }
         }
         let start = connection.undoLevelStarts.removeLast()
-        let undo = connection.undoLog[start...]
-        connection.undoLog.removeSubrange(start...)
+        let undo = connection.undoLog.removeEntries(from: start)
         for entry in undo.reversed() { entry.undo() }
         // What this transaction's automatic migration made may be undone: check again.
         connection.preparedInTransaction = []

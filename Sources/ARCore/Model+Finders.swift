@@ -185,7 +185,7 @@ extension ModelClassMethods where Self: Model {
         guard mapping.hasDestroyLifecycle else {
             return try database.withTable(table) { connection in
                 try connection.execute("DELETE FROM \(table.schema.name.quotedIdentifier)")
-                connection.noteChange(table.schema.name)
+                connection.noteChange(table)
                 return connection.changedRowCount
             }
         }

@@ -142,6 +142,22 @@ open class Model: RecordStorage {
         }
     }
 
+    /// Runs `body` on each of the first `count` fields, the mapping and its fields reached
+    /// once (a loop of ``apply(_:toField:)`` reaches them per field).
+    @inline(__always)
+    private final func forEachField(_ count: Int, _ body: (ModelMapping.Field, FieldAddress) throws -> Void) rethrows {
+        let base = Unmanaged.passUnretained(self).toOpaque()
+        try withExtendedLifetime(self) {
+            // The engine only calls these after `mapping()` succeeded.
+            try cachedMapping.unsafelyUnwrapped._withUnsafeGuaranteedRef { mapping in
+                for index in 0..<count {
+                    let field = mapping.fields[index]
+                    try body(field, FieldAddress(value: base + field.valueOffset, original: base + field.originalOffset))
+                }
+            }
+        }
+    }
+
     // MARK: RecordStorage
 
     package final func bindColumn(_ index: Int, to statement: Statement, at parameter: Int32) throws {
@@ -161,7 +177,15 @@ open class Model: RecordStorage {
     }
 
     package final func markAllColumnsSaved(count: Int) {
-        for index in 0..<count { apply(MarkFieldSaved(), toField: index) }
+        forEachField(count) { field, address in field.storage.apply(MarkFieldSaved(), kind: field.kind, at: address) }
+    }
+
+    package final func bindAllColumns(count: Int, to statement: Statement, from first: Int32) throws {
+        var parameter = first
+        try forEachField(count) { field, address in
+            try field.storage.apply(BindField(statement: statement, parameter: parameter), kind: field.kind, at: address)
+            parameter += 1
+        }
     }
 
     package final func originalValue(_ index: Int) -> DatabaseValue {

@@ -11,6 +11,26 @@ package struct StatementKey: Hashable {
         case upsert(conflict: [Int], updating: [Int])
         /// A query's records, by its compiled shape's serial (see ARQuery's `CompiledShape`).
         case query(UInt64)
+
+        /// Written out: the derived `==` copies both values (their arrays) before comparing,
+        /// out of line; this one reads only the cases, and a payload only when both have it
+        /// (a write's look-up of its cached statement compares one key).
+        @inline(__always)
+        package static func == (lhs: Kind, rhs: Kind) -> Bool {
+            switch lhs {
+            case .insert: if case .insert = rhs { return true }
+            case .find: if case .find = rhs { return true }
+            case .delete: if case .delete = rhs { return true }
+            case .all: if case .all = rhs { return true }
+            case .update(let columns): if case .update(let others) = rhs { return columns == others }
+            case .upsert(let conflict, let updating):
+                if case .upsert(let otherConflict, let otherUpdating) = rhs {
+                    return conflict == otherConflict && updating == otherUpdating
+                }
+            case .query(let serial): if case .query(let other) = rhs { return serial == other }
+            }
+            return false
+        }
     }
 
     /// The ``TableEngine/serial`` of the table.
@@ -20,6 +40,22 @@ package struct StatementKey: Hashable {
     package init(table: UInt64, kind: Kind) {
         self.table = table
         self.kind = kind
+    }
+
+    /// The key as one number, different for different keys, or 0 (the kinds with an array,
+    /// serials too large to pack): a statement's key is compared by it without copying the
+    /// key out of the statement. The low three bits tell the kind.
+    @inline(__always)
+    package var code: UInt64 {
+        guard table < 1 << 32 else { return 0 }
+        switch kind {
+        case .insert: return table << 3 | 1
+        case .find: return table << 3 | 2
+        case .delete: return table << 3 | 3
+        case .all: return table << 3 | 4
+        case .query(let serial): return serial < 1 << 29 ? table << 32 | serial << 3 | 5 : 0
+        case .update, .upsert: return 0
+        }
     }
 }
 
@@ -39,7 +75,11 @@ package final class Statement {
     /// Set while a caller steps the statement, so that re-entrant use prepares a copy.
     @exclusivity(unchecked) var isInUse = false
     /// The key it is cached under, for statements the library generates.
-    @exclusivity(unchecked) var cacheKey: StatementKey?
+    @exclusivity(unchecked) var cacheKey: StatementKey? {
+        didSet { cacheCode = cacheKey?.code ?? 0 }
+    }
+    /// ``cacheKey``'s ``StatementKey/code``.
+    @exclusivity(unchecked) private(set) var cacheCode: UInt64 = 0
     /// Whether every use binds all its parameters again (the library's own SQL, cached by
     /// key), so that resetting it need not clear the bindings first: clearing frees SQLite's
     /// copies of the texts and blobs, which the next bind then allocates again (~700

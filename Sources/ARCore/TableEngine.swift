@@ -103,9 +103,7 @@ package final class TableEngine: Sendable {
         let id = try connection.withStatement(key(.insert), sql: { insertSQL(connection.dialect) }) { statement in
             try statement.bind(.real(now.timeIntervalSince1970), at: 1)
             try statement.bind(.real(now.timeIntervalSince1970), at: 2)
-            for index in schema.columns.indices {
-                try record.bindColumn(index, to: statement, at: Int32(index + 3))
-            }
+            try record.bindAllColumns(count: schema.columns.count, to: statement, from: 3)
             return try statement.insert()
         }
         record.header.id = id
@@ -113,7 +111,7 @@ package final class TableEngine: Sendable {
         record.header.updatedAt = now
         record.markAllColumnsSaved(count: schema.columns.count)
         connection.onRollback(.header(record, previous))
-        connection.noteChange(schema.name)
+        connection.noteChange(self)
     }
 
     /// `INSERT`s new records (the caller checked that they are) with one prepared statement,
@@ -131,14 +129,14 @@ package final class TableEngine: Sendable {
                 if offset > 0 { statement.resetForRebinding() }
                 try statement.bind(stamp, at: 1)
                 try statement.bind(stamp, at: 2)
-                for index in 0..<count { try record.bindColumn(index, to: statement, at: Int32(index + 3)) }
+                try record.bindAllColumns(count: count, to: statement, from: 3)
                 record.header.id = try statement.insert()
                 record.header.createdAt = now
                 record.header.updatedAt = now
                 record.markAllColumnsSaved(count: count)
             }
         }
-        connection.noteChange(schema.name)
+        connection.noteChange(self)
     }
 
     /// Inserts each record, or updates the row that has its values in the `conflict` columns
@@ -166,7 +164,7 @@ package final class TableEngine: Sendable {
                 let originals = connection.transactionDepth > 0 ? (0..<count).map { record.originalValue($0) } : []
                 try statement.bind(now, at: 1)
                 try statement.bind(now, at: 2)
-                for index in 0..<count { try record.bindColumn(index, to: statement, at: Int32(index + 3)) }
+                try record.bindAllColumns(count: count, to: statement, from: 3)
                 guard try statement.step() else {
                     throw ActiveRecordError(.misuse, "the upsert into \(schema.name) returned no row", sql: statement.sql)
                 }
@@ -174,7 +172,7 @@ package final class TableEngine: Sendable {
                 connection.onRollback(.update(record, previous, columns: Array(0..<count), originals: originals))
             }
         }
-        if !records.isEmpty { connection.noteChange(schema.name) }
+        if !records.isEmpty { connection.noteChange(self) }
     }
 
     /// The indexes of the columns that changed since the record was loaded or saved.
@@ -203,7 +201,7 @@ package final class TableEngine: Sendable {
         record.header.updatedAt = now
         for index in changed { record.markColumnSaved(index) }
         connection.onRollback(.update(record, previous, columns: changed, originals: originals))
-        connection.noteChange(schema.name)
+        connection.noteChange(self)
     }
 
     /// `DELETE`s the row with this id (no record involved); returns whether there was one.
@@ -214,7 +212,7 @@ package final class TableEngine: Sendable {
             while try statement.step() {}
         }
         guard connection.changedRowCount > 0 else { return false }
-        connection.noteChange(schema.name)
+        connection.noteChange(self)
         return true
     }
 

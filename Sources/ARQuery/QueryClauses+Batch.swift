@@ -18,7 +18,7 @@ extension CompiledQuery {
         return try (database ?? Database.current).withWriter(tables.map(\.table)) { connection in
             try connection.execute(sql, headArguments + arguments)
             let changed = connection.changedRowCount
-            if changed > 0 { connection.noteChange(base.table.schema.name) }
+            if changed > 0 { connection.noteChange(base.table) }
             return changed
         }
     }

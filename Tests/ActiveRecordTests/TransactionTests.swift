@@ -58,6 +58,40 @@ struct TransactionTests {
         }
     }
 
+    /// Thousands of writes in one transaction (the undo log keeps them in chunks of 1,024):
+    /// rolling back a savepoint that began mid-chunk and spans chunks restores exactly its
+    /// records in memory, and the outer rollback the rest.
+    @Test func rollbacksRestoreRecordsAcrossAThousandWrites() throws {
+        try withDatabase(.sqlite) { db throws in
+            var outer: [Item] = []
+            var inner: [Item] = []
+            var renamed: [Item] = []
+            try db.transaction {
+                for number in 0..<1_500 { outer.append(try Item.create(["title": "outer \(number)"])) }
+                try db.transaction {
+                    for number in 0..<1_100 { inner.append(try Item.create(["title": "inner \(number)"])) }
+                    for item in outer.prefix(600) {
+                        item.title = "renamed"
+                        try item.save()
+                        renamed.append(item)
+                    }
+                    throw Rollback()
+                }
+                #expect(inner.allSatisfy { $0.id == nil })
+                #expect(outer.allSatisfy { $0.id != nil })
+                #expect(renamed.allSatisfy { $0.hasChanges && $0.title == "renamed" })
+                #expect(try Item.count() == 1_500)
+                try db.transaction {
+                    for number in 0..<600 { inner.append(try Item.create(["title": "again \(number)"])) }
+                }
+                #expect(try Item.count() == 2_100)
+                throw Rollback()
+            }
+            #expect(outer.allSatisfy { $0.id == nil } && inner.allSatisfy { $0.id == nil })
+            #expect(try Item.count() == 0)
+        }
+    }
+
     @Test(arguments: TestEngine.all) func aConstraintFailureInsideRollsEverythingBack(engine: TestEngine) throws {
         try withDatabase(engine) { db throws in
             try Account.create(["email": "a@x"])

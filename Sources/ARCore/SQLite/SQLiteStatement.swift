@@ -48,16 +48,21 @@ package struct SQLiteStatement: EngineStatement {
     }
 
     private func bindText(_ string: String, at index: Int32) -> Int32 {
-        var string = string
-        return string.withUTF8 { bytes in
-            // An empty buffer may have no base address; SQLite would read that as NULL.
-            guard let base = bytes.baseAddress, bytes.count > 0 else {
-                return sqlite3_bind_text(handle, index, "", 0, nil)
-            }
-            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                sqlite3_bind_text(handle, index, $0, Int32(bytes.count), transient)
-            }
+        // A native string's bytes are read in place, without a copy of the string (which
+        // `withUTF8` needs, being mutating); a bridged one is made contiguous first.
+        if let code = string.utf8.withContiguousStorageIfAvailable({ bindText(UnsafeRawBufferPointer($0), at: index) }) {
+            return code
         }
+        var string = string
+        return string.withUTF8 { bindText(UnsafeRawBufferPointer($0), at: index) }
+    }
+
+    /// Binds UTF-8 bytes, which SQLite copies.
+    @inline(__always)
+    private func bindText(_ bytes: UnsafeRawBufferPointer, at index: Int32) -> Int32 {
+        // An empty buffer may have no base address; SQLite would read that as NULL.
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return sqlite3_bind_text(handle, index, "", 0, nil) }
+        return sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), transient)
     }
 
     private func bindBlob(_ data: Data, at index: Int32) -> Int32 {
