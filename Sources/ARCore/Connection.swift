@@ -22,7 +22,13 @@ package final class Connection {
     @exclusivity(unchecked) private var queryStatements: [StatementKey: Statement] = [:]
     private static let queryStatementLimit = 200
     /// The keyed statement used last: a loop of saves finds it without hashing its key.
-    @exclusivity(unchecked) private var lastKeyed: Statement?
+    /// Unretained, so that a run reaches it without a retain and release (~40 instructions):
+    /// it is one of ``keyedStatements`` or ``queryStatements``, and is forgotten when it
+    /// leaves them (see ``drop(_:)``).
+    @exclusivity(unchecked) private var lastKeyed: Unmanaged<Statement>?
+    /// Statements dropped from the caches while running (a failed step evicts its statement;
+    /// a full query cache is emptied under a running query): kept alive until they end.
+    @exclusivity(unchecked) private var retired: [Statement] = []
     // The settings below are read on every statement: without dynamic exclusivity checks
     // (~20 instructions a read). They change only where no statement runs on the connection:
     // the writer's under its lock, a reader's or pooled connection's before its next use.
@@ -85,10 +91,10 @@ package final class Connection {
     }
 
     deinit {
+        lastKeyed = nil
         statements.removeAll()
         keyedStatements.removeAll()
         queryStatements.removeAll()
-        lastKeyed = nil
         if let sqlite { sqlite.close() } else { engine.close() }
     }
 
@@ -168,9 +174,9 @@ package final class Connection {
     /// Drops a statement from the cache after a failed step.
     func evict(_ statement: Statement) {
         if let key = statement.cacheKey {
+            if keyedStatements[key] === statement || queryStatements[key] === statement { drop(statement) }
             if keyedStatements[key] === statement { keyedStatements[key] = nil }
             if queryStatements[key] === statement { queryStatements[key] = nil }
-            if lastKeyed === statement { lastKeyed = nil }
         } else if statements[statement.sql] === statement {
             statements[statement.sql] = nil
         }
@@ -192,24 +198,41 @@ package final class Connection {
     ) throws -> R {
         if let lastKeyed {
             let code = key.code
-            if code != 0 ? lastKeyed.cacheCode == code : lastKeyed.cacheKey == key { return try run(lastKeyed, arguments, body) }
+            let isLast = lastKeyed._withUnsafeGuaranteedRef { code != 0 ? $0.cacheCode == code : $0.cacheKey == key }
+            if isLast { return try lastKeyed._withUnsafeGuaranteedRef { try run($0, arguments, body) } }
         }
         let isQuery = if case .query = key.kind { true } else { false }
         if let statement = isQuery ? queryStatements[key] : keyedStatements[key] {
-            lastKeyed = statement
+            lastKeyed = Unmanaged.passUnretained(statement)
             return try run(statement, arguments, body)
         }
         let statement = try prepare(sql(), .cached)
         statement.cacheKey = key
         statement.rebindsEveryParameter = true
         if isQuery {
-            if queryStatements.count >= Self.queryStatementLimit { queryStatements.removeAll() }
+            if queryStatements.count >= Self.queryStatementLimit {
+                queryStatements.values.forEach(drop)
+                queryStatements.removeAll()
+            }
             queryStatements[key] = statement
         } else {
             keyedStatements[key] = statement
         }
-        lastKeyed = statement
+        lastKeyed = Unmanaged.passUnretained(statement)
         return try run(statement, arguments, body)
+    }
+
+    /// Before a keyed statement leaves the caches: ``lastKeyed`` forgets it, and one still
+    /// running is kept in ``retired`` until it ends (its run holds no reference of its own).
+    private func drop(_ statement: Statement) {
+        if lastKeyed?.toOpaque() == Unmanaged.passUnretained(statement).toOpaque() { lastKeyed = nil }
+        if statement.isInUse { retired.append(statement) }
+    }
+
+    /// Lets go of the retired statements that have ended.
+    @inline(never)
+    private func releaseRetired() {
+        retired.removeAll { !$0.isInUse }
     }
 
     @inline(__always)
@@ -218,7 +241,10 @@ package final class Connection {
         // same SQL): a private copy. Logged SQL: its own path. Both rare, out of line.
         if statement.isInUse || sqlLogger != nil { return try runAside(statement, arguments, body) }
         statement.isInUse = true
-        defer { statement.endUse() }
+        defer {
+            statement.endUse()
+            if !retired.isEmpty { releaseRetired() }
+        }
         if !arguments.isEmpty { try statement.bind(arguments) }
         if let tracer { tracer(statement.sql) }
         return try body(statement)
@@ -229,7 +255,10 @@ package final class Connection {
     private func runAside<R>(_ cached: Statement, _ arguments: [DatabaseValue], _ body: (Statement) throws -> R) throws -> R {
         let statement = cached.isInUse ? try prepare(cached.sql) : cached
         statement.isInUse = true
-        defer { statement.endUse() }
+        defer {
+            statement.endUse()
+            if !retired.isEmpty { releaseRetired() }
+        }
         try statement.bind(arguments)
         tracer?(statement.sql)
         // With its values, a statement is logged once it has run: the library's own
@@ -282,10 +311,11 @@ package final class Connection {
     /// Forgets every cached statement (finalizing them), for a pooled connection that goes
     /// back to its pool after a failure.
     package func clearStatementCache() {
+        keyedStatements.values.forEach(drop)
+        queryStatements.values.forEach(drop)
         statements.removeAll()
         keyedStatements.removeAll()
         queryStatements.removeAll()
-        lastKeyed = nil
     }
 }
 

@@ -29,9 +29,15 @@ extension Database {
     /// A table prepared inside a transaction counts as prepared for other threads only once
     /// that transaction commits (until then they prepare it themselves, and wait for the
     /// schema lock or the writer, then find it); if it rolls back, the next use prepares it again.
+    @inline(__always)
     func prepare(_ table: TableEngine) throws {
-        // A loop over one table finds it here without taking the lock.
+        // A loop over one table finds it here, in the caller, without taking the lock.
         guard automaticMigrations, lastPreparedTable.load(ordering: .acquiring) != table.serial else { return }
+        try prepareOnce(table)
+    }
+
+    @inline(never)
+    private func prepareOnce(_ table: TableEngine) throws {
         let prepared = preparedTables.withLock { prepared in
             // Stored under the lock, so that ``forgetCheckedTables()`` cannot be undone by it.
             guard prepared.contains(table.serial) else { return false }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The database models use: configured once, or scoped to a task with `use`.
 extension Database {
     private static let configured = Lock<Database?>(nil)
@@ -64,9 +66,21 @@ extension Database {
     /// model-level call (`find`, `delete(id:)`, `save`) reads `current` once.
     @inline(__always)
     private static func scopedAddress() -> UnsafeRawPointer? {
-        let key = UnsafeRawPointer(Unmanaged.passUnretained($scoped).toOpaque())
+        var key = scopedKey.load(ordering: .acquiring)
+        if key == 0 { key = loadScopedKey() }
         // A `Database?` is stored as one address, zero for `nil`.
-        return taskLocalValue(forKey: key)?.load(as: UnsafeRawPointer?.self)
+        return taskLocalValue(forKey: UnsafeRawPointer(bitPattern: key)!)?.load(as: UnsafeRawPointer?.self)
+    }
+
+    /// `$scoped`'s address (the task-local key), once read: a global with a constant initial
+    /// value is read without the `swift_once` that `$scoped` costs on every read.
+    private static let scopedKey = Atomic<UInt>(0)
+
+    @inline(never)
+    private static func loadScopedKey() -> UInt {
+        let key = UInt(bitPattern: Unmanaged.passUnretained($scoped).toOpaque())
+        scopedKey.store(key, ordering: .releasing)
+        return key
     }
 
     /// Runs `body` with this database as ``current`` for the calling task or

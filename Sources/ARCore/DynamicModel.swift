@@ -327,7 +327,7 @@ public final class DynamicRecord: RecordStorage {
     }
 
     /// Saves the record: `INSERT` when new, else an `UPDATE` of the changed columns.
-    public func save() throws { try model.table.save(self) }
+    public func save() throws { try Database.withCurrent { try save(in: $0) } }
 
     /// ``save()`` on `database` rather than the current one.
     package func save(in database: Database) throws {

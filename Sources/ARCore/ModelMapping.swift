@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A model class reflected into its table: the schema, the SQL, and where
 /// each column's storage sits inside an instance. Built once per class.
@@ -72,6 +73,10 @@ package final class ModelMapping: Sendable {
         precondition(status == 0, "pthread_key_create failed (\(status))")
         return key
     }()
+    /// The entry last looked up under the lock, by any thread (its address; 0: none),
+    /// checked before ``lastEntry``: reading it is one load, and a loop over one class never
+    /// writes it, so threads share it without contention. Entries are never freed.
+    private static let lastShared = Atomic<UInt>(0)
     private static let reflections = Lock<[ObjectIdentifier: ModelMapping]>([:])
     private static let names = Lock<[ObjectIdentifier: String]>([:])
     /// Which class maps each table (by folded name), and whether it named the table itself.
@@ -99,7 +104,15 @@ package final class ModelMapping: Sendable {
     /// its reference count on every call.
     package static func unretained(_ type: Model.Type) throws -> Unmanaged<ModelMapping> {
         let key = ObjectIdentifier(type)
-        // A loop over one class finds its mapping in the thread's last one, without the lock.
+        // A loop over one class finds its mapping in the last one looked up, or the thread's
+        // last one, without the lock.
+        if let address = UnsafeRawPointer(bitPattern: lastShared.load(ordering: .acquiring)),
+            let last = Unmanaged<Entry>.fromOpaque(address)._withUnsafeGuaranteedRef({
+                $0.type == key ? Unmanaged.passUnretained($0.mapping) : nil
+            })
+        {
+            return last
+        }
         if let address = pthread_getspecific(lastEntry),
             let last = Unmanaged<Entry>.fromOpaque(address)._withUnsafeGuaranteedRef({
                 $0.type == key ? Unmanaged.passUnretained($0.mapping) : nil
@@ -109,6 +122,7 @@ package final class ModelMapping: Sendable {
         }
         if let known = mappings.withLock({ $0[key] }) {
             pthread_setspecific(lastEntry, Unmanaged.passUnretained(known).toOpaque())
+            lastShared.store(UInt(bitPattern: Unmanaged.passUnretained(known).toOpaque()), ordering: .releasing)
             return Unmanaged.passUnretained(known.mapping)
         }
         var mapping = try reflected(type)

@@ -71,6 +71,7 @@ package final class TableEngine: Sendable {
     }
 
     /// ``save(_:)`` on `database`.
+    @inline(__always)
     package func save(_ record: some RecordStorage, in database: Database) throws {
         guard !record.header.isDestroyed else {
             throw ActiveRecordError(.misuse, "cannot save \(schema.name) with id \(record.header.id ?? 0): it was destroyed")
@@ -100,15 +101,18 @@ package final class TableEngine: Sendable {
     package func insert(_ record: some RecordStorage, in connection: Connection) throws {
         let previous = record.header
         let now = Date.nowAsStored
+        let stamp = DatabaseValue.real(now.timeIntervalSince1970)
         let id = try connection.withStatement(key(.insert), sql: { insertSQL(connection.dialect) }) { statement in
-            try statement.bind(.real(now.timeIntervalSince1970), at: 1)
-            try statement.bind(.real(now.timeIntervalSince1970), at: 2)
+            try statement.bind(stamp, at: 1)
+            try statement.bind(stamp, at: 2)
             try record.bindAllColumns(count: schema.columns.count, to: statement, from: 3)
             return try statement.insert()
         }
-        record.header.id = id
-        record.header.createdAt = now
-        record.header.updatedAt = now
+        var header = previous
+        header.id = id
+        header.createdAt = now
+        header.updatedAt = now
+        record.header = header
         record.markAllColumnsSaved(count: schema.columns.count)
         connection.onRollback(.header(record, previous))
         connection.noteChange(self)
