@@ -32,6 +32,9 @@ public final class Database: @unchecked Sendable {
     let engine: any DatabaseEngine
     /// The engine's SQL dialect.
     package let dialect: any SQLDialect
+    /// The dialect's type, which decides the SQL a query compiles to: read once (the
+    /// existential's dynamic type costs a runtime call, ~50 instructions a query).
+    package let dialectType: ObjectIdentifier
     // Who uses which connection: exactly one of the two is set, by the engine's
     // ``ConnectionSharing``. (Two optionals rather than an enum: reading an enum of class
     // references copies it, with a retain, on every save and fetch.)
@@ -81,6 +84,7 @@ public final class Database: @unchecked Sendable {
         isReadOnly = readOnly
         engine = try location.engine(readOnly: readOnly)
         dialect = engine.dialect
+        dialectType = ObjectIdentifier(type(of: engine.dialect))
         path = engine.description
         switch engine.sharing {
         case .singleWriter(let readers):

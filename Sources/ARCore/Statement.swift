@@ -130,8 +130,11 @@ package final class Statement {
     }
 
     package func bind(_ values: [DatabaseValue], from start: Int32 = 1) throws {
-        for (offset, value) in values.enumerated() {
-            try bind(value, at: start + Int32(offset))
+        // The engine told apart once, not per value.
+        if let sqlite {
+            for index in values.indices { try sqlite.bind(values[index], at: start + Int32(index)) }
+        } else {
+            for index in values.indices { try engine.bind(values[index], at: start + Int32(index)) }
         }
     }
 

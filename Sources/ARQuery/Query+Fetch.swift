@@ -1,11 +1,11 @@
 import ARCore
 
 extension Query {
-    /// The query's SQL for the current database; see ``QueryClauses/compile(_:caching:dialect:defaultsToIdOrder:)``.
+    /// The query's SQL for the current database; see ``QueryClauses/compile(_:caching:dialect:dialectType:defaultsToIdOrder:)``.
     func compile(defaultsToIdOrder: Bool = false) throws -> CompiledQuery {
         let database = try Database.current
         var sql = try QueryClauses.compile(
-            &state.clauses, QueryTable(Record.self), caching: Record.self, dialect: database.dialect,
+            &state.clauses, QueryTable(Record.self), caching: Record.self, for: database,
             defaultsToIdOrder: defaultsToIdOrder)
         sql.database = database
         return sql

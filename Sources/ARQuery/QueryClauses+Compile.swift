@@ -181,15 +181,27 @@ final class CompiledShape {
     func query(_ clauses: QueryClauses) throws -> CompiledQuery {
         var arguments: [DatabaseValue] = []
         arguments.reserveCapacity(bodySlots.count + orderArguments.count + (hasLimitOrOffset ? 2 : 0))
+        // The slots go through the conditions in order: each condition's arguments are
+        // reached once, not per slot (each reach copies the condition).
+        var sourcesCondition = -1
+        var sources: [QueryArgument.Source] = []
+        func argument(_ index: Int, of condition: Int) -> QueryArgument? {
+            if condition != sourcesCondition {
+                sources = clauses.sources(of: condition)
+                sourcesCondition = condition
+            }
+            if case .converted(let argument) = sources[index] { return argument }
+            return nil
+        }
         for slot in bodySlots {
             switch slot {
             case .constant(let value):
                 arguments.append(value)
             case .argument(let condition, let index):
-                guard case .value(let value) = clauses.argument(index, of: condition) else { preconditionFailure("not a value") }
+                guard case .value(let value) = argument(index, of: condition) else { preconditionFailure("not a value") }
                 arguments.append(value)
             case .element(let condition, let index, let element):
-                guard case .list(let list) = clauses.argument(index, of: condition) else { preconditionFailure("not a list") }
+                guard case .list(let list) = argument(index, of: condition) else { preconditionFailure("not a list") }
                 arguments.append(list[element])
             }
         }
@@ -212,9 +224,11 @@ extension QueryClauses {
     /// property a callee could change), retaining every field.
     static func compile(
         _ clauses: inout QueryClauses, _ base: @autoclosure () throws -> QueryTable, caching model: Model.Type?,
-        dialect: any SQLDialect, defaultsToIdOrder: Bool
+        for database: Database, defaultsToIdOrder: Bool
     ) throws -> CompiledQuery {
-        try clauses.compile(try base(), caching: model, dialect: dialect, defaultsToIdOrder: defaultsToIdOrder)
+        try clauses.compile(
+            try base(), caching: model, dialect: database.dialect, dialectType: database.dialectType,
+            defaultsToIdOrder: defaultsToIdOrder)
     }
 
     /// SQLite's default `SQLITE_MAX_VARIABLE_NUMBER`.
@@ -236,13 +250,14 @@ extension QueryClauses {
     ///   negative limit or offset), a conversion error of an argument.
     func compile(
         _ base: @autoclosure () throws -> QueryTable, caching model: Model.Type?, dialect: any SQLDialect,
-        defaultsToIdOrder: Bool = false
+        dialectType: ObjectIdentifier? = nil, defaultsToIdOrder: Bool = false
     ) throws -> CompiledQuery {
         guard let model else {
             return try compileShape(try base(), dialect: dialect, defaultsToIdOrder: defaultsToIdOrder).query(self)
         }
         let target = QueryShape.Target(
-            base: ObjectIdentifier(model), dialect: ObjectIdentifier(type(of: dialect)), defaultsToIdOrder: defaultsToIdOrder)
+            base: ObjectIdentifier(model), dialect: dialectType ?? ObjectIdentifier(type(of: dialect)),
+            defaultsToIdOrder: defaultsToIdOrder)
         // A condition that failed to build, or an argument that does not convert, matches no
         // cached shape: the full compilation then reports the first error, as it finds them.
         // The closures capture no clauses (a capture of `self` would copy every field).
@@ -268,7 +283,7 @@ extension QueryClauses {
 
     /// Resolves the query's tables (`base`, then the joined models) and builds its SQL,
     /// checking that every argument converted.
-    /// - Throws: as ``compile(_:caching:dialect:defaultsToIdOrder:)``, but for a negative limit or offset.
+    /// - Throws: as ``compile(_:caching:dialect:dialectType:defaultsToIdOrder:)``, but for a negative limit or offset.
     func compileShape(_ base: QueryTable, dialect: any SQLDialect, defaultsToIdOrder: Bool) throws -> CompiledShape {
         var tables = [base]
         var from = "FROM \(base.quotedName)"

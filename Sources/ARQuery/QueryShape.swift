@@ -133,14 +133,11 @@ extension QueryClauses {
         number < conditions.count ? conditions[number] : havingConditions[number - conditions.count]
     }
 
-    /// Argument `index` of the `number`-th condition, converted (`nil` if it did not convert).
-    func argument(_ index: Int, of number: Int) -> QueryArgument? {
+    /// The arguments of the `number`-th condition (none for one that failed to build).
+    func sources(of number: Int) -> [QueryArgument.Source] {
         switch condition(number) {
-        case .format(_, let arguments), .tree(_, let arguments):
-            if case .converted(let argument) = arguments[index] { return argument }
-            return nil
-        case .failed:
-            return nil
+        case .format(_, let arguments), .tree(_, let arguments): arguments
+        case .failed: []
         }
     }
 

@@ -50,7 +50,9 @@ package struct SQLiteStatement: EngineStatement {
     private func bindText(_ string: String, at index: Int32) -> Int32 {
         // A native string's bytes are read in place, without a copy of the string (which
         // `withUTF8` needs, being mutating); a bridged one is made contiguous first.
-        if let code = string.utf8.withContiguousStorageIfAvailable({ bindText(UnsafeRawBufferPointer($0), at: index) }) {
+        if string.isContiguousUTF8,
+            let code = string.utf8.withContiguousStorageIfAvailable({ bindText(UnsafeRawBufferPointer($0), at: index) })
+        {
             return code
         }
         var string = string
