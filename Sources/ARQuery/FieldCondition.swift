@@ -129,7 +129,7 @@ public enum QueryArgument: Sendable, Equatable {
         }
 
         /// A non-`nil` `where` argument of type `Value`.
-        fileprivate init<Value: ColumnValue>(_ value: Value) {
+        init<Value: ColumnValue>(_ value: Value) {
             // The common scalar types are told apart by their type alone: casting to a
             // protocol costs a conformance look-up per argument (about 500 instructions).
             if !Self.isScalar(Value.self), let list = value as? any InListConvertible {
@@ -161,6 +161,10 @@ public enum QueryArgument: Sendable, Equatable {
             return type == ObjectIdentifier(Int.self) || type == ObjectIdentifier(String.self)
                 || type == ObjectIdentifier(Double.self) || type == ObjectIdentifier(Int64.self)
                 || type == ObjectIdentifier(Bool.self) || type == ObjectIdentifier(Date.self)
+                // An optional of these, which a typed `where` argument may be.
+                || type == ObjectIdentifier(Int?.self) || type == ObjectIdentifier(String?.self)
+                || type == ObjectIdentifier(Double?.self) || type == ObjectIdentifier(Int64?.self)
+                || type == ObjectIdentifier(Bool?.self) || type == ObjectIdentifier(Date?.self)
         }
     }
 }

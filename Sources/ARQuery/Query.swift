@@ -81,6 +81,24 @@ public struct Query<Record: Model> {
         with { $0.clauses.conditions.append(.format(format, arguments: QueryArgument.Source.sources(arguments))) }
     }
 
+    /// `where(_:_:)` (a format and variadic values) with one argument of a known type: the same
+    /// condition, chosen over the variadic form when the argument's type is known (not a `nil`
+    /// literal, not an existential). It makes no array of the arguments and no existential of
+    /// each, so that a query built in a loop allocates, copies and frees less.
+    public consuming func `where`<Argument: ColumnValue>(_ format: String, _ argument: Argument) -> Query {
+        with { $0.clauses.conditions.append(.format(format, arguments: [QueryArgument.Source(argument)])) }
+    }
+
+    /// `where(_:_:)` (a format and variadic values) with two arguments of known types: the same
+    /// condition, without an array of the arguments (see the one-argument form).
+    public consuming func `where`<First: ColumnValue, Second: ColumnValue>(
+        _ format: String, _ first: First, _ second: Second
+    ) -> Query {
+        with {
+            $0.clauses.conditions.append(.format(format, arguments: [QueryArgument.Source(first), QueryArgument.Source(second)]))
+        }
+    }
+
     /// `where(_:_:)` (a format and variadic values) with arguments given as database values.
     public consuming func `where`(_ format: String, arguments: [QueryArgument]) -> Query {
         with { $0.clauses.conditions.append(.format(format, arguments: arguments.map { .converted($0) })) }

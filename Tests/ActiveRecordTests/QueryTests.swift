@@ -41,6 +41,40 @@ struct QueryTests {
         }
     }
 
+    /// One or two arguments of a known type take the generic `where` forms; `nil` literals and
+    /// existentials take the variadic one. Both make the same conditions.
+    @Test(arguments: TestEngine.all) func typedAndVariadicWhereArgumentsAgree(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
+            try seedPeople()
+            func names(_ query: Query<Person>) throws -> [String] { try query.fetch().map(\.name) }
+            let noNote: String? = nil
+            let aNote: String? = "boss"
+            let ages = [25, 40]
+            let born = Date(timeIntervalSince1970: 946_684_800 + 86_400)
+            let erased: [(any ColumnValue)?] = [25, noNote, aNote, ages, born, 31, "Alex"]
+            #expect(try names(Person.query().where("age = %@", 25)) == ["Алексей", "Maria"])
+            #expect(try names(Person.query().where("age = %@", erased[0])) == ["Алексей", "Maria"])
+            // nil with = matches NULL, typed (String?) or a literal (the variadic form).
+            #expect(try names(Person.query().where("note = %@", noNote)) == ["Алексей", "Maria", "alex"])
+            #expect(try names(Person.query().where("note = %@", nil)) == ["Алексей", "Maria", "alex"])
+            #expect(try names(Person.query().where("note = %@", erased[1])) == ["Алексей", "Maria", "alex"])
+            #expect(try names(Person.query().where("note = %@", aNote)) == ["John"])
+            // An array is a list for IN, typed or not.
+            #expect(try names(Person.query().where("age IN %@", ages)) == ["Алексей", "John", "Maria"])
+            #expect(try names(Person.query().where("age IN %@", erased[3])) == ["Алексей", "John", "Maria"])
+            // Two arguments of two types; a date.
+            #expect(try names(Person.query().where("age > %@ AND name != %@", 30, "Alex")) == ["John", "alex"])
+            #expect(try names(Person.query().where("age > %@ AND name != %@", erased[5], erased[6])) == ["John", "alex"])
+            #expect(try names(Person.query().where("born = %@", born)) == ["Алексей"])
+            #expect(try names(Person.query().where("born = %@", erased[4])) == ["Алексей"])
+            // A value that does not convert is the terminal call's error, in both forms.
+            expectError(.invalidValue) { _ = try Person.query().where("age > %@", Double.nan).fetch() }
+            expectError(.invalidValue) { _ = try Person.query().where("age > %@ AND age < %@", 1.0, Double.nan).fetch() }
+            // Three or more arguments: the variadic form.
+            #expect(try names(Person.query().where("age BETWEEN %@ AND %@ AND note = %@", 20, 35, "first")) == ["Alex"])
+        }
+    }
+
     @Test(arguments: TestEngine.all) func limitOffsetAndBoth(engine: TestEngine) throws {
         try withDatabase(engine) { _ throws in
             try seedPeople()
