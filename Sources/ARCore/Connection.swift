@@ -174,9 +174,13 @@ package final class Connection {
     /// Drops a statement from the cache after a failed step.
     func evict(_ statement: Statement) {
         if let key = statement.cacheKey {
-            if keyedStatements[key] === statement || queryStatements[key] === statement { drop(statement) }
-            if keyedStatements[key] === statement { keyedStatements[key] = nil }
-            if queryStatements[key] === statement { queryStatements[key] = nil }
+            if keyedStatements[key] === statement {
+                drop(statement)
+                keyedStatements[key] = nil
+            } else if queryStatements[key] === statement {
+                drop(statement)
+                queryStatements[key] = nil
+            }
         } else if statements[statement.sql] === statement {
             statements[statement.sql] = nil
         }
@@ -229,7 +233,14 @@ package final class Connection {
         if statement.isInUse { retired.append(statement) }
     }
 
-    /// Lets go of the retired statements that have ended.
+    /// Ends a run of `statement` (see ``Statement/endUse()``), and lets go of the retired
+    /// statements that have ended.
+    @inline(__always)
+    private func endRun(_ statement: Statement) {
+        statement.endUse()
+        if !retired.isEmpty { releaseRetired() }
+    }
+
     @inline(never)
     private func releaseRetired() {
         retired.removeAll { !$0.isInUse }
@@ -241,10 +252,7 @@ package final class Connection {
         // same SQL): a private copy. Logged SQL: its own path. Both rare, out of line.
         if statement.isInUse || sqlLogger != nil { return try runAside(statement, arguments, body) }
         statement.isInUse = true
-        defer {
-            statement.endUse()
-            if !retired.isEmpty { releaseRetired() }
-        }
+        defer { endRun(statement) }
         if !arguments.isEmpty { try statement.bind(arguments) }
         if let tracer { tracer(statement.sql) }
         return try body(statement)
@@ -255,10 +263,7 @@ package final class Connection {
     private func runAside<R>(_ cached: Statement, _ arguments: [DatabaseValue], _ body: (Statement) throws -> R) throws -> R {
         let statement = cached.isInUse ? try prepare(cached.sql) : cached
         statement.isInUse = true
-        defer {
-            statement.endUse()
-            if !retired.isEmpty { releaseRetired() }
-        }
+        defer { endRun(statement) }
         try statement.bind(arguments)
         tracer?(statement.sql)
         // With its values, a statement is logged once it has run: the library's own

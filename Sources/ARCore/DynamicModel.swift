@@ -338,11 +338,7 @@ public final class DynamicRecord: RecordStorage {
     /// Destroys the record: deletes its row (`DELETE FROM "T" WHERE "id" = ?`).
     /// - Throws: `.misuse` for a new or already destroyed record; `.notFound` when the row
     ///   was deleted elsewhere (the record counts as destroyed).
-    public func destroy() throws {
-        try Database.withCurrent { database in
-            try database.withTable(model.table) { try model.table.delete(self, in: $0) }
-        }
-    }
+    public func destroy() throws { try model.table.delete(self) }
 
     /// Reads the record's row again, discarding unsaved changes.
     public func reload() throws { try model.table.reload(self) }

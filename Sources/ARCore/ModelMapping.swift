@@ -106,17 +106,8 @@ package final class ModelMapping: Sendable {
         let key = ObjectIdentifier(type)
         // A loop over one class finds its mapping in the last one looked up, or the thread's
         // last one, without the lock.
-        if let address = UnsafeRawPointer(bitPattern: lastShared.load(ordering: .acquiring)),
-            let last = Unmanaged<Entry>.fromOpaque(address)._withUnsafeGuaranteedRef({
-                $0.type == key ? Unmanaged.passUnretained($0.mapping) : nil
-            })
-        {
-            return last
-        }
-        if let address = pthread_getspecific(lastEntry),
-            let last = Unmanaged<Entry>.fromOpaque(address)._withUnsafeGuaranteedRef({
-                $0.type == key ? Unmanaged.passUnretained($0.mapping) : nil
-            })
+        if let last = mapping(of: key, in: UnsafeRawPointer(bitPattern: lastShared.load(ordering: .acquiring)))
+            ?? mapping(of: key, in: pthread_getspecific(lastEntry).map(UnsafeRawPointer.init))
         {
             return last
         }
@@ -135,6 +126,16 @@ package final class ModelMapping: Sendable {
             if let existing = mappings[key] { return Unmanaged.passUnretained(existing.mapping) }
             mappings[key] = Entry(key, mapping)
             return Unmanaged.passUnretained(mapping)
+        }
+    }
+
+    /// The mapping of the entry at `address` (unretained: entries are never freed) if it is
+    /// the one of `type`.
+    @inline(__always)
+    private static func mapping(of type: ObjectIdentifier, in address: UnsafeRawPointer?) -> Unmanaged<ModelMapping>? {
+        guard let address else { return nil }
+        return Unmanaged<Entry>.fromOpaque(address)._withUnsafeGuaranteedRef {
+            $0.type == type ? Unmanaged.passUnretained($0.mapping) : nil
         }
     }
 

@@ -86,6 +86,9 @@ package final class TableEngine: Sendable {
     }
 
     /// Deletes `record`'s row on the current database (SQL only); see ``delete(_:in:)``.
+    /// Inlined: out of line, its `Model` and `DynamicRecord` versions were merged into one
+    /// body called through a thunk.
+    @inline(__always)
     package func delete(_ record: some RecordStorage) throws {
         try Database.withCurrent { try $0.withTable(self) { try delete(record, in: $0) } }
     }

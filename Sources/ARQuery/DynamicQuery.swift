@@ -58,7 +58,7 @@ public struct DynamicQuery: @unchecked Sendable {
     private func compile() throws -> CompiledQuery {
         let database = try Database.current
         var sql = try clauses.compile(
-            QueryTable(model), caching: nil, dialect: database.dialect, defaultsToIdOrder: true)
+            QueryTable(model), caching: nil, for: database, defaultsToIdOrder: true)
         sql.database = database
         return sql
     }

@@ -1,7 +1,7 @@
 import ARCore
 
 extension Query {
-    /// The query's SQL for the current database; see ``QueryClauses/compile(_:caching:dialect:dialectType:defaultsToIdOrder:)``.
+    /// The query's SQL for the current database; see ``QueryClauses/compile(_:caching:for:defaultsToIdOrder:)``.
     func compile(defaultsToIdOrder: Bool = false) throws -> CompiledQuery {
         let database = try Database.current
         var sql = try QueryClauses.compile(

@@ -226,9 +226,7 @@ extension QueryClauses {
         _ clauses: inout QueryClauses, _ base: @autoclosure () throws -> QueryTable, caching model: Model.Type?,
         for database: Database, defaultsToIdOrder: Bool
     ) throws -> CompiledQuery {
-        try clauses.compile(
-            try base(), caching: model, dialect: database.dialect, dialectType: database.dialectType,
-            defaultsToIdOrder: defaultsToIdOrder)
+        try clauses.compile(try base(), caching: model, for: database, defaultsToIdOrder: defaultsToIdOrder)
     }
 
     /// SQLite's default `SQLITE_MAX_VARIABLE_NUMBER`.
@@ -243,21 +241,21 @@ extension QueryClauses {
     ///   - model: the model class `base` is the table of, whose shapes are cached; `nil` for a
     ///     run-time model, whose query is compiled each time (a cached shape would keep its
     ///     table, and through the table's parents the C API's database, alive for the thread's life).
+    ///   - database: the database it runs on, whose dialect the SQL is written in.
     ///   - defaultsToIdOrder: order by the base table's id when no order is given
     ///     (record fetches, so that results are repeatable).
     /// - Throws: `.invalidPredicate` (syntax, argument count, with the position),
     ///   `.unknownColumn` / `.unknownTable` (naming the columns), `.invalidValue` (a
     ///   negative limit or offset), a conversion error of an argument.
     func compile(
-        _ base: @autoclosure () throws -> QueryTable, caching model: Model.Type?, dialect: any SQLDialect,
-        dialectType: ObjectIdentifier? = nil, defaultsToIdOrder: Bool = false
+        _ base: @autoclosure () throws -> QueryTable, caching model: Model.Type?, for database: Database,
+        defaultsToIdOrder: Bool = false
     ) throws -> CompiledQuery {
         guard let model else {
-            return try compileShape(try base(), dialect: dialect, defaultsToIdOrder: defaultsToIdOrder).query(self)
+            return try compileShape(try base(), dialect: database.dialect, defaultsToIdOrder: defaultsToIdOrder).query(self)
         }
         let target = QueryShape.Target(
-            base: ObjectIdentifier(model), dialect: dialectType ?? ObjectIdentifier(type(of: dialect)),
-            defaultsToIdOrder: defaultsToIdOrder)
+            base: ObjectIdentifier(model), dialect: database.dialectType, defaultsToIdOrder: defaultsToIdOrder)
         // A condition that failed to build, or an argument that does not convert, matches no
         // cached shape: the full compilation then reports the first error, as it finds them.
         // The closures capture no clauses (a capture of `self` would copy every field).
@@ -269,7 +267,7 @@ extension QueryClauses {
             QueryShape.cache.withValue { $0.last = entry }
             return try entry.compiled.query(self)
         }
-        let compiled = try compileShape(try base(), dialect: dialect, defaultsToIdOrder: defaultsToIdOrder)
+        let compiled = try compileShape(try base(), dialect: database.dialect, defaultsToIdOrder: defaultsToIdOrder)
         compiled.isCached = true
         let entry = QueryShape.Entry(QueryShape(self, target), compiled)
         QueryShape.cache.withValue { cache in
@@ -283,7 +281,7 @@ extension QueryClauses {
 
     /// Resolves the query's tables (`base`, then the joined models) and builds its SQL,
     /// checking that every argument converted.
-    /// - Throws: as ``compile(_:caching:dialect:dialectType:defaultsToIdOrder:)``, but for a negative limit or offset.
+    /// - Throws: as ``compile(_:caching:for:defaultsToIdOrder:)``, but for a negative limit or offset.
     func compileShape(_ base: QueryTable, dialect: any SQLDialect, defaultsToIdOrder: Bool) throws -> CompiledShape {
         var tables = [base]
         var from = "FROM \(base.quotedName)"
