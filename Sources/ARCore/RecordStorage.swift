@@ -55,12 +55,12 @@ package struct RecordHeader {
     package init(decoding statement: Statement, at offset: Int32 = 0) {
         rawID = statement.int64(offset)
         flags = Self.hasID
-        if !statement.isNull(offset + 1) {
-            rawCreatedAt = Date(timeIntervalSince1970: statement.double(offset + 1)).timeIntervalSinceReferenceDate
+        if let createdAt = statement.optionalDouble(offset + 1) {
+            rawCreatedAt = Date(timeIntervalSince1970: createdAt).timeIntervalSinceReferenceDate
             flags |= Self.hasCreatedAt
         }
-        if !statement.isNull(offset + 2) {
-            rawUpdatedAt = Date(timeIntervalSince1970: statement.double(offset + 2)).timeIntervalSinceReferenceDate
+        if let updatedAt = statement.optionalDouble(offset + 2) {
+            rawUpdatedAt = Date(timeIntervalSince1970: updatedAt).timeIntervalSinceReferenceDate
             flags |= Self.hasUpdatedAt
         }
     }

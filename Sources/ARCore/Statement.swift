@@ -222,6 +222,12 @@ package final class Statement {
         if let sqlite { sqlite.double(index) } else { engine.double(index) }
     }
 
+    /// The column as a `Double`, or `nil` when it is NULL.
+    @inline(__always)
+    package func optionalDouble(_ index: Int32) -> Double? {
+        if let sqlite { sqlite.optionalDouble(index) } else { engine.isNull(index) ? nil : engine.double(index) }
+    }
+
     /// The column's text; `nil` when its bytes are not valid UTF-8 (written by another
     /// program): read as a String they would be changed, so they are a mismatch instead.
     @inline(__always)

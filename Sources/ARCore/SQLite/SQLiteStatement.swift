@@ -123,7 +123,14 @@ package struct SQLiteStatement: EngineStatement {
         return String(cString: expanded)
     }
 
-    // MARK: Columns (0-based), decoded straight from sqlite3_column_*
+    // MARK: Columns (0-based), decoded straight from SQLite's result row
+    //
+    // Each column is reached by one `sqlite3_column_value` and read with `sqlite3_value_*`:
+    // every `sqlite3_column_*` call enters and leaves the connection's mutex and checks for
+    // an allocation failure, so a type check and a read through them pay that twice (about
+    // 30 instructions a column). SQLite calls the value "unprotected" (read without the
+    // connection's mutex); our connections are opened with `SQLITE_OPEN_NOMUTEX`, so there is
+    // no mutex either way, and a connection is used by one thread at a time.
 
     package var columnCount: Int32 { sqlite3_column_count(handle) }
 
@@ -133,21 +140,33 @@ package struct SQLiteStatement: EngineStatement {
 
     @inline(__always)
     package func isNull(_ index: Int32) -> Bool {
-        sqlite3_column_type(handle, index) == SQLITE_NULL
+        sqlite3_value_type(sqlite3_column_value(handle, index)) == SQLITE_NULL
     }
 
     @inline(__always)
-    package func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+    package func int64(_ index: Int32) -> Int64 { sqlite3_value_int64(sqlite3_column_value(handle, index)) }
 
     @inline(__always)
-    package func double(_ index: Int32) -> Double { sqlite3_column_double(handle, index) }
+    package func double(_ index: Int32) -> Double { sqlite3_value_double(sqlite3_column_value(handle, index)) }
+
+    /// The column as a `Double`, or `nil` when it is NULL.
+    @inline(__always)
+    package func optionalDouble(_ index: Int32) -> Double? {
+        let value = sqlite3_column_value(handle, index)
+        return sqlite3_value_type(value) == SQLITE_NULL ? nil : sqlite3_value_double(value)
+    }
 
     /// The column's TEXT; `nil` when its bytes are not valid UTF-8 (written by another
     /// program): read as a String they would be changed, so they are a mismatch instead.
     @inline(__always)
     package func string(_ index: Int32) -> String? {
-        guard let text = sqlite3_column_text(handle, index) else { return "" }
-        let count = Int(sqlite3_column_bytes(handle, index))
+        Self.string(sqlite3_column_value(handle, index))
+    }
+
+    @inline(__always)
+    private static func string(_ value: OpaquePointer?) -> String? {
+        guard let text = sqlite3_value_text(value) else { return "" }
+        let count = Int(sqlite3_value_bytes(value))
         // SQLite ends TEXT with a NUL: without a NUL inside, the C-string initializer validates
         // on its fast path (the generic `String(validating:as:)` looks up type metadata per call).
         return text.withMemoryRebound(to: CChar.self, capacity: count + 1) { cString in
@@ -158,8 +177,13 @@ package struct SQLiteStatement: EngineStatement {
 
     @inline(__always)
     package func data(_ index: Int32) -> Data {
-        let count = Int(sqlite3_column_bytes(handle, index))
-        guard count > 0, let bytes = sqlite3_column_blob(handle, index) else { return Data() }
+        Self.data(sqlite3_column_value(handle, index))
+    }
+
+    @inline(__always)
+    private static func data(_ value: OpaquePointer?) -> Data {
+        let count = Int(sqlite3_value_bytes(value))
+        guard count > 0, let bytes = sqlite3_value_blob(value) else { return Data() }
         return Data(bytes: bytes, count: count)
     }
 
@@ -167,14 +191,15 @@ package struct SQLiteStatement: EngineStatement {
     /// - Throws: `.typeMismatch` for TEXT that is not valid UTF-8.
     @inline(__always)
     package func value(_ index: Int32) throws -> DatabaseValue {
-        switch sqlite3_column_type(handle, index) {
+        let value = sqlite3_column_value(handle, index)
+        switch sqlite3_value_type(value) {
         case SQLITE_NULL: return .null
-        case SQLITE_INTEGER: return .integer(int64(index))
-        case SQLITE_FLOAT: return .real(double(index))
+        case SQLITE_INTEGER: return .integer(sqlite3_value_int64(value))
+        case SQLITE_FLOAT: return .real(sqlite3_value_double(value))
         case SQLITE_TEXT:
-            guard let text = string(index) else { throw invalidUTF8(index) }
+            guard let text = Self.string(value) else { throw invalidUTF8(index) }
             return .text(text)
-        default: return .blob(data(index))
+        default: return .blob(Self.data(value))
         }
     }
 
@@ -201,15 +226,17 @@ package func invalidUTF8Error(column: Int32, bytes: Int) -> ActiveRecordError {
 /// inlinable, so that the C shim's getters read a row with no call between them and SQLite.
 @_spi(Engines) @inlinable @inline(__always)
 public func sqliteCell(_ handle: OpaquePointer, _ index: Int32) -> Cell {
-    switch sqlite3_column_type(handle, index) {
+    // One call into the statement, then the value's readers (see `SQLiteStatement`'s columns).
+    let value = sqlite3_column_value(handle, index)
+    switch sqlite3_value_type(value) {
     case SQLITE_NULL: return .null
-    case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, index))
-    case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, index))
+    case SQLITE_INTEGER: return .integer(sqlite3_value_int64(value))
+    case SQLITE_FLOAT: return .real(sqlite3_value_double(value))
     case SQLITE_TEXT:
-        let text = sqlite3_column_text(handle, index)
-        return .text(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, index))))
+        let text = sqlite3_value_text(value)
+        return .text(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))))
     default:
-        let bytes = sqlite3_column_blob(handle, index)
-        return .blob(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, index))))
+        let bytes = sqlite3_value_blob(value)
+        return .blob(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(value))))
     }
 }
