@@ -17,11 +17,18 @@ extension Query {
     ///   `.unknownColumn` / `.unknownTable` (naming the model's columns), SQLite errors.
     public func fetch() throws -> [Record] {
         if let records = recordsInMemory { return records }
-        let sql = try compile(defaultsToIdOrder: true)
-        let mapping = try sql.tables[0].mapping ?? Record.mapping()
-        let records = try sql.withReader { connection in
+        // The compiled shape, its values bound straight from the clauses: no compiled query,
+        // no array of the values (`compile()` makes both, for the other terminal calls).
+        let database = try Database.current
+        let shape = try QueryClauses.shape(
+            &state.clauses, QueryTable(Record.self), caching: Record.self, for: database, defaultsToIdOrder: true)
+        try shape.checkLimits(state.clauses.limitCount, state.clauses.offsetCount)
+        let mapping = try shape.tables[0].mapping ?? Record.mapping()
+        let state = state
+        let records = try database.withReader(shape.tableEngines) { connection in
             try mapping.table.fetchRecords(
-                sql.recordsSQL, key: sql.recordsStatement, sql.arguments, columns: sql.selectedColumns, in: connection
+                shape.recordsSQL, key: shape.recordsStatement, [], columns: shape.selectedColumns, in: connection,
+                bind: { try shape.bind(&state.clauses, to: $0) }
             ) {
                 let record = Record()
                 record.adopt(mapping)

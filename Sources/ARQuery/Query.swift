@@ -50,10 +50,10 @@ public struct Query<Record: Model> {
     /// Eager loading to run on fetched records (of `Record`, typed as their base class: an
     /// array of a generic element type would cost a metadata look-up per query).
     var preloaders: [([Model]) throws -> Void] {
-        _read { yield state.preloaders }
-        _modify {
+        get { state.preloaders }
+        set {
             makeUnique()
-            yield &state.preloaders
+            state.preloaders = newValue
         }
     }
 
@@ -78,7 +78,7 @@ public struct Query<Record: Model> {
     /// Errors (syntax, unknown column, argument count) are thrown by the terminal call,
     /// with the position in `format`. See the README for the grammar.
     public consuming func `where`(_ format: String, _ arguments: (any ColumnValue)?...) -> Query {
-        with { $0.clauses.conditions.append(.format(format, arguments: QueryArgument.Source.sources(arguments))) }
+        with { $0.clauses.add(.format(format, arguments: QueryArgument.Source.sources(arguments))) }
     }
 
     /// `where(_:_:)` (a format and variadic values) with one argument of a known type: the same
@@ -86,7 +86,7 @@ public struct Query<Record: Model> {
     /// literal, not an existential). It makes no array of the arguments and no existential of
     /// each, so that a query built in a loop allocates, copies and frees less.
     public consuming func `where`<Argument: ColumnValue>(_ format: String, _ argument: Argument) -> Query {
-        with { $0.clauses.conditions.append(.format(format, arguments: [QueryArgument.Source(argument)])) }
+        with { $0.clauses.add(.format(format, arguments: [QueryArgument.Source(argument)])) }
     }
 
     /// `where(_:_:)` (a format and variadic values) with two arguments of known types: the same
@@ -95,13 +95,13 @@ public struct Query<Record: Model> {
         _ format: String, _ first: First, _ second: Second
     ) -> Query {
         with {
-            $0.clauses.conditions.append(.format(format, arguments: [QueryArgument.Source(first), QueryArgument.Source(second)]))
+            $0.clauses.add(.format(format, arguments: [QueryArgument.Source(first), QueryArgument.Source(second)]))
         }
     }
 
     /// `where(_:_:)` (a format and variadic values) with arguments given as database values.
     public consuming func `where`(_ format: String, arguments: [QueryArgument]) -> Query {
-        with { $0.clauses.conditions.append(.format(format, arguments: arguments.map { .converted($0) })) }
+        with { $0.clauses.add(.format(format, arguments: arguments.map { .converted($0) })) }
     }
 
     /// Adds a condition on one column (or property) name.
@@ -112,7 +112,7 @@ public struct Query<Record: Model> {
     public consuming func `where`(_ column: String, _ condition: FieldCondition) -> Query {
         let (node, arguments) = condition.predicate(on: column)
         return with {
-            $0.clauses.conditions.append(.tree(node, arguments: arguments))
+            $0.clauses.add(.tree(node, arguments: arguments))
         }
     }
 
@@ -189,9 +189,31 @@ final class QueryState {
     // Unchecked exclusivity: a box is changed only while its query holds the one reference
     // (`makeUnique`), so no other access can overlap; the checks cost ~120 instructions a call.
     @exclusivity(unchecked) var clauses = QueryClauses()
-    @exclusivity(unchecked) var relation: (any QueryRelation)?
     @exclusivity(unchecked) var isPristine = false
-    @exclusivity(unchecked) var preloaders: [([Model]) throws -> Void] = []
+    /// The relation and the eager loading, which most queries have none of: in a box of their
+    /// own, so that a plain query's box holds no existential (destroyed through its type's
+    /// value witness, ~60 instructions a query). Never changed in place, so copies share it.
+    @exclusivity(unchecked) private var extras: Extras?
+
+    private final class Extras {
+        let relation: (any QueryRelation)?
+        let preloaders: [([Model]) throws -> Void]
+
+        init(relation: (any QueryRelation)?, preloaders: [([Model]) throws -> Void]) {
+            self.relation = relation
+            self.preloaders = preloaders
+        }
+    }
+
+    var relation: (any QueryRelation)? {
+        get { extras?.relation }
+        set { extras = Extras(relation: newValue, preloaders: preloaders) }
+    }
+
+    var preloaders: [([Model]) throws -> Void] {
+        get { extras?.preloaders ?? [] }
+        set { extras = Extras(relation: relation, preloaders: newValue) }
+    }
 
     init() {}
 
@@ -202,9 +224,8 @@ final class QueryState {
 
     init(copying other: QueryState) {
         clauses = other.clauses
-        relation = other.relation
         isPristine = other.isPristine
-        preloaders = other.preloaders
+        extras = other.extras
     }
 }
 

@@ -100,7 +100,7 @@ struct CompiledQuery {
 
     /// The key that caches ``recordsSQL``'s prepared statement on a connection: the shape's
     /// serial when the shape is cached (else `nil`: by its text).
-    var recordsStatement: StatementKey.Kind? { shape.isCached ? .query(shape.serial) : nil }
+    var recordsStatement: StatementKey.Kind? { shape.recordsStatement }
 
     /// `SELECT count(*) …` and its arguments: the rows ``recordsSQL`` returns. Counted over a
     /// subquery that selects only what tells rows apart (the columns for `distinct`, else a
@@ -171,6 +171,10 @@ final class CompiledShape {
     /// `SELECT [DISTINCT] <list> FROM … WHERE … ORDER BY … LIMIT …`.
     func select(_ list: String) -> String { Self.select(list, isDistinct, body, tail) }
 
+    /// The key that caches ``recordsSQL``'s prepared statement on a connection: the
+    /// ``serial`` when the shape is cached (else `nil`: by its text).
+    var recordsStatement: StatementKey.Kind? { isCached ? .query(serial) : nil }
+
     private static func select(_ list: String, _ isDistinct: Bool, _ body: String, _ tail: String) -> String {
         "SELECT \(isDistinct ? "DISTINCT " : "")\(list) \(body)\(tail)"
     }
@@ -179,42 +183,65 @@ final class CompiledShape {
     /// this shape: every argument converted).
     /// - Throws: `.invalidValue` for a negative limit or offset.
     func query(_ clauses: QueryClauses) throws -> CompiledQuery {
+        try checkLimits(clauses.limitCount, clauses.offsetCount)
+        var clauses = clauses
         var arguments: [DatabaseValue] = []
         arguments.reserveCapacity(bodySlots.count + orderArguments.count + (hasLimitOrOffset ? 2 : 0))
-        // The slots go through the conditions in order: each condition's arguments are
-        // reached once, not per slot (each reach copies the condition).
-        var sourcesCondition = -1
-        var sources: [QueryArgument.Source] = []
-        func argument(_ index: Int, of condition: Int) -> QueryArgument? {
-            if condition != sourcesCondition {
-                sources = clauses.sources(of: condition)
-                sourcesCondition = condition
-            }
-            if case .converted(let argument) = sources[index] { return argument }
-            return nil
+        var bodyArgumentCount = 0
+        forEachValue(of: &clauses) { value, isBody in
+            arguments.append(value)
+            if isBody { bodyArgumentCount += 1 }
         }
+        return CompiledQuery(shape: self, arguments: arguments, bodyArgumentCount: bodyArgumentCount)
+    }
+
+    /// Binds the arguments, limit and offset of `clauses` (which have this shape, and whose
+    /// limits ``checkLimits(_:_:)`` passed) to `statement`'s parameters, from 1: what
+    /// ``query(_:)`` would collect, without an array of them. The clauses are taken in place
+    /// (see `QueryClauses.compile(_:_:caching:for:defaultsToIdOrder:)`); they are not changed.
+    func bind(_ clauses: inout QueryClauses, to statement: Statement) throws {
+        var parameter: Int32 = 1
+        try forEachValue(of: &clauses) { value, _ in
+            try statement.bind(value, at: parameter)
+            parameter += 1
+        }
+    }
+
+    /// - Throws: `.invalidValue` for a negative limit or offset.
+    @inline(__always)
+    func checkLimits(_ limit: Int?, _ offset: Int?) throws {
+        if (limit ?? 0) < 0 || (offset ?? 0) < 0 { throw Self.negativeLimit(limit, offset) }
+    }
+
+    @inline(never)
+    private static func negativeLimit(_ limit: Int?, _ offset: Int?) -> ActiveRecordError {
+        if let limit, limit < 0 { return ActiveRecordError(.invalidValue, "limit(\(limit)) must not be negative") }
+        return ActiveRecordError(.invalidValue, "offset(\(offset ?? 0)) must not be negative")
+    }
+
+    /// Calls `body` with each parameter's value in order, and whether it is the body's (not
+    /// the tail's): the body's slots, the order's literals, then the limit and offset.
+    @inline(__always)
+    private func forEachValue(
+        of clauses: inout QueryClauses, _ body: (DatabaseValue, _ isBody: Bool) throws -> Void
+    ) rethrows {
         for slot in bodySlots {
             switch slot {
             case .constant(let value):
-                arguments.append(value)
+                try body(value, true)
             case .argument(let condition, let index):
-                guard case .value(let value) = argument(index, of: condition) else { preconditionFailure("not a value") }
-                arguments.append(value)
+                guard case .value(let value) = clauses.argument(index, of: condition) else { preconditionFailure("not a value") }
+                try body(value, true)
             case .element(let condition, let index, let element):
-                guard case .list(let list) = argument(index, of: condition) else { preconditionFailure("not a list") }
-                arguments.append(list[element])
+                guard case .list(let list) = clauses.argument(index, of: condition) else { preconditionFailure("not a list") }
+                try body(list[element], true)
             }
         }
-        let bodyArgumentCount = arguments.count
-        if !orderArguments.isEmpty { arguments += orderArguments }
+        for value in orderArguments { try body(value, false) }
         if hasLimitOrOffset {
-            let (limit, offset) = (clauses.limitCount, clauses.offsetCount)
-            if let limit, limit < 0 { throw ActiveRecordError(.invalidValue, "limit(\(limit)) must not be negative") }
-            if let offset, offset < 0 { throw ActiveRecordError(.invalidValue, "offset(\(offset)) must not be negative") }
-            arguments.append(limit.map { .integer(Int64($0)) } ?? dialect.unlimited)
-            arguments.append(.integer(Int64(offset ?? 0)))
+            try body(clauses.limitCount.map { .integer(Int64($0)) } ?? dialect.unlimited, false)
+            try body(.integer(Int64(clauses.offsetCount ?? 0)), false)
         }
-        return CompiledQuery(shape: self, arguments: arguments, bodyArgumentCount: bodyArgumentCount)
     }
 }
 
@@ -227,6 +254,14 @@ extension QueryClauses {
         for database: Database, defaultsToIdOrder: Bool
     ) throws -> CompiledQuery {
         try clauses.compile(try base(), caching: model, for: database, defaultsToIdOrder: defaultsToIdOrder)
+    }
+
+    /// `clauses.shape(…)`, taking the clauses in place (see the `compile` above).
+    static func shape(
+        _ clauses: inout QueryClauses, _ base: @autoclosure () throws -> QueryTable, caching model: Model.Type,
+        for database: Database, defaultsToIdOrder: Bool
+    ) throws -> CompiledShape {
+        try clauses.shape(try base(), caching: model, for: database, defaultsToIdOrder: defaultsToIdOrder)
     }
 
     /// SQLite's default `SQLITE_MAX_VARIABLE_NUMBER`.
@@ -251,8 +286,18 @@ extension QueryClauses {
         _ base: @autoclosure () throws -> QueryTable, caching model: Model.Type?, for database: Database,
         defaultsToIdOrder: Bool = false
     ) throws -> CompiledQuery {
+        try shape(try base(), caching: model, for: database, defaultsToIdOrder: defaultsToIdOrder).query(self)
+    }
+
+    /// The compiled shape of the query (see ``compile(_:caching:for:defaultsToIdOrder:)``), for a
+    /// caller that binds the values itself (``CompiledShape/bind(_:to:)``, after
+    /// ``CompiledShape/checkLimits(_:)``).
+    func shape(
+        _ base: @autoclosure () throws -> QueryTable, caching model: Model.Type?, for database: Database,
+        defaultsToIdOrder: Bool
+    ) throws -> CompiledShape {
         guard let model else {
-            return try compileShape(try base(), dialect: database.dialect, defaultsToIdOrder: defaultsToIdOrder).query(self)
+            return try compileShape(try base(), dialect: database.dialect, defaultsToIdOrder: defaultsToIdOrder)
         }
         let target = QueryShape.Target(
             base: ObjectIdentifier(model), dialect: database.dialectType, defaultsToIdOrder: defaultsToIdOrder)
@@ -260,12 +305,12 @@ extension QueryClauses {
         // cached shape: the full compilation then reports the first error, as it finds them.
         // The closures capture no clauses (a capture of `self` would copy every field).
         if let last = QueryShape.cache.withValue({ $0.last }), last.shape.matches(self, target) {
-            return try last.compiled.query(self)
+            return last.compiled
         }
         let key = fingerprint(target)
         if let entry = QueryShape.cache.withValue({ $0.entries[key] }), entry.shape.matches(self, target) {
             QueryShape.cache.withValue { $0.last = entry }
-            return try entry.compiled.query(self)
+            return entry.compiled
         }
         let compiled = try compileShape(try base(), dialect: database.dialect, defaultsToIdOrder: defaultsToIdOrder)
         compiled.isCached = true
@@ -276,7 +321,7 @@ extension QueryClauses {
             cache.entries[key] = entry
             cache.last = entry
         }
-        return try compiled.query(self)
+        return compiled
     }
 
     /// Resolves the query's tables (`base`, then the joined models) and builds its SQL,

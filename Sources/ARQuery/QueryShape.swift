@@ -79,26 +79,40 @@ final class QueryShape {
               conditions.count == whereCount + clauses.havingConditions.count,
               hasLimit == (clauses.limitCount != nil), hasOffset == (clauses.offsetCount != nil),
               randomOrder == clauses.randomOrder, isDistinct == clauses.isDistinct, selection == clauses.selection,
-              orderings == clauses.orderings, groupColumns == clauses.groupColumns, joins.count == clauses.joins.count
+              orderings.isEmpty ? clauses.orderings.isEmpty : orderings == clauses.orderings,
+              groupColumns.isEmpty ? clauses.groupColumns.isEmpty : groupColumns == clauses.groupColumns,
+              joins.count == clauses.joins.count
         else { return false }
-        // Switches on one value at a time: a switch on a tuple of the two copies both.
-        for number in conditions.indices {
-            let arguments: [QueryArgument.Source]
-            switch clauses.condition(number) {
-            case .format(let otherFormat, let sources):
-                guard case .format(let format) = conditions[number].text, format == otherFormat else { return false }
-                arguments = sources
-            case .tree(let otherNode, let sources):
-                guard case .tree(let node) = conditions[number].text, node == otherNode else { return false }
-                arguments = sources
-            case .failed:
-                return false
-            }
-            let shapes = conditions[number].arguments
-            guard arguments.count == shapes.count else { return false }
-            for index in shapes.indices where arguments[index].shape != shapes[index] { return false }
+        // Each condition is passed in place: an array element as an argument is borrowed, not copied.
+        for number in 0..<whereCount where !Self.matches(clauses.conditions[number], conditions[number]) { return false }
+        for number in whereCount..<conditions.count
+        where !Self.matches(clauses.havingConditions[number - whereCount], conditions[number]) {
+            return false
         }
-        for (join, other) in zip(joins, clauses.joins) where join != Join(other) { return false }
+        if !joins.isEmpty { for (join, other) in zip(joins, clauses.joins) where join != Join(other) { return false } }
+        return true
+    }
+
+    /// Whether `condition` has the text and argument shapes of `shape`. Switches on one value
+    /// at a time: a switch on a tuple of the two copies both.
+    private static func matches(
+        _ condition: QueryClauses.Condition, _ shape: (text: Text, arguments: [ArgumentShape])
+    ) -> Bool {
+        switch condition {
+        case .format(let otherFormat, let sources):
+            guard case .format(let format) = shape.text, format == otherFormat else { return false }
+            return matches(sources, shape.arguments)
+        case .tree(let otherNode, let sources):
+            guard case .tree(let node) = shape.text, node == otherNode else { return false }
+            return matches(sources, shape.arguments)
+        case .failed:
+            return false
+        }
+    }
+
+    private static func matches(_ arguments: [QueryArgument.Source], _ shapes: [ArgumentShape]) -> Bool {
+        guard arguments.count == shapes.count else { return false }
+        for index in shapes.indices where arguments[index].shape != shapes[index] { return false }
         return true
     }
 
@@ -128,16 +142,22 @@ final class QueryShape {
 }
 
 extension QueryClauses {
-    /// The `number`-th condition: the `where` ones, then the `having` ones.
-    func condition(_ number: Int) -> Condition {
-        number < conditions.count ? conditions[number] : havingConditions[number - conditions.count]
+    /// Argument `index` of the `number`-th condition (the `where` ones, then the `having`
+    /// ones), which compiled (so it is converted). The condition is passed in place: an array
+    /// element as an argument is borrowed, not copied.
+    @inline(__always)
+    func argument(_ index: Int, of number: Int) -> QueryArgument {
+        number < conditions.count
+            ? Self.argument(index, of: conditions[number]) : Self.argument(index, of: havingConditions[number - conditions.count])
     }
 
-    /// The arguments of the `number`-th condition (none for one that failed to build).
-    func sources(of number: Int) -> [QueryArgument.Source] {
-        switch condition(number) {
-        case .format(_, let arguments), .tree(_, let arguments): arguments
-        case .failed: []
+    private static func argument(_ index: Int, of condition: Condition) -> QueryArgument {
+        switch condition {
+        case .format(_, let sources), .tree(_, let sources):
+            guard case .converted(let argument) = sources[index] else { preconditionFailure("an argument that did not convert") }
+            return argument
+        case .failed:
+            preconditionFailure("a condition that failed to build has no arguments")
         }
     }
 
