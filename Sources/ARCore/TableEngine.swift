@@ -275,11 +275,14 @@ package final class TableEngine: Sendable {
     /// Runs a query selecting ``TableSchema/selectList`` (or, with `columns`, `id`, the
     /// timestamps and those declared columns) and decodes each row into a new record.
     /// `key`, when given, caches the statement by key.
+    /// `bind` binds parameters (from 1) before the first step, for a caller that passes no
+    /// `arguments`: a query binds its values straight from its clauses, with no array of them.
     package func fetch<R: RecordStorage>(
         _ sql: @autoclosure () -> String, key kind: StatementKey.Kind? = nil, _ arguments: [DatabaseValue],
-        columns: [Int]? = nil, in connection: Connection, make: () -> R
+        columns: [Int]? = nil, in connection: Connection, bind: (Statement) throws -> Void = { _ in }, make: () -> R
     ) throws -> [R] {
         func body(_ statement: Statement) throws -> [R] {
+            try bind(statement)
             var records: [R] = []
             while try statement.step() {
                 let record = make()
@@ -292,14 +295,14 @@ package final class TableEngine: Sendable {
         return try connection.withStatement(sql(), arguments, body)
     }
 
-    /// ``fetch(_:key:_:columns:in:make:)`` for a model class's records, compiled for `Model`
+    /// ``fetch(_:key:_:columns:in:bind:make:)`` for a model class's records, compiled for `Model`
     /// here (a caller's generic `R` would run it unspecialised: a metadata look-up per array,
     /// every column decoded through a witness). The caller may cast the array to its subclass's.
     package func fetchRecords(
         _ sql: @autoclosure () -> String, key kind: StatementKey.Kind? = nil, _ arguments: [DatabaseValue],
-        columns: [Int]? = nil, in connection: Connection, make: () -> Model
+        columns: [Int]? = nil, in connection: Connection, bind: (Statement) throws -> Void = { _ in }, make: () -> Model
     ) throws -> [Model] {
-        try fetch(sql(), key: kind, arguments, columns: columns, in: connection, make: make)
+        try fetch(sql(), key: kind, arguments, columns: columns, in: connection, bind: bind, make: make)
     }
 
     /// The record with this id, decoded into what `make` returns, or `nil`: a find without an
