@@ -43,7 +43,13 @@ let package = Package(
         // schema, reflection and key-path resolution, records and their CRUD, transactions,
         // automatic migration, and the hooks the feature targets plug into (callbacks,
         // validation, relation fields).
-        .target(name: "ARCore", dependencies: ["ActiveRecordSQLite", .product(name: "Logging", package: "swift-log")]),
+        // SQLite's mutexes as glibc's adaptive ones (they spin before they sleep), which the
+        // library installs before SQLite initializes: reader threads then overlap.
+        .target(name: "ARSQLiteMutexes", dependencies: ["ActiveRecordSQLite"]),
+        .target(
+            name: "ARCore",
+            dependencies: ["ActiveRecordSQLite", "ARSQLiteMutexes", .product(name: "Logging", package: "swift-log")]
+        ),
         // The lazy query, its compiler and the predicate language; cursors.
         .target(name: "ARQuery", dependencies: ["ARCore"]),
         // @BelongsTo, @HasMany, @HasManyThrough, dependencies, eager loading.
@@ -88,6 +94,8 @@ let package = Package(
             dependencies: [
                 "ActiveRecord", "ActiveRecordPostgreSQL", "ActiveRecordQuickstart", "ActiveRecordPostgreSQLExample",
                 "ActiveRecordStressChild", .product(name: "Logging", package: "swift-log"),
+                // SQLite's mutex API, to test the mutexes the library gives it (SQLiteMutexTests).
+                "ActiveRecordSQLite",
             ]
         ),
     ],

@@ -25,6 +25,14 @@ command -v valgrind > /dev/null || { echo "bench-instructions: valgrind is not i
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 strip -g -o "$work/ARBench" "$binary"
+# bench-c's libactiverecord.so, stripped the same way (its C target's DWARF 5 too), found first
+# through LD_LIBRARY_PATH (bench-c's run path is a RUNPATH, which that overrides).
+if [[ -n $bench_c ]]; then
+  mkdir "$work/lib"
+  library=$(ldd "$bench_c" | awk '/libactiverecord/ { print $3 }')
+  [[ -f $library ]] || { echo "bench-instructions: $bench_c does not find libactiverecord.so" >&2; exit 1; }
+  strip -g -o "$work/lib/$(basename "$library")" "$library"
+fi
 
 # count SIDE ARGS...: the instructions SIDE's measured work took in one ARBench run; with
 # SIDE c:FUNCTION, those the function FUNCTION took in one round of bench-c ARGS.
@@ -32,7 +40,7 @@ count() {
   local side=$1
   shift
   if [[ $side == c:* ]]; then
-    (cd "$work" && BENCH_C_ROUNDS=1 valgrind --tool=callgrind --callgrind-out-file="$work/out" \
+    (cd "$work" && BENCH_C_ROUNDS=1 LD_LIBRARY_PATH="$work/lib" valgrind --tool=callgrind --callgrind-out-file="$work/out" \
         --toggle-collect="${side#c:}" "$bench_c" "$@" > "$work/log" 2>&1) || {
       echo "bench-instructions: bench-c $* failed (counting ${side#c:}):" >&2
       tail -20 "$work/log" >&2

@@ -72,10 +72,29 @@ final class ReaderPool: @unchecked Sendable {
     /// pool keeps its readers).
     @inline(__always)
     func checkOutUnretained() throws -> Unmanaged<Reader>? {
-        let own = Int(truncatingIfNeeded: (currentThreadNumber &* 0x9E37_79B9_7F4A_7C15) >> 40) % slots.count
+        let own = ownSlot()
         if let reader = try take(slots[own]) { return reader }
         return try takeAnother(than: own)
     }
+
+    /// The slot the calling thread tries first: the one it took last, else one chosen by a
+    /// hash of the thread. Two threads whose hashes collide would otherwise take turns at
+    /// one reader, each read moving its state word and its page cache to the other core.
+    @inline(__always)
+    private func ownSlot() -> Int {
+        let taken = UInt(bitPattern: pthread_getspecific(Self.lastTaken))
+        if taken != 0 { return Int(truncatingIfNeeded: taken - 1) % slots.count }
+        return Int(truncatingIfNeeded: (currentThreadNumber &* 0x9E37_79B9_7F4A_7C15) >> 40) % slots.count
+    }
+
+    /// Per thread, the slot it took last, plus one (0: none yet). One key for every pool: a
+    /// thread reading two databases shares the hint, which only orders the slots it tries.
+    private static let lastTaken: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key, nil)
+        precondition(status == 0, "pthread_key_create failed (\(status))")
+        return key
+    }()
 
     func checkIn(_ reader: Reader) {
         reader.state.store(Reader.idle, ordering: .releasing)
@@ -111,7 +130,11 @@ final class ReaderPool: @unchecked Sendable {
     /// Another reader than the thread's own (busy): an idle one, else one not yet opened.
     private func takeAnother(than own: Int) throws -> Unmanaged<Reader>? {
         for step in 1..<slots.count {
-            if let reader = try take(slots[(own + step) % slots.count]) { return reader }
+            let slot = (own + step) % slots.count
+            if let reader = try take(slots[slot]) {
+                pthread_setspecific(Self.lastTaken, UnsafeRawPointer(bitPattern: UInt(slot + 1)))
+                return reader
+            }
         }
         return nil
     }

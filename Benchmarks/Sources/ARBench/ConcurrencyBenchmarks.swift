@@ -75,7 +75,7 @@ enum ConcurrentSide {
 /// both sides (raw sqlite3 with a connection per thread; the library on one
 /// `Database`), and then the library's two readers while one writer thread
 /// inserts. A read is a find of a random id in 1...rowCount (the library's
-/// `SmallItem.find`; raw: one prepared `SELECT` per thread, its columns read),
+/// `SmallItem.find`; raw: one prepared `SELECT` per thread, the same five columns read),
 /// each in its own autocommit read on both sides. Every library thread calls
 /// `database.use` itself and makes its own records. Checks: no error on any
 /// thread, every read found its row, every thread did some work, and the final
@@ -148,14 +148,15 @@ struct ConcurrencySection {
         return [
             "Concurrent reads: \(rowCount) rows; a read = a find of a random id in 1...\(rowCount), each checked "
                 + "(library: SmallItem.find on one Database, every thread in its own db.use; "
-                + "raw: a connection and a prepared SELECT per thread); each read and each insert its own "
+                + "raw: a connection and a prepared SELECT of the same columns per thread); each read and each insert its own "
                 + "autocommit transaction; "
                 + String(format: "about %.0f s per run, ", window.seconds) + "reader runs best of \(rounds) in turns; "
                 + "\(ProcessInfo.processInfo.activeProcessorCount) cores: indicative",
             heading, String(repeating: "-", count: heading.count),
         ] + titles.map { row($0, best[$0]!) } + [
             "",
-            String(format: "single reader: library %.2f of raw's reads/s", alone.readRate / rawAlone.readRate),
+            String(format: "single reader: library %.2f of raw's reads/s; two readers: library %.2f of raw's",
+                   alone.readRate / rawAlone.readRate, pair.readRate / rawPair.readRate),
             String(format: "two readers / one reader: raw %.2f, library %.2f (target: within %.2f of raw's) %@",
                    rawScaling, libraryScaling, Self.scalingTolerance, met ? "ok" : "MISSED"),
             String(format: "two readers while one writer inserts, of one reader alone's reads/s: raw %.2f, library %.2f",
@@ -255,7 +256,9 @@ struct ConcurrencySection {
                 case .raw(let path):
                     let connection = try RawDatabase(path: path)
                     sqlite3_busy_timeout(connection.handle, 10_000)  // as the library's connections
-                    let select = try connection.prepare(#"SELECT "id", "name", "value" FROM "SmallItem" WHERE "id" = ?"#)
+                    // The row as the library's record holds it: the id, both timestamps, the columns.
+                    let select = try connection.prepare(
+                        #"SELECT "id", "createdAt", "updatedAt", "name", "value" FROM "SmallItem" WHERE "id" = ?"#)
                     let insert = role == .writer
                         ? try connection.prepare(
                             #"INSERT INTO "SmallItem" ("createdAt", "updatedAt", "name", "value") VALUES (?, ?, ?, ?)"#)
@@ -266,7 +269,8 @@ struct ConcurrencySection {
                             sqlite3_bind_int64(select.handle, 1, id)
                             defer { select.reset() }
                             guard try select.step(), sqlite3_column_int64(select.handle, 0) == id,
-                                  !select.text(1).isEmpty, sqlite3_column_int64(select.handle, 2) == id
+                                  sqlite3_column_double(select.handle, 1) > 0, sqlite3_column_double(select.handle, 2) > 0,
+                                  !select.text(3).isEmpty, sqlite3_column_int64(select.handle, 4) == id
                             else { throw notFound(id) }
                         },
                         write: { count in

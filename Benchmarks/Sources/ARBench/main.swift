@@ -20,13 +20,19 @@
 // PostgreSQL against raw libpq. Exit status 1 when a side did the wrong thing (a
 // check failed) or on bad usage; missed targets are reported in the tables
 // but do not fail the run.
+import ActiveRecord
 import CSQLiteRaw
 import Foundation
 
-// Both sides run in one process, on one SQLite: its memory statistics as the library sets
-// them (off) unless ARBENCH_MEMSTATUS=1, set before either side opens a connection.
+// Both sides run in one process, on one SQLite, configured as the library configures it
+// before either side opens a connection (a library connection opened first): memory
+// statistics off unless ARBENCH_MEMSTATUS=1, and the library's adaptive mutexes unless
+// ARBENCH_SQLITE_MUTEXES=1 (SQLite's own).
 let memoryStatistics = ProcessInfo.processInfo.environment["ARBENCH_MEMSTATUS"] == "1"
-_ = arbench_sqlite_memstatus(memoryStatistics ? 1 : 0)
+let sqliteMutexes = ProcessInfo.processInfo.environment["ARBENCH_SQLITE_MUTEXES"] == "1"
+if memoryStatistics { Database.keepSQLiteMemoryStatistics() }
+if sqliteMutexes { Database.keepSQLiteMutexes() }
+_ = try Database(.inMemory)
 
 if CommandLine.arguments.dropFirst().first == "memory" {
     exit(MemoryChild.main(CommandLine.arguments.dropFirst(2)))
@@ -140,7 +146,8 @@ let rounds = options.rounds
 print("ARBench: raw sqlite3, swift-activerecord and GRDB.swift 7.10.0 (DatabaseQueue, Codable records); "
     + "\(rowCount) rows, best of \(rounds) rounds per side (rotating order), "
     + "SQLite \(String(cString: sqlite3_libversion())), database files with journal_mode=WAL, synchronous=NORMAL, foreign_keys=ON, "
-    + "SQLite memory statistics \(memoryStatistics ? "on (ARBENCH_MEMSTATUS=1)" : "off (as the library sets them)")")
+    + "SQLite memory statistics \(memoryStatistics ? "on (ARBENCH_MEMSTATUS=1)" : "off (as the library sets them)"), "
+    + "SQLite mutexes \(sqliteMutexes ? "SQLite's own (ARBENCH_SQLITE_MUTEXES=1)" : "adaptive (as the library sets them)")")
 
 Check.begin()
 let rows = RowValues.table(rowCount)
