@@ -48,7 +48,7 @@ extension Database {
 
     /// Whether SQLite in this process uses the library's adaptive mutexes (see
     /// ``keepSQLiteMutexes()``): `false` after that call, where the platform has none, or when
-    /// SQLite was initialized before the library's first connection. Asking opens nothing, but
-    /// applies the library's settings if no connection has yet.
+    /// SQLite was initialized before the library's first connection. Asking opens no
+    /// connection, but applies the library's settings if none has yet, and initializes SQLite.
     public static var sqliteMutexesAreAdaptive: Bool { SQLiteConnection.usesSpinningMutexes }
 }

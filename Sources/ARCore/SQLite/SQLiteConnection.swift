@@ -58,7 +58,8 @@ package struct SQLiteConnection: EngineConnection {
         return ar_sqlite_set_memory_statistics(0) == SQLITE_OK
     }()
 
-    /// Whether SQLite in this process uses the library's adaptive mutexes.
+    /// Whether SQLite in this process uses the library's adaptive mutexes (its settings
+    /// applied first).
     package static var usesSpinningMutexes: Bool {
         _ = processConfigured
         return arsqlite_spinning_mutexes_installed() != 0

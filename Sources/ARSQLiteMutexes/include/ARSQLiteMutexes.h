@@ -17,8 +17,9 @@
  * Hidden: libactiverecord.so exports only the C API's ar_ functions. */
 __attribute__((visibility("hidden"))) int arsqlite_use_spinning_mutexes(void);
 
-/* Whether this process's SQLite uses the methods above (installed and in force; SQLite
- * initializes if it has not yet). */
+/* Whether this process's SQLite hands out adaptive mutexes: these methods, or another copy of
+ * them in the process (libactiverecord.so beside the Swift library). SQLite initializes if it
+ * has not yet. */
 __attribute__((visibility("hidden"))) int arsqlite_spinning_mutexes_installed(void);
 
 #endif
