@@ -54,9 +54,14 @@ package final class Connection {
     @exclusivity(unchecked) package var transactionDepth = 0
     /// What to undo in memory if the transaction rolls back (records' ids, saved values), in
     /// the order written: one log for every level, so that a write appends to one log.
-    @exclusivity(unchecked) package var undoLog = UndoLog()
-    /// Per transaction level, where its entries in ``undoLog`` start.
-    @exclusivity(unchecked) package var undoLevelStarts: [Int] = []
+    @exclusivity(unchecked) package var undoLog = ChunkedLog<UndoEntry>()
+    /// The records destroyed in the current transaction, in the order destroyed: when their
+    /// level rolls back, they are not destroyed any more. Apart from ``undoLog``, since that is
+    /// all a destroy has to undo: a reference here costs a destroy ~115 instructions (with its
+    /// retain, and its release at commit), an ``UndoEntry`` ~210.
+    @exclusivity(unchecked) package var destroyedInTransaction = ChunkedLog<any RecordStorage>()
+    /// Per transaction level, where its entries in ``undoLog`` and ``destroyedInTransaction`` start.
+    @exclusivity(unchecked) package var undoLevelStarts: [UndoLevelStart] = []
     /// Per transaction level, the tables its writes changed (published when the outermost
     /// level commits, dropped when its level rolls back).
     @exclusivity(unchecked) package var changesByLevel: [TableChanges] = []
@@ -155,6 +160,14 @@ package final class Connection {
     /// Registers `action` to run if the current transaction level rolls back.
     package func onRollback(_ action: @escaping () -> Void) { onRollback(.action(action)) }
 
+    /// Registers that `record` was destroyed: if the current transaction level rolls back,
+    /// it is not destroyed any more. Outside a transaction there is nothing to undo.
+    @inline(__always)
+    package func undestroyOnRollback(_ record: any RecordStorage) {
+        guard transactionDepth > 0, !undoLevelStarts.isEmpty else { return }
+        destroyedInTransaction.append(record)
+    }
+
     // MARK: Statements
 
     /// The cached prepared statement for `sql`, preparing it on first use.
@@ -196,9 +209,11 @@ package final class Connection {
 
     /// ``withStatement(_:_:_:)`` for SQL the library generates, cached by
     /// `key`: the per-row paths hash a small key, never the SQL text, and
-    /// make the text only the first time.
+    /// make the text only the first time. Never inlined: in a caller, its closures would
+    /// capture with retains (~200 instructions an update).
+    @inline(never)
     package func withStatement<R>(
-        _ key: StatementKey, sql: () -> String, _ arguments: [DatabaseValue] = [], _ body: (Statement) throws -> R
+        _ key: StatementKey, sql: () -> String, _ arguments: [DatabaseValue], _ body: (Statement) throws -> R
     ) throws -> R {
         if let lastKeyed {
             let code = key.code
@@ -210,6 +225,40 @@ package final class Connection {
             lastKeyed = Unmanaged.passUnretained(statement)
             return try run(statement, arguments, body)
         }
+        return try run(cacheNewStatement(key, sql: sql, isQuery: isQuery), arguments, body)
+    }
+
+    /// ``withStatement(_:sql:_:_:)`` with no arguments (a default argument of a function that
+    /// is never inlined is computed by a call and released: ~45 instructions a find).
+    @inline(__always)
+    package func withStatement<R>(_ key: StatementKey, sql: () -> String, _ body: (Statement) throws -> R) throws -> R {
+        try withStatement(key, sql: sql, [], body)
+    }
+
+    /// The statement cached under `key`: the one used last when it is that one, else the
+    /// cached one, else a new one. Unretained: the caches hold it, and a run of a statement
+    /// that leaves them meanwhile keeps it in ``retired``.
+    @inline(__always)
+    package func keyedStatement(_ key: StatementKey, sql: () -> String) throws -> Unmanaged<Statement> {
+        if let lastKeyed {
+            let code = key.code
+            if lastKeyed._withUnsafeGuaranteedRef({ code != 0 ? $0.cacheCode == code : $0.cacheKey == key }) { return lastKeyed }
+        }
+        return try cachedStatement(key, sql: sql)
+    }
+
+    /// ``keyedStatement(_:sql:)`` when it is not the one used last.
+    @inline(never)
+    private func cachedStatement(_ key: StatementKey, sql: () -> String) throws -> Unmanaged<Statement> {
+        let isQuery = if case .query = key.kind { true } else { false }
+        let statement = try (isQuery ? queryStatements[key] : keyedStatements[key]) ?? cacheNewStatement(key, sql: sql, isQuery: isQuery)
+        lastKeyed = Unmanaged.passUnretained(statement)
+        return lastKeyed.unsafelyUnwrapped
+    }
+
+    /// Prepares `sql` and caches it under `key`, as the statement used last.
+    @inline(never)
+    private func cacheNewStatement(_ key: StatementKey, sql: () -> String, isQuery: Bool) throws -> Statement {
         let statement = try prepare(sql(), .cached)
         statement.cacheKey = key
         statement.rebindsEveryParameter = true
@@ -223,7 +272,35 @@ package final class Connection {
             keyedStatements[key] = statement
         }
         lastKeyed = Unmanaged.passUnretained(statement)
-        return try run(statement, arguments, body)
+        return statement
+    }
+
+    /// Runs `statement` (a ``keyedStatement(_:sql:)``), whose one parameter is an integer and
+    /// which returns no rows (a `DELETE` by id), with `value` bound, and returns how many rows
+    /// it changed: ``withStatement(_:sql:_:_:)`` without a closure to call.
+    @inline(__always)
+    package func execute(_ statement: Unmanaged<Statement>, binding value: Int64) throws -> Int {
+        @inline(__always)
+        func body(_ statement: Statement) throws {
+            try statement.bind(.integer(value), at: 1)
+            while try statement.step() {}
+        }
+        try statement._withUnsafeGuaranteedRef { statement in
+            // ``run(_:_:_:)``, ended on each path rather than in a `defer` (compiled out of
+            // line and called: ~35 instructions a delete; `run` keeps its `defer`, with which
+            // the compiler makes faster inserts and updates).
+            if statement.isInUse || sqlLogger != nil { return try runAside(statement, [], body) }
+            statement.isInUse = true
+            do {
+                if let tracer { tracer(statement.sql) }
+                try body(statement)
+            } catch {
+                endRun(statement)
+                throw error
+            }
+            endRun(statement)
+        }
+        return changedRowCount
     }
 
     /// Before a keyed statement leaves the caches: ``lastKeyed`` forgets it, and one still

@@ -67,7 +67,8 @@ extension Database {
             throw error
         }
         connection.transactionDepth += 1
-        connection.undoLevelStarts.append(connection.undoLog.count)
+        connection.undoLevelStarts.append(
+            UndoLevelStart(log: connection.undoLog.count, destroyed: connection.destroyedInTransaction.count))
         connection.changesByLevel.append(TableChanges())
         connection.recordsAwaitingOutcome.append([])
         connection.forgetNotedTable()
@@ -97,7 +98,10 @@ extension Database {
         }
         // Committed: the parent level now owns what to undo (nothing, at the top).
         connection.undoLevelStarts.removeLast()
-        if connection.undoLevelStarts.isEmpty { connection.undoLog.removeAll() }
+        if connection.undoLevelStarts.isEmpty {
+            connection.undoLog.removeAll()
+            connection.destroyedInTransaction.removeAll()
+        }
         connection.transactionDepth -= 1
         if depth == 0, !connection.preparedInTransaction.isEmpty {
             // The tables this transaction created are now there for every thread.
@@ -134,8 +138,11 @@ extension Database {
             eachOnce(records) { $0.afterRollback() }
         }
         let start = connection.undoLevelStarts.removeLast()
-        let undo = connection.undoLog.removeEntries(from: start)
+        let undo = connection.undoLog.removeEntries(from: start.log)
         for entry in undo.reversed() { entry.undo() }
+        for record in connection.destroyedInTransaction.removeEntries(from: start.destroyed) {
+            record.header.isDestroyed = false
+        }
         // What this transaction's automatic migration made may be undone: check again.
         connection.preparedInTransaction = []
         if depth == 0 {

@@ -155,6 +155,7 @@ extension Model {
     }
 
     /// Deletes the record's row without callbacks or dependencies.
+    @inline(__always)
     private func deleteRow(_ mapping: ModelMapping) throws {
         do {
             try mapping.table.delete(self)

@@ -109,7 +109,7 @@ extension RecordStorage {
 /// How to put a record back in memory when the transaction that wrote it rolls back.
 /// Values rather than closures: a transaction of many writes holds one per write.
 package enum UndoEntry {
-    /// Restore the header (an insert: new again; a destroy: not destroyed).
+    /// Restore the header (an insert: new again).
     case header(any RecordStorage, RecordHeader)
     /// Restore the header and the original values of the updated columns.
     case update(any RecordStorage, RecordHeader, columns: [Int], originals: [DatabaseValue])
@@ -129,53 +129,70 @@ package enum UndoEntry {
     }
 }
 
-/// A transaction's ``UndoEntry``s in the order written, kept in chunks: a long transaction
-/// appends without ever copying the entries it holds, where one array would copy them all
-/// each time it doubled (~100 instructions a write at 5,000 writes, an entry being 65 bytes).
-package struct UndoLog {
-    /// Every chunk but the last holds ``chunkCapacity`` entries.
-    private var chunks: [[UndoEntry]] = []
-    /// How many entries the log holds.
-    package private(set) var count = 0
-    static let chunkCapacity = 1024
+/// Where a transaction level's entries start in ``Connection/undoLog`` and
+/// ``Connection/destroyedInTransaction``.
+package struct UndoLevelStart {
+    package var log: Int
+    package var destroyed: Int
+}
+
+/// What a transaction keeps to undo (``UndoEntry``s, destroyed records) in the order written,
+/// kept in chunks: a long transaction appends without ever copying the entries it holds, where
+/// one array would copy them all each time it doubled (at 5,000 writes, ~100 instructions a
+/// write for 65-byte undo entries, ~40 a destroy for 16-byte record references).
+package struct ChunkedLog<Entry> {
+    /// The chunks filled, each holding ``chunkCapacity`` entries.
+    private var full: [[Entry]] = []
+    /// The chunk entries go to: one array appended to, as a write appends to one array.
+    private var tail: [Entry] = []
+    static var chunkCapacity: Int { 1024 }
 
     package init() {}
 
+    /// How many entries the log holds.
+    package var count: Int { full.count * Self.chunkCapacity + tail.count }
+
     @inline(__always)
-    package mutating func append(_ entry: consuming UndoEntry) {
-        if count == chunks.count * Self.chunkCapacity { addChunk() }
-        let last = chunks.count - 1
-        chunks[last].append(entry)
-        count += 1
+    package mutating func append(_ entry: consuming Entry) {
+        if tail.count == Self.chunkCapacity { startChunk() }
+        tail.append(entry)
     }
 
-    /// A chunk for the next entries. The first grows as an array does (a transaction of a few
-    /// writes holds a small one); the later ones are made at their full size.
+    /// Files the full tail and starts the next at its full size. (The first grows as an array
+    /// does: a transaction of a few writes holds a small one.)
     @inline(never)
-    private mutating func addChunk() {
-        var chunk: [UndoEntry] = []
-        if !chunks.isEmpty { chunk.reserveCapacity(Self.chunkCapacity) }
-        chunks.append(chunk)
+    private mutating func startChunk() {
+        full.append(tail)
+        tail = []
+        tail.reserveCapacity(Self.chunkCapacity)
     }
 
     /// Removes every entry.
     package mutating func removeAll() {
-        chunks = []
-        count = 0
+        full = []
+        tail = []
     }
 
     /// Removes the entries from position `start` on and returns them, in the order written.
-    package mutating func removeEntries(from start: Int) -> [UndoEntry] {
+    package mutating func removeEntries(from start: Int) -> [Entry] {
+        let count = count
         precondition(start >= 0 && start <= count, "undo log position \(start) out of 0...\(count)")
         guard start < count else { return [] }
         let (firstChunk, offset) = start.quotientAndRemainder(dividingBy: Self.chunkCapacity)
-        var removed: [UndoEntry] = []
+        var removed: [Entry] = []
         removed.reserveCapacity(count - start)
-        removed += chunks[firstChunk][offset...]
-        for number in (firstChunk + 1)..<chunks.count { removed += chunks[number] }
-        chunks.removeSubrange((firstChunk + 1)..<chunks.count)
-        if offset == 0 { chunks.removeLast() } else { chunks[firstChunk].removeSubrange(offset...) }
-        count = start
+        if firstChunk == full.count {
+            removed += tail[offset...]
+            tail.removeSubrange(offset...)
+            return removed
+        }
+        removed += full[firstChunk][offset...]
+        for number in (firstChunk + 1)..<full.count { removed += full[number] }
+        removed += tail
+        // The chunk the removed entries start in is the tail again.
+        tail = Array(full[firstChunk][..<offset])
+        tail.reserveCapacity(Self.chunkCapacity)
+        full.removeSubrange(firstChunk...)
         return removed
     }
 }

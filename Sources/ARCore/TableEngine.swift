@@ -212,13 +212,10 @@ package final class TableEngine: Sendable {
     }
 
     /// `DELETE`s the row with this id (no record involved); returns whether there was one.
+    @inline(__always)
     package func delete(id: Int64, in connection: Connection) throws -> Bool {
-        // The id bound in the body: an arguments array would be an allocation per delete.
-        try connection.withStatement(key(.delete), sql: { deleteSQL }) { statement in
-            try statement.bind(.integer(id), at: 1)
-            while try statement.step() {}
-        }
-        guard connection.changedRowCount > 0 else { return false }
+        let statement = try connection.keyedStatement(key(.delete), sql: { deleteSQL })
+        guard try connection.execute(statement, binding: id) > 0 else { return false }
         connection.noteChange(self)
         return true
     }
@@ -233,7 +230,7 @@ package final class TableEngine: Sendable {
             throw ActiveRecordError(.misuse, "\(schema.name) with id \(id) was already destroyed")
         }
         let deleted = try delete(id: id, in: connection)
-        connection.onRollback(.header(record, record.header))
+        connection.undestroyOnRollback(record)
         record.header.isDestroyed = true
         if !deleted {
             throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists")

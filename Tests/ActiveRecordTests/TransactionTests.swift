@@ -92,6 +92,40 @@ struct TransactionTests {
         }
     }
 
+    /// Destroyed records are kept apart from the undo log, in chunks of 1,024 too: a
+    /// savepoint that began mid-chunk and spans chunks brings back exactly its records, a
+    /// released one's records are the outer level's, and the outer rollback brings back all.
+    @Test func rollbacksBringBackDestroyedRecordsAcrossChunks() throws {
+        try withDatabase(.sqlite) { db throws in
+            let items = try db.transaction { try (0..<3_000).map { try Item.create(["title": "item \($0)"]) } }
+            let outer = Array(items[0..<1_500]), inner = Array(items[1_500..<2_600]), released = Array(items[2_600...])
+            try db.transaction {
+                for item in outer { try item.destroy() }
+                try db.transaction {
+                    for item in inner { try item.destroy() }
+                    #expect(inner.allSatisfy { $0.isDestroyed })
+                    throw Rollback()
+                }
+                #expect(outer.allSatisfy { $0.isDestroyed } && !inner.contains { $0.isDestroyed })
+                #expect(try Item.count() == 1_500)
+                try db.transaction {
+                    for item in released { try item.destroy() }
+                }
+                #expect(released.allSatisfy { $0.isDestroyed && $0.recordState == .destroyed })
+                // A record brought back can be destroyed again, and that stays rolled back too.
+                try inner[0].destroy()
+                #expect(try Item.count() == 1_099)
+                throw Rollback()
+            }
+            #expect(!items.contains { $0.isDestroyed } && items.allSatisfy { $0.recordState == .persisted })
+            #expect(try Item.count() == 3_000)
+            // Committed destroys stay destroyed.
+            try db.transaction { for item in inner { try item.destroy() } }
+            #expect(inner.allSatisfy { $0.isDestroyed } && !outer.contains { $0.isDestroyed })
+            #expect(try Item.count() == 1_900)
+        }
+    }
+
     @Test(arguments: TestEngine.all) func aConstraintFailureInsideRollsEverythingBack(engine: TestEngine) throws {
         try withDatabase(engine) { db throws in
             try Account.create(["email": "a@x"])
