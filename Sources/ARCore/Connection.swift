@@ -215,17 +215,7 @@ package final class Connection {
     package func withStatement<R>(
         _ key: StatementKey, sql: () -> String, _ arguments: [DatabaseValue], _ body: (Statement) throws -> R
     ) throws -> R {
-        if let lastKeyed {
-            let code = key.code
-            let isLast = lastKeyed._withUnsafeGuaranteedRef { code != 0 ? $0.cacheCode == code : $0.cacheKey == key }
-            if isLast { return try lastKeyed._withUnsafeGuaranteedRef { try run($0, arguments, body) } }
-        }
-        let isQuery = if case .query = key.kind { true } else { false }
-        if let statement = isQuery ? queryStatements[key] : keyedStatements[key] {
-            lastKeyed = Unmanaged.passUnretained(statement)
-            return try run(statement, arguments, body)
-        }
-        return try run(cacheNewStatement(key, sql: sql, isQuery: isQuery), arguments, body)
+        try keyedStatement(key, sql: sql)._withUnsafeGuaranteedRef { try run($0, arguments, body) }
     }
 
     /// ``withStatement(_:sql:_:_:)`` with no arguments (a default argument of a function that
