@@ -156,7 +156,7 @@ extension Database {
 
     /// Runs `body` on the connection a read uses (see ``withReader(_:_:)-(TableEngine,_)``).
     private func withReadConnection<R>(_ body: (Connection) throws -> R) throws -> R {
-        if let connection = readScope { return try body(connection) }
+        if let connection = readScope { return try connection._withUnsafeGuaranteedRef(body) }
         // The database keeps its writer, the writer its pool and the pool its readers alive:
         // each is reached without a retain and release (four pairs, ~130 instructions a read).
         guard let unretained = unretainedWriter else { return try withConnection(body) }

@@ -72,6 +72,30 @@ struct ReadScopeTests {
         }
     }
 
+    @Test func blocksOnTwoDatabasesEachReadTheirOwn() throws {
+        try withDatabase(.sqlite, file: true) { first throws in
+            try seedPeople()
+            try withDatabase(.sqlite, file: true) { second throws in
+                _ = try Person.create(["name": "Solo", "age": 9])
+                let names = try first.read {
+                    try first.use {
+                        let outer = try Person.find(1)?.name
+                        // Inside the inner block (`second` current), each database reads
+                        // through its own block.
+                        let inner = try second.read {
+                            [try Person.find(1)?.name, try first.use { try Person.find(1)?.name }]
+                        }
+                        // Once the inner block ends, the outer one reads its own database again.
+                        return [outer] + inner + [try Person.find(1)?.name, try second.use { try Person.find(1)?.name }]
+                    }
+                }
+                #expect(names == ["Alex", "Solo", "Alex", "Alex", "Solo"])
+                #expect(try first.use { try Person.count() } == 6)
+                #expect(try Person.count() == 1)
+            }
+        }
+    }
+
     @Test func threadsEachReadInTheirOwnBlock() throws {
         try withDatabase(.sqlite, file: true) { db throws in
             try seedPeople()
