@@ -73,9 +73,17 @@ enum ConcurrentSide {
 enum ReadGrouping: Equatable {
     /// Each find its own autocommit read transaction.
     case autocommit
-    /// `count` finds per read transaction: the library's `db.read { … }`; raw: a prepared
-    /// `BEGIN`, the selects, a prepared `COMMIT`.
+    /// `count` finds per read transaction: the library's `db.read { … }`; raw: `BEGIN`, the
+    /// selects, `COMMIT` (its `read`).
     case scoped(Int)
+
+    /// How a run's title says it: nothing for autocommit.
+    var titleSuffix: String {
+        switch self {
+        case .autocommit: ""
+        case .scoped(let count): ", \(count) per transaction"
+        }
+    }
 
     /// The reads one call of a reader's loop does.
     var readsPerCall: Int {
@@ -151,7 +159,7 @@ struct ConcurrencySection {
         // apart: a slow spell of the shared machine then moves both runs of a ratio.
         var ratios: [String: [Double]] = [:]
         func measureScaling(_ name: String, _ side: () throws -> ConcurrentSide, _ grouping: ReadGrouping) throws {
-            let suffix = grouping == .autocommit ? "" : ", \(grouping.readsPerCall) per transaction"
+            let suffix = grouping.titleSuffix
             let one = try measure("\(name): 1 reader" + suffix, readers: 1, writer: false, try side(), grouping)
             let two = try measure("\(name): 2 readers" + suffix, readers: 2, writer: false, try side(), grouping)
             ratios[name + suffix, default: []].append(two.readRate / one.readRate)
@@ -175,7 +183,7 @@ struct ConcurrencySection {
         let mixed = try measure("library: 2 readers + 1 writer", readers: 2, writer: true, try librarySide())
         let rawAlone = best["raw: 1 reader"]!, rawPair = best["raw: 2 readers"]!
         let alone = best["library: 1 reader"]!, pair = best["library: 2 readers"]!
-        let perScope = ", \(Self.scopedReads) per transaction"
+        let perScope = scoped.titleSuffix
         let rawScaling = scaling("raw"), libraryScaling = scaling("library")
         let rawScopedScaling = scaling("raw" + perScope), scopedScaling = scaling("library" + perScope)
 
@@ -344,7 +352,6 @@ struct ConcurrencySection {
                         ? try connection.prepare(
                             #"INSERT INTO "SmallItem" ("createdAt", "updatedAt", "name", "value") VALUES (?, ?, ?, ?)"#)
                         : nil
-                    let begin = try connection.prepare("BEGIN"), commit = try connection.prepare("COMMIT")
                     func find() throws {
                         let id = nextID()
                         sqlite3_bind_int64(select.handle, 1, id)
@@ -354,19 +361,13 @@ struct ConcurrencySection {
                               !select.text(3).isEmpty, sqlite3_column_int64(select.handle, 4) == id
                         else { throw notFound(id) }
                     }
-                    func execute(_ statement: RawStatement) throws {
-                        defer { statement.reset() }
-                        _ = try statement.step()
-                    }
                     try loop(
                         read: {
                             switch grouping {
                             case .autocommit:
                                 try find()
                             case .scoped(let count):
-                                try execute(begin)
-                                for _ in 0..<count { try find() }
-                                try execute(commit)
+                                try connection.read { for _ in 0..<count { try find() } }
                             }
                         },
                         write: { count in
