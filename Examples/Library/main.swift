@@ -34,7 +34,7 @@ do {
     let path = CommandLine.arguments.dropFirst().first
     let database = try Database(path.map { .file($0) } ?? .inMemory)
     try database.use {
-        let (students, teachers) = try Database.transaction { () throws -> (Group, Group) in
+        let (students, teachers) = try Database.withTransaction { () throws -> (Group, Group) in
             let students = try Group.create(["title": "students"])
             let teachers = try Group.create(["title": "teachers"])
             for (name, age) in [("Alex", 19), ("Maria", 22), ("John", 20)] {

@@ -27,6 +27,11 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
         public static let sqlite = Code(rawValue: "sqlite")
         /// PostgreSQL reported an error not covered by a more specific code (``ActiveRecordError/sqlState`` says which).
         public static let postgreSQL = Code(rawValue: "postgreSQL")
+        /// The record was changed (or destroyed) by another transaction since it was loaded: its
+        /// lock version (see `Model.lockingColumn`) no longer matches the row's, and nothing
+        /// was written. Retryable: reload the record (or run the transaction again, reading it
+        /// anew), apply the change, save.
+        public static let staleRecord = Code(rawValue: "staleRecord")
         /// A `UNIQUE`, `NOT NULL`, `CHECK` or foreign-key constraint failed.
         public static let constraint = Code(rawValue: "constraint")
         /// The transaction lost to a concurrent one (PostgreSQL: a serialization failure or a
@@ -140,8 +145,9 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
     public var isCheckViolation: Bool { constraint == .check }
 
     /// Whether running the same transaction again may succeed: it lost a conflict with a
-    /// concurrent one (``Code/transactionConflict``), or waited too long (``Code/busy``).
-    public var isRetryable: Bool { code == .transactionConflict || code == .busy }
+    /// concurrent one (``Code/transactionConflict``), found a record changed by another
+    /// (``Code/staleRecord``: read it again), or waited too long (``Code/busy``).
+    public var isRetryable: Bool { code == .transactionConflict || code == .staleRecord || code == .busy }
 
     /// `"<code>: <message> (SQLite result code N) [SQL: …]"`.
     public var description: String {

@@ -52,6 +52,8 @@ package final class Connection {
     package var destroyingRecords: Set<DestroyKey> = []
     /// How deep the current transaction is: 0 outside, 1 in `BEGIN`, 2+ in savepoints.
     @exclusivity(unchecked) package var transactionDepth = 0
+    /// The isolation level the current top-level transaction runs at.
+    package var transactionIsolation = TransactionIsolation.serializable
     /// What to undo in memory if the transaction rolls back (records' ids, saved values), in
     /// the order written: one log for every level, so that a write appends to one log.
     @exclusivity(unchecked) package var undoLog = ChunkedLog<UndoEntry>()

@@ -12,14 +12,13 @@ extension Database {
     /// ```
     /// Inside `body` this database is ``current``. Records are not `Sendable`: return
     /// ids or values, and fetch again where you need the records.
+    /// - Parameter isolation: the transaction's isolation level (`nil`: the engine's default);
+    ///   see ``TransactionIsolation``.
     /// - Throws: what `body` throws, after rolling back (``Rollback`` too: there is no result).
-    public func write<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-        try await onBackgroundThread {
-            var result: R?
-            let outcome = try self.transaction { result = try body() }
-            guard outcome == .committed, let result else { throw Rollback() }
-            return result
-        }
+    public func write<R: Sendable>(
+        isolation: TransactionIsolation? = nil, _ body: @escaping @Sendable () throws -> R
+    ) async throws -> R {
+        try await onBackgroundThread { try self.withTransaction(isolation: isolation, body) }
     }
 
     /// Runs `body` on a background thread with this database as ``current`` and
@@ -29,9 +28,11 @@ extension Database {
         try await onBackgroundThread(body)
     }
 
-    /// ``write(_:)`` on the ``current`` database.
-    public static func write<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-        try await current.write(body)
+    /// ``write(isolation:_:)`` on the ``current`` database.
+    public static func write<R: Sendable>(
+        isolation: TransactionIsolation? = nil, _ body: @escaping @Sendable () throws -> R
+    ) async throws -> R {
+        try await current.write(isolation: isolation, body)
     }
 
     /// ``read(_:)`` on the ``current`` database.

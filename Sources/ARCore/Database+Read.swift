@@ -17,7 +17,7 @@ extension Database {
     ///   meanwhile; the block does not see their commits), or, on PostgreSQL, a pooled
     ///   connection in a `REPEATABLE READ READ ONLY` transaction.
     /// - Writes inside the block run as they would outside it (committed at once, or in the
-    ///   block's own `transaction(_:)`), and the block's later reads do not see them.
+    ///   block's own `transaction { }`), and the block's later reads do not see them.
     /// - A database without reader connections (in memory, or every reader busy) holds its
     ///   one connection for the block instead: other threads wait to write, and the block
     ///   sees its own writes.

@@ -1,7 +1,7 @@
 import Foundation
 
 extension Database {
-    /// Runs `body` in a transaction of this database.
+    /// Runs `body` in a transaction of this database and tells how it ended.
     ///
     /// Commits when `body` returns; rolls back and rethrows when it throws;
     /// rolls back silently when it throws ``Rollback``. A transaction inside
@@ -12,37 +12,53 @@ extension Database {
     ///     try alex.save()
     ///     if alex.name.isEmpty { throw Rollback() }
     /// }
+    /// let inner = try db.transaction { try draft.save(); throw Rollback() }   // .rolledBack: the savepoint only
     /// ```
+    ///
+    /// The block returns nothing, whatever the call is assigned to: ``withTransaction(isolation:_:)``
+    /// is the form that returns the block's value.
+    /// - Parameters:
+    ///   - isolation: the isolation level of a top-level transaction (`nil`: the engine's
+    ///     default); see ``TransactionIsolation``.
     /// - Returns: whether the work was committed or rolled back by ``Rollback``.
+    /// - Throws: what `body` throws (after the rollback); `.misuse` for a nested transaction
+    ///   that asks for a stronger isolation than the transaction it is in.
     @discardableResult
-    public func transaction(_ body: () throws -> Void) throws -> TransactionOutcome {
+    public func transaction(isolation: TransactionIsolation? = nil, _ body: () throws -> Void) throws -> TransactionOutcome {
         do {
-            try transaction(returning: body)
+            try inTransaction(isolation: isolation, body)
             return .committed
         } catch is Rollback {
             return .rolledBack
         }
     }
 
-    /// Runs `body` in a transaction and returns its value: commits when `body` returns,
-    /// rolls back and rethrows when it throws. (A block that returns nothing gets the form
-    /// that answers ``TransactionOutcome``.)
+    /// Runs `body` in a transaction and returns its value: commits when `body` returns, rolls
+    /// back and rethrows when it throws.
     ///
     /// ```swift
-    /// let bookmark = try db.transaction {
+    /// let bookmark = try db.withTransaction {
     ///     let tag = try Tag.create(["name": "swift"])
     ///     return try Bookmark.create(["url": "https://swift.org", "tagId": tag.id!])
     /// }
     /// ```
-    /// - Throws: what `body` throws, ``Rollback`` too (the work is rolled back, and there is
-    ///   no value to return).
-    @discardableResult
-    public func transaction<Value>(_ body: () throws -> Value) throws -> Value {
-        try transaction(returning: body)
+    /// Inside a transaction it is a savepoint, as ``transaction(isolation:_:)`` is.
+    /// - Throws: what `body` throws, ``Rollback`` too: the work is rolled back, and there is no
+    ///   value to return, so the ``Rollback`` goes on to the caller (inside another
+    ///   transaction, it rolls that one back too unless caught).
+    public func withTransaction<Value>(isolation: TransactionIsolation? = nil, _ body: () throws -> Value) throws -> Value {
+        try inTransaction(isolation: isolation, body)
     }
 
-    private func transaction<Value>(returning body: () throws -> Value) throws -> Value {
-        try beginTransaction()
+    /// Not available: ``transaction(isolation:_:)`` returns how the transaction ended, whatever
+    /// its block returns. A block that returns a value goes to ``withTransaction(isolation:_:)``.
+    @available(*, unavailable, message: "transaction { } returns how it ended (TransactionOutcome); use withTransaction { } to return the block's value")
+    public func transaction<Value>(isolation: TransactionIsolation? = nil, _ body: () throws -> Value) throws -> Value {
+        fatalError("unavailable")
+    }
+
+    private func inTransaction<Value>(isolation: TransactionIsolation?, _ body: () throws -> Value) throws -> Value {
+        try beginTransaction(isolation: isolation)
         let value: Value
         do {
             value = try body()
@@ -56,12 +72,28 @@ extension Database {
 
     /// Begins a transaction (or, inside one, a savepoint) held by the calling thread
     /// until ``commitTransaction()`` or ``rollbackTransaction()``, which the same
-    /// thread must call. The closure form ``transaction(_:)`` is built on these.
-    package func beginTransaction() throws {
+    /// thread must call. The closure forms ``transaction(isolation:_:)`` and ``withTransaction(isolation:_:)`` are built on these.
+    /// - Parameter isolation: the isolation level of a top-level transaction (`nil`: the
+    ///   engine's default); inside a transaction it must not be stronger than the level the
+    ///   transaction runs at (a savepoint cannot change it).
+    /// - Throws: `.misuse` for a nested transaction asking for a stronger isolation.
+    package func beginTransaction(isolation: TransactionIsolation? = nil) throws {
         let connection = try hold()
         let depth = connection.transactionDepth
         do {
-            try connection.execute(depth == 0 ? dialect.beginTransactionSQL : "SAVEPOINT activerecord_\(depth)")
+            if depth == 0 {
+                try connection.execute(dialect.beginTransactionSQL(isolation: isolation))
+                connection.transactionIsolation = dialect.isolation(of: isolation)
+            } else {
+                if let isolation, isolation > connection.transactionIsolation {
+                    throw ActiveRecordError(
+                        .misuse,
+                        "a nested transaction cannot run at \(isolation): the transaction it is in runs at "
+                            + "\(connection.transactionIsolation), and a savepoint keeps its level. "
+                            + "Ask for \(isolation) on the outermost transaction")
+                }
+                try connection.execute("SAVEPOINT activerecord_\(depth)")
+            }
         } catch {
             release()
             throw error
@@ -153,6 +185,10 @@ extension Database {
         }
     }
 
+    /// Whether the calling thread is inside a transaction of this database (a
+    /// `transaction { }` block, a save's callbacks, `ar_begin` from C).
+    public var isInTransaction: Bool { (heldByCaller?.transactionDepth ?? 0) > 0 }
+
     /// The calling thread's connection, in a transaction; else `.misuse`, since a
     /// transaction ends on the thread that began it.
     private func ownTransaction(_ verb: String) throws -> Connection {
@@ -164,16 +200,21 @@ extension Database {
         return connection
     }
 
-    /// ``transaction(_:)`` on the ``current`` database.
+    /// ``transaction(isolation:_:)`` on the ``current`` database.
     @discardableResult
-    public static func transaction(_ body: () throws -> Void) throws -> TransactionOutcome {
-        try current.transaction(body)
+    public static func transaction(isolation: TransactionIsolation? = nil, _ body: () throws -> Void) throws -> TransactionOutcome {
+        try current.transaction(isolation: isolation, body)
     }
 
-    /// `transaction(_:)` on the ``current`` database, returning the block's value.
-    @discardableResult
-    public static func transaction<Value>(_ body: () throws -> Value) throws -> Value {
-        try current.transaction(body)
+    /// Not available: see the instance method's note.
+    @available(*, unavailable, message: "transaction { } returns how it ended (TransactionOutcome); use withTransaction { } to return the block's value")
+    public static func transaction<Value>(isolation: TransactionIsolation? = nil, _ body: () throws -> Value) throws -> Value {
+        fatalError("unavailable")
+    }
+
+    /// ``withTransaction(isolation:_:)`` on the ``current`` database: the block's value.
+    public static func withTransaction<Value>(isolation: TransactionIsolation? = nil, _ body: () throws -> Value) throws -> Value {
+        try current.withTransaction(isolation: isolation, body)
     }
 }
 
@@ -186,7 +227,7 @@ private func eachOnce(_ records: [Model], _ body: (any Callbacks) -> Void) {
     }
 }
 
-/// Throw this inside `Database.transaction(_:)` to roll back without an error.
+/// Throw this inside `Database.transaction { }` to roll back without an error.
 public struct Rollback: Error, Sendable {
     /// Makes the rollback signal.
     public init() {}
@@ -198,4 +239,47 @@ public enum TransactionOutcome: Sendable, Equatable {
     case committed
     /// The block threw ``Rollback``; the work was undone.
     case rolledBack
+}
+
+/// How much a transaction is isolated from the transactions that run beside it, weakest
+/// first. The level of the outermost transaction holds for the savepoints inside it.
+///
+/// | level | SQLite | PostgreSQL |
+/// |---|---|---|
+/// | `nil` (the default) | serializable | `READ COMMITTED` (the server's default) |
+/// | ``readCommitted`` | serializable | `READ COMMITTED`: each statement sees what was committed before it began |
+/// | ``repeatableRead`` | serializable | `REPEATABLE READ`: one snapshot; a write to a row changed since fails |
+/// | ``serializable`` | serializable | `SERIALIZABLE`: as if the transactions ran one at a time |
+///
+/// SQLite runs every transaction alone (`BEGIN IMMEDIATE` takes the database's write lock),
+/// which is serializable whatever is asked. On PostgreSQL, a transaction at
+/// `REPEATABLE READ` or `SERIALIZABLE` may fail with `.transactionConflict` (its
+/// ``ActiveRecordError/isRetryable`` is true): run the whole transaction again.
+///
+/// ```swift
+/// try db.transaction(isolation: .serializable) {
+///     let from = try Account.find(1)!, to = try Account.find(2)!
+///     from.balance -= 10; to.balance += 10
+///     try from.save(); try to.save()
+/// }
+/// ```
+public enum TransactionIsolation: Int, Sendable, Comparable, CustomStringConvertible {
+    /// Each statement sees the data committed before it began.
+    case readCommitted
+    /// The transaction sees one snapshot, taken at its first statement.
+    case repeatableRead
+    /// The transactions behave as if they ran one after the other.
+    case serializable
+
+    /// Whether `lhs` is weaker than `rhs`.
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// The level as SQL writes it: `READ COMMITTED`, `REPEATABLE READ`, `SERIALIZABLE`.
+    public var description: String {
+        switch self {
+        case .readCommitted: "READ COMMITTED"
+        case .repeatableRead: "REPEATABLE READ"
+        case .serializable: "SERIALIZABLE"
+        }
+    }
 }

@@ -360,6 +360,10 @@ public final class DynamicRecord: RecordStorage {
     /// After a whole row was decoded: every column as loaded.
     package func didDecode() { markAllColumnsSaved(count: columnCount) }
 
+    package func currentValue(_ index: Int) throws -> DatabaseValue { value(at: index + 3) }
+
+    package func assignColumn(_ index: Int, _ value: DatabaseValue) throws { try set(at: index, value) }
+
     package func isColumnChanged(_ index: Int) -> Bool {
         guard let originals else { return false }
         return originals[index].kind != .absent

@@ -185,8 +185,16 @@ package protocol SQLDialect: Sendable {
     /// query language: `count`, `min` and `max` as the engine returns them, `sum` as SQLite's
     /// (an integer for integers), `avg` and `total` (0 for no rows) as doubles.
     func aggregate(_ function: String, _ expression: String) -> String
-    /// The statement that begins a top-level transaction (write intent).
-    var beginTransactionSQL: String { get }
+    /// The statement that begins a top-level transaction (write intent), at `isolation`
+    /// (`nil`: the engine's default level).
+    func beginTransactionSQL(isolation: TransactionIsolation?) -> String
+    /// The level a transaction begun with `isolation` runs at (SQLite: serializable, whatever
+    /// is asked; `nil` on PostgreSQL: `READ COMMITTED`, its default).
+    func isolation(of requested: TransactionIsolation?) -> TransactionIsolation
+    /// What follows a record query's `LIMIT`/`OFFSET` to lock the rows it returns of `table`
+    /// until the transaction ends, so that no other transaction changes them meanwhile: empty
+    /// on an engine whose write transaction locks the whole database already (SQLite).
+    func rowLockClause(_ lock: RowLock, of table: String) -> String
     /// The statement that begins the read-only transaction a cursor reads in, on an engine
     /// whose cursors need one (``StatementUse/cursor``); `nil` when cursors need none.
     var beginCursorTransactionSQL: String? { get }

@@ -170,4 +170,21 @@ extension Model {
     /// Reads the record's row again, discarding unsaved changes.
     /// - Throws: `.notFound` when the record is new, destroyed or deleted elsewhere.
     public func reload() throws { try mapping().table.reload(self) }
+
+    /// Reads the record's row again and, with `lock`, locks it until the transaction ends, so
+    /// that no other transaction changes it before this one saves it (pessimistic locking,
+    /// Rails' `lock!`).
+    ///
+    /// ```swift
+    /// try db.transaction {
+    ///     try account.reload(lock: true)      // SELECT … FOR UPDATE on PostgreSQL
+    ///     account.balance -= 10
+    ///     try account.save()
+    /// }
+    /// ```
+    /// On PostgreSQL the row is read with `FOR UPDATE` (another transaction locking or
+    /// changing it waits); on SQLite the transaction holds the database's write lock already.
+    /// - Throws: `.misuse` with `lock` outside a transaction (the lock would end at once);
+    ///   `.notFound` when the record is new, destroyed or deleted elsewhere.
+    public func reload(lock: Bool) throws { try mapping().table.reload(self, locking: lock) }
 }

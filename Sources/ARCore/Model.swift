@@ -58,6 +58,28 @@ open class Model: RecordStorage {
         return String(describing: self)
     }
 
+    /// The integer column (or its property) that makes `save()` and `destroy()` check that no
+    /// other transaction changed the row since the record was loaded: optimistic locking.
+    ///
+    /// Locking is on when the model declares this column (`lockVersion` by default, Rails'
+    /// `lock_version`): every update writes the column plus one and runs only when the row
+    /// still holds the record's value (`UPDATE … WHERE "id" = ? AND "lockVersion" = ?`), and
+    /// a destroy deletes only that version. When another transaction changed the row in
+    /// between, nothing is written and the call throws `.staleRecord` (retryable): reload the
+    /// record (or run the transaction again), apply the change again, save.
+    ///
+    /// ```swift
+    /// final class Account: Model {
+    ///     @Column var balance: Int = 0
+    ///     @Column var lockVersion: Int = 0      // optimistic locking on
+    /// }
+    /// ```
+    /// Override to name another integer column, or return `nil` to turn it off for a column
+    /// named `lockVersion`. The version the check expects is the record's current value, so a
+    /// version a client sent back with its edit is checked too. SQL-only writes (`updateAll`,
+    /// `upsert`, `deleteAll`, `delete(id:)`) neither check nor change it.
+    open class var lockingColumn: String? { TableSchema.defaultLockingColumn }
+
     /// The row id, assigned on first save; `nil` for a new record.
     public var id: Int64? { header.id }
     /// When the record was first saved.

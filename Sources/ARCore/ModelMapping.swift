@@ -164,7 +164,8 @@ package final class ModelMapping: Sendable {
         return ModelMapping(
             hasCallbacks: hasCallbacks, validates: validates,
             table: TableEngine(
-                schema: try TableSchema(name: schema.name, columns: columns), propertyNames: propertyNames,
+                schema: try TableSchema(name: schema.name, columns: columns, lockingColumn: schema.lockingColumn),
+                propertyNames: propertyNames,
                 parents: table.parents),
             fields: fields, hooks: hooks, propertyNames: propertyNames)
     }
@@ -227,7 +228,9 @@ package final class ModelMapping: Sendable {
         withExtendedLifetime(prototype) {}
         let schema: TableSchema
         do {
-            schema = try TableSchema(name: tableName, columns: columns)
+            // The locking column may be named by its property.
+            let locking = type.lockingColumn.map { name in propertyNames.firstIndex(of: name).map { columns[$0].name } ?? name }
+            schema = try TableSchema(name: tableName, columns: columns, lockingColumn: locking)
         } catch let error as ActiveRecordError {
             throw ActiveRecordError(.invalidModel, "model \(type): \(error.message)")
         }

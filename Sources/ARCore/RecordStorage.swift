@@ -92,6 +92,11 @@ package protocol RecordStorage: AnyObject {
     func originalValue(_ index: Int) -> DatabaseValue
     /// Sets the original value of column `index` back, after a rollback.
     func restoreOriginal(_ index: Int, _ value: DatabaseValue)
+    /// The current value of column `index`.
+    func currentValue(_ index: Int) throws -> DatabaseValue
+    /// Sets the current value of column `index` (its original stays).
+    /// - Throws: `.typeMismatch` for a value the column cannot hold.
+    func assignColumn(_ index: Int, _ value: DatabaseValue) throws
 }
 
 extension RecordStorage {

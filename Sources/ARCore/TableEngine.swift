@@ -93,9 +93,16 @@ package final class TableEngine: Sendable {
         try Database.withCurrent { try $0.withTable(self) { try delete(record, in: $0) } }
     }
 
-    /// Re-reads `record` from the current database; see ``reload(_:in:)``.
-    package func reload(_ record: some RecordStorage) throws {
-        try Database.current.withTable(self) { try reload(record, in: $0) }
+    /// Re-reads `record` from the current database; see ``reload(_:in:locking:)``.
+    package func reload(_ record: some RecordStorage, locking: Bool = false) throws {
+        let database = try Database.current
+        if locking, !database.isInTransaction {
+            throw ActiveRecordError(
+                .misuse,
+                "reload(lock: true) holds the row until the transaction ends, and there is no transaction: "
+                    + "reload, change and save it inside db.transaction { }")
+        }
+        try database.withTable(self) { try reload(record, in: $0, locking: locking) }
     }
 
     // MARK: The engine
@@ -191,6 +198,9 @@ package final class TableEngine: Sendable {
     /// - Throws: `.notFound` when the row is gone.
     package func update(_ record: some RecordStorage, columns changed: [Int], in connection: Connection) throws {
         guard let id = record.header.id, !changed.isEmpty else { return }
+        if let locking = schema.lockingIndex {
+            return try updateLocked(record, id: id, columns: changed, locking: locking, in: connection)
+        }
         let previous = record.header
         let originals = connection.transactionDepth > 0 ? changed.map { record.originalValue($0) } : []
         let now = Date.nowAsStored
@@ -211,6 +221,68 @@ package final class TableEngine: Sendable {
         connection.noteChange(self)
     }
 
+    /// ``update(_:columns:in:)`` of a table locked optimistically: the row is updated only
+    /// while it holds the record's lock version, which the update increments.
+    /// - Throws: `.staleRecord` when another transaction changed the row since; `.notFound`
+    ///   when the row is gone.
+    private func updateLocked(
+        _ record: some RecordStorage, id: Int64, columns changed: [Int], locking: Int, in connection: Connection
+    ) throws {
+        let expected = try lockVersion(of: record, locking)
+        let columns = changed.filter { $0 != locking }
+        let previous = record.header
+        let originals = connection.transactionDepth > 0 ? columns.map { record.originalValue($0) } : []
+        let previousVersion = record.originalValue(locking)
+        let now = Date.nowAsStored
+        try connection.withStatement(key(.update(columns)), sql: { schema.updateSQL(columns: columns) }) { statement in
+            for (offset, index) in columns.enumerated() {
+                try record.bindColumn(index, to: statement, at: Int32(offset + 1))
+            }
+            let next = Int32(columns.count)
+            try statement.bind(.integer(expected &+ 1), at: next + 1)
+            try statement.bind(.real(now.timeIntervalSince1970), at: next + 2)
+            try statement.bind(.integer(id), at: next + 3)
+            try statement.bind(.integer(expected), at: next + 4)
+            _ = try statement.step()
+        }
+        guard connection.changedRowCount > 0 else { throw try staleOrGone(id, expected, locking, "updated", in: connection) }
+        record.header.updatedAt = now
+        for index in columns { record.markColumnSaved(index) }
+        try record.assignColumn(locking, .integer(expected &+ 1))
+        record.markColumnSaved(locking)
+        connection.onRollback(.update(record, previous, columns: columns, originals: originals))
+        // Rolled back: the record holds the version it had, as current and as original value.
+        connection.onRollback {
+            try? record.assignColumn(locking, .integer(expected))
+            record.restoreOriginal(locking, previousVersion)
+        }
+        connection.noteChange(self)
+    }
+
+    /// The record's lock version: the current value of the locking column.
+    private func lockVersion(of record: some RecordStorage, _ locking: Int) throws -> Int64 {
+        guard case .integer(let version) = try record.currentValue(locking) else {
+            throw ActiveRecordError(.invalidValue, "\(schema.name).\(schema.columns[locking].name) holds no lock version")
+        }
+        return version
+    }
+
+    /// Why a write of a locked table's row changed nothing: `.staleRecord` when the row is
+    /// there (with another version), else `.notFound`.
+    private func staleOrGone(_ id: Int64, _ expected: Int64, _ locking: Int, _ verb: String, in connection: Connection) throws
+        -> ActiveRecordError
+    {
+        let exists = try connection.withStatement(key(.find), sql: { findSQL }, [.integer(id)]) { try $0.step() }
+        guard exists else {
+            return ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists; nothing was \(verb)")
+        }
+        return ActiveRecordError(
+            .staleRecord,
+            "\(schema.name) with id \(id) was changed by another transaction since it was loaded (its "
+                + "\(schema.columns[locking].name) is no longer \(expected)); nothing was \(verb). Reload it (or run the "
+                + "transaction again), apply the change again, and retry")
+    }
+
     /// `DELETE`s the row with this id (no record involved); returns whether there was one.
     @inline(__always)
     package func delete(id: Int64, in connection: Connection) throws -> Bool {
@@ -228,6 +300,24 @@ package final class TableEngine: Sendable {
         }
         guard !record.header.isDestroyed else {
             throw ActiveRecordError(.misuse, "\(schema.name) with id \(id) was already destroyed")
+        }
+        if let locking = schema.lockingIndex {
+            let expected = try lockVersion(of: record, locking)
+            let sql = schema.lockedDeleteSQL.unsafelyUnwrapped
+            let changed = try connection.withStatement(sql, [.integer(id), .integer(expected)]) { statement in
+                _ = try statement.step()
+                return connection.changedRowCount
+            }
+            if changed == 0 {
+                let error = try staleOrGone(id, expected, locking, "destroyed", in: connection)
+                guard error.code == .notFound else { throw error }  // stale: the record stays as it was
+            } else {
+                connection.noteChange(self)
+            }
+            connection.undestroyOnRollback(record)
+            record.header.isDestroyed = true
+            if changed == 0 { throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists") }
+            return
         }
         let deleted = try delete(id: id, in: connection)
         connection.undestroyOnRollback(record)
@@ -316,15 +406,21 @@ package final class TableEngine: Sendable {
 
     /// Re-reads the record's row into it, discarding unsaved changes.
     /// - Throws: `.notFound` when the row is gone.
-    package func reload(_ record: some RecordStorage, in connection: Connection) throws {
+    /// - Parameter locking: lock the row until the transaction ends (`FOR UPDATE` where the
+    ///   engine needs it; see ``SQLDialect/rowLockClause(_:of:)``).
+    package func reload(_ record: some RecordStorage, in connection: Connection, locking: Bool = false) throws {
         guard let id = record.header.id, !record.header.isDestroyed else {
             throw ActiveRecordError(.notFound, "cannot reload a \(schema.name) that is not saved")
         }
-        let found = try connection.withStatement(key(.find), sql: { findSQL }, [.integer(id)]) { statement in
+        func body(_ statement: Statement) throws -> Bool {
             guard try statement.step() else { return false }
             try decode(record, from: statement)
             return true
         }
+        let lockClause = locking ? connection.dialect.rowLockClause(.wait, of: schema.name) : ""
+        let found = lockClause.isEmpty
+            ? try connection.withStatement(key(.find), sql: { findSQL }, [.integer(id)], body)
+            : try connection.withStatement(findSQL + lockClause, [.integer(id)], body)
         guard found else {
             throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists")
         }

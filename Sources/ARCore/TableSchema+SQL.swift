@@ -38,10 +38,19 @@ extension TableSchema {
     package var insertColumns: [String] { ["createdAt", "updatedAt"] + columns.map(\.name) }
 
     /// `UPDATE "T" SET c = ?, …, "updatedAt" = ? WHERE "id" = ?` for the given column indexes.
+    /// With optimistic locking (``lockingIndex``): `… SET c = ?, …, "lockVersion" = ?, "updatedAt" = ?
+    /// WHERE "id" = ? AND "lockVersion" = ?` (the indexes then leave the locking column out).
     package func updateSQL(columns indexes: [Int]) -> String {
-        let assignments = (indexes.map { columns[$0].name } + ["updatedAt"])
+        let locking = lockingIndex.map { [columns[$0].name] } ?? []
+        let assignments = (indexes.map { columns[$0].name } + locking + ["updatedAt"])
             .map { "\($0.quotedIdentifier) = ?" }
-        return "UPDATE \(name.quotedIdentifier) SET \(assignments.joined(separator: ", ")) WHERE \("id".quotedIdentifier) = ?"
+        let condition = (["id"] + locking).map { "\($0.quotedIdentifier) = ?" }.joined(separator: " AND ")
+        return "UPDATE \(name.quotedIdentifier) SET \(assignments.joined(separator: ", ")) WHERE \(condition)"
+    }
+
+    /// `DELETE FROM "T" WHERE "id" = ? AND "lockVersion" = ?`, for a table locked optimistically.
+    package var lockedDeleteSQL: String? {
+        lockingIndex.map { "\(deleteSQL) AND \(columns[$0].name.quotedIdentifier) = ?" }
     }
 
     package var selectAllSQL: String { "SELECT \(selectList) FROM \(name.quotedIdentifier)" }

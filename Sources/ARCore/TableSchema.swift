@@ -34,10 +34,19 @@ public struct TableSchema: Sendable, Hashable {
     /// The declared columns, in order.
     public let columns: [ColumnSchema]
 
+    /// The column name that turns optimistic locking on when a table has an integer column
+    /// of that name (Rails' `lock_version`).
+    public static let defaultLockingColumn = "lockVersion"
+
     /// Makes a schema.
+    /// - Parameters:
+    ///   - lockingColumn: the integer column that optimistic locking checks and increments on
+    ///     every update (see `Model.lockingColumn`); locking is off when the table has no
+    ///     column of this name and it is ``defaultLockingColumn``, or when it is `nil`.
     /// - Throws: `.invalidModel` for an empty or duplicate name, or a reserved column name
-    ///   (names compared as SQLite compares them: ASCII letters without case).
-    public init(name: String, columns: [ColumnSchema]) throws {
+    ///   (names compared as SQLite compares them: ASCII letters without case); for a locking
+    ///   column that is not an integer column, or (named other than the default) not a column.
+    public init(name: String, columns: [ColumnSchema], lockingColumn: String? = TableSchema.defaultLockingColumn) throws {
         guard !name.isEmpty else { throw ActiveRecordError(.invalidModel, "a table name cannot be empty") }
         var seen = Set<String>()
         for column in columns {
@@ -56,7 +65,33 @@ public struct TableSchema: Sendable, Hashable {
         self.name = name
         self.columns = columns
         allColumnNames = ["id", "createdAt", "updatedAt"] + columns.map(\.name)
+        lockingIndex = try Self.lockingIndex(lockingColumn, in: columns, table: name)
     }
+
+    private static func lockingIndex(_ name: String?, in columns: [ColumnSchema], table: String) throws -> Int? {
+        guard let name else { return nil }
+        guard let index = columns.firstIndex(where: { $0.name == name }) else {
+            if name == defaultLockingColumn { return nil }
+            throw ActiveRecordError(
+                .invalidModel,
+                "table \(table): the locking column '\(name)' is not one of its columns; declare it (an integer, "
+                    + "@Column var \(name): Int = 0) or name another")
+        }
+        guard columns[index].type == .integer, columns[index].kind == .plain, !columns[index].isNullable else {
+            throw ActiveRecordError(
+                .invalidModel,
+                "table \(table): the locking column '\(name)' must be a non-optional integer column (Int); "
+                    + "declare it so, or turn locking off (lockingColumn nil)")
+        }
+        return index
+    }
+
+    /// The declared column that optimistic locking checks and increments, if any.
+    package let lockingIndex: Int?
+
+    /// The column optimistic locking checks and increments on every update and destroy, or
+    /// `nil` when the table is not locked optimistically.
+    public var lockingColumn: String? { lockingIndex.map { columns[$0].name } }
 
     /// The index of a declared column by name, or `nil`.
     public func columnIndex(named name: String) -> Int? {

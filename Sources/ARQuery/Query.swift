@@ -142,6 +142,29 @@ public struct Query<Record: Model> {
     /// Removes duplicate rows (`SELECT DISTINCT`), useful with joins.
     public consuming func distinct() -> Query { with { $0.clauses.isDistinct = true } }
 
+    /// Locks the records the query returns until the transaction ends, so that no other
+    /// transaction changes them between your read and your save (pessimistic locking).
+    ///
+    /// ```swift
+    /// try db.transaction {
+    ///     let accounts = try Account.query().where("id IN %@", [from, to]).order(by: "id").lock().fetch()
+    ///     accounts[0].balance -= 10; accounts[1].balance += 10
+    ///     try accounts.forEach { try $0.save() }
+    /// }
+    /// ```
+    /// On PostgreSQL it adds `FOR UPDATE OF "T"` (with `NOWAIT` or `SKIP LOCKED`) to the query
+    /// of `fetch()`, `first()`, `last()`, `exists()` and `cursor()`; another transaction that
+    /// locks or changes those rows waits for this one to end. On SQLite nothing is added: a
+    /// transaction holds the database's write lock from its start, so no other connection
+    /// changes anything until it ends. Locking several rows in one order (by id, say) in every
+    /// transaction keeps two transactions from waiting for each other (a deadlock, which
+    /// PostgreSQL ends with `.transactionConflict`).
+    /// - Parameter behaviour: wait for rows another transaction locked (the default), fail
+    ///   at once (`.noWait`: `.busy`), or skip them (`.skipLocked`).
+    /// - Note: the terminal call throws `.misuse` outside a transaction (the lock would end
+    ///   with the statement) and with `distinct()` or `group(by:)`.
+    public consuming func lock(_ behaviour: RowLock = .wait) -> Query { with { $0.clauses.rowLock = behaviour } }
+
     /// Groups rows by these columns, for ``values(_:)`` and aggregates.
     public consuming func group(by columns: String...) -> Query { with { $0.clauses.groupColumns += columns } }
 

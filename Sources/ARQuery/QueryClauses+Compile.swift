@@ -151,7 +151,8 @@ final class CompiledShape {
 
     init(
         tables: [QueryTable], body: String, tail: String, selectedColumns: [Int]?, isDistinct: Bool, needsSubquery: Bool,
-        dialect: any SQLDialect, bodySlots: [ArgumentSlot], orderArguments: [DatabaseValue], hasLimitOrOffset: Bool
+        dialect: any SQLDialect, bodySlots: [ArgumentSlot], orderArguments: [DatabaseValue], hasLimitOrOffset: Bool,
+        lockClause: String = ""
     ) {
         self.tables = tables
         tableEngines = tables.map(\.table)
@@ -165,7 +166,7 @@ final class CompiledShape {
         self.orderArguments = orderArguments
         self.hasLimitOrOffset = hasLimitOrOffset
         serial = Self.serials.add(1, ordering: .relaxed).newValue
-        recordsSQL = Self.select(tables[0].selectList(columns: selectedColumns), isDistinct, body, tail)
+        recordsSQL = Self.select(tables[0].selectList(columns: selectedColumns), isDistinct, body, tail) + lockClause
     }
 
     /// `SELECT [DISTINCT] <list> FROM … WHERE … ORDER BY … LIMIT …`.
@@ -298,7 +299,15 @@ extension QueryClauses {
         _ base: @autoclosure () throws -> QueryTable, caching model: Model.Type?, for database: Database,
         defaultsToIdOrder: Bool
     ) throws -> CompiledShape {
-        guard let model else {
+        guard let model, rowLock == nil else {
+            // A locking query is compiled each time (its shapes are not cached): it runs in a
+            // transaction that writes what it read, where the compilation is little of the cost.
+            if rowLock != nil, !database.isInTransaction {
+                throw ActiveRecordError(
+                    .misuse,
+                    "lock() holds the rows until the transaction ends, and there is no transaction: "
+                        + "read, change and save them inside db.transaction { }")
+            }
             return try compileShape(try base(), dialect: database.dialect, defaultsToIdOrder: defaultsToIdOrder)
         }
         let target = QueryShape.Target(
@@ -374,10 +383,19 @@ extension QueryClauses {
                 .invalidPredicate,
                 "the query has \(total) values to bind; SQLite binds at most \(Self.maximumParameters). Split a long IN list.")
         }
+        var lockClause = ""
+        if let rowLock {
+            guard !isDistinct, groupColumns.isEmpty else {
+                throw ActiveRecordError(
+                    .misuse, "lock() locks the rows of a record query: it cannot be used with distinct() or group(by:)")
+            }
+            lockClause = dialect.rowLockClause(rowLock, of: base.table.schema.name)
+        }
         return CompiledShape(
             tables: tables, body: clauses.joined(separator: " "), tail: tail, selectedColumns: selected,
             isDistinct: isDistinct, needsSubquery: hasLimitOrOffset || isDistinct || !groupColumns.isEmpty,
-            dialect: dialect, bodySlots: slots, orderArguments: orderArguments, hasLimitOrOffset: hasLimitOrOffset)
+            dialect: dialect, bodySlots: slots, orderArguments: orderArguments, hasLimitOrOffset: hasLimitOrOffset,
+            lockClause: lockClause)
     }
 
     private func joinColumns(

@@ -43,6 +43,8 @@ struct QueryClauses {
     var joins: [Join] = []
     var groupColumns: [String] = []
     var havingConditions: [Condition] = []
+    /// Whether the records the query returns are locked until the transaction ends (`lock()`).
+    var rowLock: RowLock?
 
     /// Adds a `where` condition. The first makes the array from a literal: appending to an
     /// empty array grows it through the standard library's unspecialised path (~120

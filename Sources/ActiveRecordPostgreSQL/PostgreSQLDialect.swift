@@ -153,8 +153,23 @@ struct PostgreSQLDialect: SQLDialect {
         }
     }
 
-    /// READ COMMITTED, PostgreSQL's default.
-    var beginTransactionSQL: String { "BEGIN" }
+    /// `BEGIN` (READ COMMITTED, PostgreSQL's default), or `BEGIN ISOLATION LEVEL …`.
+    func beginTransactionSQL(isolation: TransactionIsolation?) -> String {
+        isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN"
+    }
+
+    func isolation(of requested: TransactionIsolation?) -> TransactionIsolation { requested ?? .readCommitted }
+
+    /// ` FOR UPDATE OF "T"` (only the queried table's rows: a joined table may be on the
+    /// nullable side of an outer join, which PostgreSQL cannot lock), with `NOWAIT` or `SKIP LOCKED`.
+    func rowLockClause(_ lock: RowLock, of table: String) -> String {
+        let clause = " FOR UPDATE OF \(table.quotedIdentifier)"
+        switch lock {
+        case .wait: return clause
+        case .noWait: return clause + " NOWAIT"
+        case .skipLocked: return clause + " SKIP LOCKED"
+        }
+    }
 
     /// A cursor reads one snapshot, as SQLite's reader connections do.
     var beginCursorTransactionSQL: String? { "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" }

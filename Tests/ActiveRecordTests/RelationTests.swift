@@ -143,7 +143,7 @@ struct RelationTests {
             let recorder = SQLRecorder(db)
             #expect(recorder.all.isEmpty)
             let sql = try recorder.during { try students.save() }
-            #expect(sql.first == db.dialect.beginTransactionSQL && sql.last == "COMMIT")
+            #expect(sql.first == db.dialect.beginTransactionSQL(isolation: nil) && sql.last == "COMMIT")
             #expect(students.id != nil && john.id != nil && alex.id != nil)
             #expect(try User.all().map { $0.group?.title } == ["students", "students"])
             // A belongs-to set to an unsaved parent saves the parent first.

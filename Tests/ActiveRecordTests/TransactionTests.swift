@@ -97,7 +97,7 @@ struct TransactionTests {
     /// released one's records are the outer level's, and the outer rollback brings back all.
     @Test func rollbacksBringBackDestroyedRecordsAcrossChunks() throws {
         try withDatabase(.sqlite) { db throws in
-            let items = try db.transaction { try (0..<3_000).map { try Item.create(["title": "item \($0)"]) } }
+            let items = try db.withTransaction { try (0..<3_000).map { try Item.create(["title": "item \($0)"]) } }
             let outer = Array(items[0..<1_500]), inner = Array(items[1_500..<2_600]), released = Array(items[2_600...])
             try db.transaction {
                 for item in outer { try item.destroy() }
@@ -136,6 +136,54 @@ struct TransactionTests {
                 }
             }
             #expect(try Account.all().map(\.email) == ["a@x"])
+        }
+    }
+}
+
+/// Issue 31, point 4: same-looking code keeps its meaning whatever it is assigned to.
+@Suite("Transactions: the outcome form and the value form")
+struct TransactionFormTests {
+    /// Before: `var inner: TransactionOutcome?` picked the generic value form, whose Rollback
+    /// escaped the savepoint and rolled back the OUTER transaction whole.
+    @Test(arguments: TestEngine.all) func aRollbackAssignedToAnOptionalOutcomeRollsBackOnlyTheSavepoint(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
+            var inner: TransactionOutcome?
+            let outer = try db.transaction {
+                try Item.create(["title": "outer"])
+                inner = try db.transaction {
+                    try Item.create(["title": "inner"])
+                    throw Rollback()
+                }
+                try Item.create(["title": "after"])
+            }
+            #expect(outer == .committed)
+            #expect(inner == .rolledBack)
+            #expect(try Item.query().order(by: "id").pluck(\.title) == ["outer", "after"])
+            // Assigned to a non-optional outcome, or not assigned at all: the same.
+            let typed: TransactionOutcome = try db.transaction { try Item.create(["title": "gone"]); throw Rollback() }
+            #expect(typed == .rolledBack)
+            #expect(try Item.count() == 2)
+        }
+    }
+
+    @Test(arguments: TestEngine.all) func withTransactionReturnsTheValueAndARollbackGoesOn(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
+            let outcome = try db.transaction {
+                let item = try db.withTransaction { try Item.create(["title": "kept"]) }
+                #expect(item.id != nil)
+                // In a savepoint: the Rollback has no value to give, so it reaches the caller,
+                // which catches it here: only the savepoint is undone.
+                #expect(throws: Rollback.self) {
+                    _ = try db.withTransaction { () throws -> Item in
+                        _ = try Item.create(["title": "undone"])
+                        throw Rollback()
+                    }
+                }
+            }
+            #expect(outcome == .committed)
+            #expect(try Item.all().map(\.title) == ["kept"])
+            #expect(!db.isInTransaction)
+            try db.transaction { #expect(db.isInTransaction) }
         }
     }
 }

@@ -74,16 +74,16 @@ struct TypedValueTests {
 
     @Test(arguments: TestEngine.all) func aTransactionReturnsItsBlocksValue(engine: TestEngine) throws {
         try withDatabase(engine) { db throws in
-            let bookmark = try db.transaction { try Favorite.create(["title": "kept", "visits": 1]) }
+            let bookmark = try db.withTransaction { try Favorite.create(["title": "kept", "visits": 1]) }
             #expect(bookmark.id != nil && !bookmark.isNewRecord)
-            let count = try Database.transaction { try Favorite.count() }
+            let count = try Database.withTransaction { try Favorite.count() }
             #expect(count == 1)
             // A block that returns nothing still answers how the transaction ended.
             let outcome = try db.transaction { _ = try Favorite.create(["title": "undone"]); throw Rollback() }
             #expect(outcome == .rolledBack)
             // Rollback in a block that returns a value: rolled back, and rethrown (no value to give).
             #expect(throws: Rollback.self) {
-                _ = try db.transaction { () throws -> Favorite in
+                _ = try db.withTransaction { () throws -> Favorite in
                     let made = try Favorite.create(["title": "also undone"])
                     if made.title.hasPrefix("also") { throw Rollback() }
                     return made

@@ -12,7 +12,13 @@
 //         waits until `start`, then saves `rows` rows tagged `marker`, each on its own (autocommit);
 //     ActiveRecordStressChild open <path>
 //         opens `path` as given (relative to the working directory), saves a row, and prints
-//         how many rows the writer and a reader connection see.
+//         how many rows the writer and a reader connection see;
+//     ActiveRecordStressChild bank <path> <tool> <transfers> <seed> <start>
+//         waits until `start`, then makes `transfers` transfers between two random accounts
+//         (BankAccount, or VersionedAccount for the optimistic tool): each loads both, changes
+//         both balances and saves both in one transaction, protected by `tool` (`optimistic`,
+//         `lock`, `reload-lock`, `serializable`, or `none`), retrying a transaction that fails
+//         with a retryable error; prints "done <transfers> retries <n>".
 import ActiveRecord
 import ActiveRecordPostgreSQL
 import Foundation
@@ -38,6 +44,66 @@ final class Opened: Model {
     @Column var n: Int = 0
 }
 
+/// An account of the bank tests (the parent declares the same class).
+final class BankAccount: Model {
+    @Column var balance: Int = 0
+}
+
+/// The same, locked optimistically.
+final class VersionedAccount: Model {
+    @Column var balance: Int = 0
+    @Column var lockVersion: Int = 0
+}
+
+/// A small deterministic generator (xorshift), so that a run can be repeated.
+struct Xorshift {
+    var state: UInt64
+    mutating func next(_ bound: Int) -> Int {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return Int(state % UInt64(bound))
+    }
+}
+
+/// One transfer of `amount` from `from` to `to`, in one transaction, as `tool` protects it.
+func transfer(_ database: Database, _ tool: String, from: Int64, to: Int64, amount: Int) throws {
+    func move<Account: Model>(_ first: Account, _ second: Account, _ balance: ReferenceWritableKeyPath<Account, Int>) throws {
+        let (source, target) = first.id == from ? (first, second) : (second, first)
+        source[keyPath: balance] -= amount
+        target[keyPath: balance] += amount
+        try source.save()
+        try target.save()
+    }
+    let ids = [Swift.min(from, to), Swift.max(from, to)]  // every transaction reads them in one order
+    switch tool {
+    case "optimistic":
+        try database.transaction {
+            try move(try VersionedAccount.find(ids[0])!, try VersionedAccount.find(ids[1])!, \.balance)
+        }
+    case "lock":
+        try database.transaction {
+            let accounts = try BankAccount.query().where("id IN %@", ids).order(by: "id").lock().fetch()
+            try move(accounts[0], accounts[1], \.balance)
+        }
+    case "reload-lock":
+        try database.transaction {
+            let first = try BankAccount.find(ids[0])!, second = try BankAccount.find(ids[1])!
+            try first.reload(lock: true)
+            try second.reload(lock: true)
+            try move(first, second, \.balance)
+        }
+    case "serializable":
+        try database.transaction(isolation: .serializable) {
+            try move(try BankAccount.find(ids[0])!, try BankAccount.find(ids[1])!, \.balance)
+        }
+    case "none":
+        try database.transaction { try move(try BankAccount.find(ids[0])!, try BankAccount.find(ids[1])!, \.balance) }
+    default:
+        fail("unknown tool \(tool)")
+    }
+}
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("\(message)\n".utf8))
     exit(2)
@@ -61,6 +127,32 @@ do {
             for n in 0..<rows { try CrashBatch.create(["marker": marker, "n": n]) }
         }
         print("saved")
+    case "bank":
+        guard arguments.count == 7, let transfers = Int(arguments[4]), let seed = UInt64(arguments[5]),
+              let start = Double(arguments[6]) else { fail("usage: bank <path> <tool> <transfers> <seed> <start>") }
+        let tool = arguments[3]
+        let database = try Database(location(arguments[2]))
+        var random = Xorshift(state: seed | 1)
+        var retries = 0
+        try database.use {
+            let ids = tool == "optimistic" ? try VersionedAccount.all().map(\.id) : try BankAccount.all().map(\.id)
+            guard ids.count >= 2 else { fail("the bank has \(ids.count) accounts") }
+            while Date().timeIntervalSince1970 < start { usleep(200) }
+            for _ in 0..<transfers {
+                let from = random.next(ids.count)
+                let to = (from + 1 + random.next(ids.count - 1)) % ids.count
+                let amount = 1 + random.next(50)
+                while true {
+                    do {
+                        try transfer(database, tool, from: ids[from]!, to: ids[to]!, amount: amount)
+                        break
+                    } catch let error as ActiveRecordError where error.isRetryable {
+                        retries += 1
+                    }
+                }
+            }
+        }
+        print("done \(transfers) retries \(retries)")
     case "open":
         guard arguments.count == 3 else { fail("usage: open <path>") }
         let database = try Database(.file(arguments[2]))

@@ -78,8 +78,15 @@ package struct SQLiteDialect: SQLDialect {
 
     package func aggregate(_ function: String, _ expression: String) -> String { "\(function)(\(expression))" }
 
-    /// Takes the write lock at once, so that a transaction never fails to upgrade a read lock.
-    package var beginTransactionSQL: String { "BEGIN IMMEDIATE" }
+    /// Takes the write lock at once, so that a transaction never fails to upgrade a read lock;
+    /// it then runs alone, serializable whatever level is asked.
+    package func beginTransactionSQL(isolation: TransactionIsolation?) -> String { "BEGIN IMMEDIATE" }
+
+    package func isolation(of requested: TransactionIsolation?) -> TransactionIsolation { .serializable }
+
+    /// Nothing: the transaction holds the database's write lock from `BEGIN IMMEDIATE` on, so
+    /// no other connection writes a row it read until it ends.
+    package func rowLockClause(_ lock: RowLock, of table: String) -> String { "" }
 
     /// An SQLite statement steps incrementally outside any transaction.
     package var beginCursorTransactionSQL: String? { nil }
