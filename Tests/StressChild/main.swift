@@ -12,7 +12,10 @@
 //         waits until `start`, then saves `rows` rows tagged `marker`, each on its own (autocommit);
 //     ActiveRecordStressChild open <path>
 //         opens `path` as given (relative to the working directory), saves a row, and prints
-//         how many rows the writer and a reader connection see.
+//         how many rows the writer and a reader connection see;
+//     ActiveRecordStressChild open-race <path> <start>
+//         waits until `start`, then opens `path` (a new file, which other children open at the
+//         same moment), saves a row and prints "ok".
 import ActiveRecord
 import ActiveRecordPostgreSQL
 import Foundation
@@ -70,9 +73,15 @@ do {
             try database.transaction { writerCount = try Opened.count() }
             print("path \(database.path) writer \(writerCount) reader \(try Opened.count())")
         }
+    case "open-race":
+        guard arguments.count == 4, let start = Double(arguments[3]) else { fail("usage: open-race <path> <start>") }
+        while Date().timeIntervalSince1970 < start { usleep(100) }
+        let database = try Database(.file(arguments[2]))
+        try database.use { _ = try Opened.create(["n": 1]) }
+        print("ok")
     default:
         guard arguments.count == 4, let marker = Int(arguments[2]), let rows = Int(arguments[3]) else {
-            fail("usage: ActiveRecordStressChild <path> <marker> <rows> | migrate <path> <start> | open <path>")
+            fail("usage: ActiveRecordStressChild <path> <marker> <rows> | migrate <path> <start> | open <path> | open-race <path> <start>")
         }
         let database = try Database(location(arguments[1]))
         try database.use {
