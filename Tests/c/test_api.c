@@ -2287,39 +2287,48 @@ static int stale_target;
         CHECK(out == 0);            \
     } while (0)
 
-/* The getters' failures on one record (a new one, or a row of a cursor): every out is 0 or NULL. */
-static void check_getters_clear(ar_record *record) {
+/* The text getters fail on `column` of `record` with `rc`, their out NULL. */
+static void check_text_getters_fail(ar_record *record, const char *column, ar_result rc) {
     const char *text;
     char *copy;
+    CHECK_CLEARED(ar_record_get_text(record, column, &text), rc, text);
+    CHECK_CLEARED(ar_record_copy_text(record, column, &copy), rc, copy);
+}
+
+/* The other getters fail on `column` of `record` with `rc`, their outs 0 or NULL. */
+static void check_number_getters_fail(ar_record *record, const char *column, ar_result rc) {
     const void *bytes;
     size_t length;
     int64_t integer;
     double real;
     int32_t flag;
-    const char *property, *key, *message;
-    ar_record *model_as_record = NULL;
-    (void)model_as_record;
-    CHECK_CLEARED(ar_record_get_text(record, "n", &text), AR_TYPE_MISMATCH, text);
-    CHECK_CLEARED(ar_record_get_text(record, "missing", &text), AR_UNKNOWN_COLUMN, text);
+    CHECK_ZEROED(ar_record_get_int64(record, column, &integer), rc, integer);
+    CHECK_ZEROED(ar_record_get_double(record, column, &real), rc, real);
+    CHECK_ZEROED(ar_record_get_date(record, column, &real), rc, real);
+    CHECK_ZEROED(ar_record_get_bool(record, column, &flag), rc, flag);
+    bytes = STALE;
+    CHECK_ZEROED(ar_record_get_blob(record, column, &bytes, &length), rc, length);
+    CHECK(bytes == NULL);
+}
+
+/* Every getter and ar_record_error fail on `record`, their outs 0 or NULL: a record
+ * (is_record: in memory or a row of a cursor, with the model of test_out_parameters_cleared),
+ * or NULL or another kind of handle (AR_MISUSE). */
+static void check_getters_clear(ar_record *record, int is_record) {
+    const void *bytes;
+    size_t length;
+    int64_t integer;
+    int32_t flag;
+    const char *text, *property, *key, *message;
+    check_text_getters_fail(record, is_record ? "n" : "name", is_record ? AR_TYPE_MISMATCH : AR_MISUSE);
+    check_number_getters_fail(record, is_record ? "name" : "n", is_record ? AR_TYPE_MISMATCH : AR_MISUSE);
+    check_text_getters_fail(record, "missing", is_record ? AR_UNKNOWN_COLUMN : AR_MISUSE);
+    check_number_getters_fail(record, "missing", is_record ? AR_UNKNOWN_COLUMN : AR_MISUSE);
+    CHECK_ZEROED(ar_record_is_null(record, "missing", &flag), is_record ? AR_UNKNOWN_COLUMN : AR_MISUSE, flag);
     CHECK_CLEARED(ar_record_get_text(record, NULL, &text), AR_MISUSE, text);
-    CHECK_CLEARED(ar_record_copy_text(record, "n", &copy), AR_TYPE_MISMATCH, copy);
-    CHECK_CLEARED(ar_record_copy_text(record, "missing", &copy), AR_UNKNOWN_COLUMN, copy);
-    CHECK_ZEROED(ar_record_get_int64(record, "name", &integer), AR_TYPE_MISMATCH, integer);
-    CHECK_ZEROED(ar_record_get_int64(record, "missing", &integer), AR_UNKNOWN_COLUMN, integer);
-    CHECK_ZEROED(ar_record_get_int64(record, "nothing", &integer), AR_TYPE_MISMATCH, integer); /* SQL NULL */
-    CHECK_ZEROED(ar_record_get_double(record, "name", &real), AR_TYPE_MISMATCH, real);
-    CHECK_ZEROED(ar_record_get_double(record, "missing", &real), AR_UNKNOWN_COLUMN, real);
-    CHECK_ZEROED(ar_record_get_date(record, "name", &real), AR_TYPE_MISMATCH, real);
-    CHECK_ZEROED(ar_record_get_bool(record, "name", &flag), AR_TYPE_MISMATCH, flag);
-    CHECK_ZEROED(ar_record_is_null(record, "missing", &flag), AR_UNKNOWN_COLUMN, flag);
-    bytes = STALE;
-    CHECK_ZEROED(ar_record_get_blob(record, "name", &bytes, &length), AR_TYPE_MISMATCH, length);
-    CHECK(bytes == NULL);
-    bytes = STALE;
-    CHECK_ZEROED(ar_record_get_blob(record, "missing", &bytes, &length), AR_UNKNOWN_COLUMN, length);
-    CHECK(bytes == NULL);
     CHECK_CLEARED(ar_record_get_blob(record, "payload", &bytes, NULL), AR_MISUSE, bytes);
     CHECK_ZEROED(ar_record_get_blob(record, "payload", NULL, &length), AR_MISUSE, length);
+    if (is_record) CHECK_ZEROED(ar_record_get_int64(record, "nothing", &integer), AR_TYPE_MISMATCH, integer); /* SQL NULL */
     property = key = message = STALE;
     CHECK_RC(ar_record_error(record, 7, &property, &key, &message), AR_MISUSE);
     CHECK(property == NULL && key == NULL && message == NULL);
@@ -2332,13 +2341,7 @@ static void test_out_parameters_cleared(void) {
     ar_model *model = NULL, *out_model;
     ar_record *record = NULL, *out_record, *unsaved = NULL, *row = NULL;
     ar_query *query = NULL, *out_query;
-    const char *text, *property, *key, *message;
-    char *copy;
-    const void *bytes;
-    size_t length;
     int64_t integer;
-    double real;
-    int32_t flag;
     ar_database *record_as_db;
     ar_model *record_as_model, *db_as_model;
     ar_record *model_as_record, *query_as_record;
@@ -2411,38 +2414,15 @@ static void test_out_parameters_cleared(void) {
     CHECK_CLEARED(ar_query_next(record_as_query, &out_record), AR_MISUSE, out_record);
     CHECK_CLEARED(ar_query_next(query, &out_record), AR_INVALID_PREDICATE, out_record);
     /* The getters with a NULL or wrong handle. */
-    CHECK_CLEARED(ar_record_get_text(NULL, "name", &text), AR_MISUSE, text);
-    CHECK_CLEARED(ar_record_get_text(model_as_record, "name", &text), AR_MISUSE, text);
-    CHECK_CLEARED(ar_record_copy_text(NULL, "name", &copy), AR_MISUSE, copy);
-    CHECK_CLEARED(ar_record_copy_text(query_as_record, "name", &copy), AR_MISUSE, copy);
-    CHECK_ZEROED(ar_record_get_int64(NULL, "n", &integer), AR_MISUSE, integer);
-    CHECK_ZEROED(ar_record_get_int64(model_as_record, "n", &integer), AR_MISUSE, integer);
-    CHECK_ZEROED(ar_record_get_double(NULL, "n", &real), AR_MISUSE, real);
-    CHECK_ZEROED(ar_record_get_double(query_as_record, "n", &real), AR_MISUSE, real);
-    CHECK_ZEROED(ar_record_get_date(NULL, "n", &real), AR_MISUSE, real);
-    CHECK_ZEROED(ar_record_get_date(model_as_record, "n", &real), AR_MISUSE, real);
-    CHECK_ZEROED(ar_record_get_bool(NULL, "n", &flag), AR_MISUSE, flag);
-    CHECK_ZEROED(ar_record_get_bool(model_as_record, "n", &flag), AR_MISUSE, flag);
-    CHECK_ZEROED(ar_record_is_null(NULL, "n", &flag), AR_MISUSE, flag);
-    CHECK_ZEROED(ar_record_is_null(query_as_record, "n", &flag), AR_MISUSE, flag);
-    bytes = STALE;
-    CHECK_ZEROED(ar_record_get_blob(NULL, "payload", &bytes, &length), AR_MISUSE, length);
-    CHECK(bytes == NULL);
-    bytes = STALE;
-    CHECK_ZEROED(ar_record_get_blob(model_as_record, "payload", &bytes, &length), AR_MISUSE, length);
-    CHECK(bytes == NULL);
-    property = key = message = STALE;
-    CHECK_RC(ar_record_error(NULL, 0, &property, &key, &message), AR_MISUSE);
-    CHECK(property == NULL && key == NULL && message == NULL);
-    property = key = message = STALE;
-    CHECK_RC(ar_record_error(model_as_record, 0, &property, &key, &message), AR_MISUSE);
-    CHECK(property == NULL && key == NULL && message == NULL);
+    check_getters_clear(NULL, 0);
+    check_getters_clear(model_as_record, 0);
+    check_getters_clear(query_as_record, 0);
     /* The getters' own failures, on a record in memory and on a row read from a query. */
-    check_getters_clear(record);
+    check_getters_clear(record, 1);
     CHECK_OK(ar_query_bind_text(query, 1, "saved"));
     CHECK_OK(ar_query_next(query, &row));
     CHECK(row != NULL);
-    if (row) check_getters_clear(row);
+    if (row) check_getters_clear(row, 1);
     ar_record_free(row);
 
     ar_query_free(query);
