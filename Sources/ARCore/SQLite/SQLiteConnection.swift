@@ -4,7 +4,8 @@ import Foundation
 
 /// One SQLite connection: opened with WAL, `synchronous=NORMAL`, foreign keys on, a finite
 /// busy timeout and extended result codes, and checked with a probe query so that a file
-/// that is not a database fails at open. A reader is `query_only`.
+/// that is not a database fails at open. A reader is `query_only`. Opening waits for other
+/// processes up to the busy timeout, the switch to WAL included (see `whileBusy`).
 ///
 /// A value around the `sqlite3` handle: ``Connection`` owns it and closes it.
 package struct SQLiteConnection: EngineConnection {
