@@ -12,7 +12,8 @@
 #                callgrind (a figure the machine's load does not move; ROWS=5000 by default)
 #   make bench-c the C API (release libactiverecord.so) against the raw sqlite3 C API (N=2000: quick)
 #   make fuzz    libFuzzer on the predicate parser (FUZZ_SECONDS=600 by default)
-#   make lib     libactiverecord.so in .build/c/lib, for C programs (header: include/activerecord.h)
+#   make lib     libactiverecord.so in .build/c/lib, for C programs (header: include/activerecord.h),
+#                replaced by renaming a new file over it, so that programs running on it go on
 #   make header  regenerate include/activerecord.h from the Swift shim
 #   make c-examples  build the C examples (gcc, clang, the header as C++) and diff their output
 #   make c-test  the C API tests (Tests/c/test_api.c) under valgrind
@@ -31,7 +32,7 @@ SWIFT       ?= swift
 SWIFTFLAGS  ?= -Xswiftc -warnings-as-errors -Xcc -gdwarf-4
 APT_PACKAGES = libsqlite3-dev libpq-dev postgresql pkg-config gcc g++ valgrind python3
 
-.PHONY: all deps build run run-postgres test test-engines examples bench fuzz lib header check-header c-examples c-test clean \
+.PHONY: all deps build run run-postgres test test-engines examples bench fuzz lib test-lib-replace header check-header c-examples c-test clean \
         package-graph check-snippets check-seams test-tsan install-build install uninstall test-install swift-examples \
         docs release-check
 
@@ -93,7 +94,7 @@ test: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(MAKE) --no-print-directory lib
 	scripts/with-postgres.sh $(MAKE) --no-print-directory test-engines
-	$(MAKE) --no-print-directory check-header check-snippets check-seams package-graph swift-examples test-install docs
+	$(MAKE) --no-print-directory check-header check-snippets check-seams package-graph swift-examples test-install test-lib-replace docs
 
 # What runs on both engines: the Swift tests (each parameterised over SQLite and, when
 # AR_TEST_POSTGRES names a server, PostgreSQL), the C examples and the C tests. make test
@@ -157,10 +158,20 @@ CFLAGS_C  = -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude
 LDFLAGS_C = -L$(C_LIB) -lactiverecord -Wl,-rpath,$(C_LIB)
 SWIFT_HEADER = $$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/ActiveRecordC.build/include/ActiveRecordC-Swift.h
 
+# Copies file $(1) to $(2) as a new file renamed over the old one (rename(2) is atomic): a
+# program running on the old library keeps it whole (cp would rewrite it in place, changing
+# the code under the running program: a crash), and one starting finds the old or the new.
+replace_file = cp $(1) $(2).new-$$$$ && mv -fT $(2).new-$$$$ $(2) || { rm -f $(2).new-$$$$; false; }
+
 lib: deps
 	$(SWIFT) build $(SWIFTFLAGS) --product activerecord
 	@mkdir -p $(C_LIB)
-	cp $$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/libactiverecord.so $(C_LIB)/
+	$(call replace_file,$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/libactiverecord.so,$(C_LIB)/libactiverecord.so)
+
+# make lib run while a C program runs on the library: the program goes on, and the library is a
+# new file (scripts/test-lib-replace.sh).
+test-lib-replace: lib
+	scripts/test-lib-replace.sh $(CC)
 
 header: lib
 	python3 scripts/generate-header.py $(SWIFT_HEADER) include/activerecord.h
@@ -241,7 +252,7 @@ bench-instructions: deps bench-c-build
 lib-release: deps
 	$(SWIFT) build -c release --product activerecord $(SWIFTFLAGS)
 	@mkdir -p $(C_RELEASE_LIB)
-	cp $$($(SWIFT) build -c release $(SWIFTFLAGS) --show-bin-path)/libactiverecord.so $(C_RELEASE_LIB)/
+	$(call replace_file,$$($(SWIFT) build -c release $(SWIFTFLAGS) --show-bin-path)/libactiverecord.so,$(C_RELEASE_LIB)/libactiverecord.so)
 
 # Benchmarks/c/bench.c: insert and fetch N records (100,000 by default) through the C API
 # and through raw sqlite3, best of 3 rounds per side.

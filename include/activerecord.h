@@ -4,9 +4,16 @@
  * do not edit: `make test` fails when this file differs from a fresh generation.
  *
  * Every call that can fail returns an ar_result (AR_OK is 0) and, on failure, sets the
- * calling thread's last error message for the database (ar_last_error). Handles are
- * released with their ar_*_free / ar_close; strings returned are owned by the handle
- * that returned them unless a function says the caller frees them with ar_free.
+ * calling thread's last error message for the database (ar_last_error), and sets every
+ * out parameter it was given to NULL (or 0). Handles are released with their
+ * ar_*_free / ar_close; strings returned are owned by the handle that returned them
+ * unless a function says the caller frees them with ar_free.
+ *
+ * Releasing a handle twice, or with the wrong function, is refused (nothing is released,
+ * ar_last_error(NULL) says why): a released handle is never read again. Passing a
+ * released handle to any other call is undefined, as with memory after free(); and once
+ * released, its address may be reused by a new handle, which a second release of the
+ * stale pointer would then release. Set a pointer to NULL after releasing it.
  *
  * Threads: a database and its models may be used from several threads at once; a
  * record, or a query together with the records it returned, from one thread at a time.
@@ -97,7 +104,9 @@ typedef enum ar_type {
 ar_result ar_begin(ar_database *database);
 
 // Closes a database handle from ar_open. Models, records and queries made from it
-// stay valid to release, but should be released first. NULL is ignored.
+// stay valid to release, but should be released first. NULL is ignored; a handle closed
+// already (or not a database handle) is refused: nothing is closed, and
+// ar_last_error(NULL) says so.
 void ar_close(ar_database *database);
 
 // Commits the innermost transaction (releases its savepoint).
@@ -117,7 +126,8 @@ void ar_free(void *pointer);
 // The message of the calling thread’s last failed call on database (NULL: of its last
 // failed call without a database, such as ar_open). Each thread has its own, like errno.
 // Owned by the library: valid until the thread’s next failing call on the same database.
-// Never NULL (”” when there was none).
+// Never NULL (”” when there was none). A closed database handle gives the message of the
+// calls without a database (such as a refused second ar_close).
 const char *ar_last_error(ar_database *database);
 
 // Adds a column: type is an ar_type, flags AR_COLUMN_FLAG_NULLABLE / _INDEXED / _UNIQUE
@@ -143,7 +153,8 @@ ar_result ar_model_belongs_to(ar_model *model, ar_model *parent_model);
 ar_result ar_model_define(ar_database *database, const char *name, ar_model **model_out);
 
 // Releases a model handle. Records and queries made from it keep it alive until
-// they are released. NULL is ignored.
+// they are released. NULL is ignored; a handle released already (or not a model handle)
+// is refused: nothing is released, and ar_last_error(NULL) says so.
 void ar_model_free(ar_model *model);
 
 // Requires column to be present (not NULL, not empty text or blob) when saving;
@@ -188,7 +199,8 @@ ar_result ar_query_count(ar_query *query, int64_t *count_out);
 // in memory are not changed. The query can still be counted or iterated afterwards.
 ar_result ar_query_delete_all(ar_query *query, int64_t *count_out);
 
-// Releases a query handle. NULL is ignored.
+// Releases a query handle. NULL is ignored; a handle released already (or not a query
+// handle) is refused: nothing is released, and ar_last_error(NULL) says so.
 void ar_query_free(ar_query *query);
 
 // Returns at most count records (count >= 0).
@@ -254,7 +266,9 @@ ar_result ar_record_error(ar_record *record, int32_t index, const char **propert
 // How many validation errors the last ar_record_save found (0 for a NULL handle).
 int32_t ar_record_error_count(ar_record *record);
 
-// Releases a record handle (and the strings and bytes it returned). NULL is ignored.
+// Releases a record handle (and the strings and bytes it returned). NULL is ignored; a
+// handle released already (or not a record handle) is refused: nothing is released, and
+// ar_last_error(NULL) says so.
 void ar_record_free(ar_record *record);
 
 // Reads a blob column. *bytes_out is owned by the record (valid until the next call on

@@ -59,18 +59,25 @@ install)
     # already: only the files are listed, so an uninstall there never removes a directory.
     [ ${#missing[@]} -eq 0 ] || [ -n "${DESTDIR:-}" ] || created+=("${missing[@]}")
   }
-  put() { # put SOURCE RELATIVE-PATH MODE
+  # Each file and link is made beside its final name and renamed over it (rename(2) is atomic):
+  # a program running on a library this replaces keeps the old file whole, where writing
+  # over it in place would change the code under the running program (a crash), and a
+  # program starting meanwhile finds either the old file or the new one, never none.
+  put() { # put SOURCE RELATIVE-PATH MODE [strip]
     make_directories "$2"
-    install -m "$3" "$1" "$root/$2"
+    local temporary="$root/$2.installing-$$"
+    { install -m "$3" "$1" "$temporary" && { [ "${4:-}" != strip ] || strip --strip-unneeded "$temporary"; } \
+      && mv -fT "$temporary" "$root/$2"; } || { rm -f "$temporary"; echo "install: could not install $root/$2" >&2; exit 1; }
     installed+=("$2")
   }
   link() { # link TARGET RELATIVE-PATH
-    ln -sfn "$1" "$root/$2"
+    local temporary="$root/$2.installing-$$"
+    { ln -sfn "$1" "$temporary" && mv -fT "$temporary" "$root/$2"; } \
+      || { rm -f "$temporary"; echo "install: could not link $root/$2" >&2; exit 1; }
     installed+=("$2")
   }
 
-  put "$library" "lib/libactiverecord.so.$version" 755
-  strip --strip-unneeded "$root/lib/libactiverecord.so.$version"
+  put "$library" "lib/libactiverecord.so.$version" 755 strip
   link "libactiverecord.so.$version" "lib/libactiverecord.so.$major"
   link "libactiverecord.so.$major" "lib/libactiverecord.so"
 

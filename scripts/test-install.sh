@@ -2,7 +2,8 @@
 # The install as a C user meets it (make test-install): installs LIBRARY into a temporary
 # prefix, builds Examples/c/quickstart.c with nothing but pkg-config, runs it in an empty
 # environment and checks its output and that no library comes from the Swift toolchain, then
-# uninstalls and checks that nothing is left.
+# uninstalls and checks that nothing is left; then installs over a library already there and
+# checks that the new one was renamed over it (a new inode), not written into it.
 #
 #     scripts/test-install.sh LIBRARY VERSION RUNTIME-DIR
 set -euo pipefail
@@ -43,4 +44,19 @@ diff -u Examples/c/quickstart.expected "$work/app/quickstart.out" || fail "the i
 
 scripts/install.sh uninstall "$prefix"
 [ ! -e "$prefix" ] || fail "uninstall left: $(find "$prefix" | head -20)"
-echo "test-install: installed, built with pkg-config, ran without the toolchain (output as expected), uninstalled without a trace"
+
+# Installing over a library that is there already (put there by hand, with no manifest): the
+# new one is a new file renamed over it, so a program running on the old one keeps it whole.
+replaced=$work/replaced
+mkdir -p "$replaced/lib"
+cp include/activerecord.h "$replaced/lib/libactiverecord.so.$version"
+before=$(stat -c %i "$replaced/lib/libactiverecord.so.$version")
+scripts/install.sh install "$library" include/activerecord.h "$replaced" "$version" "$runtime_dir" > /dev/null
+after=$(stat -c %i "$replaced/lib/libactiverecord.so.$version")
+[ "$before" != "$after" ] || fail "install wrote over an existing library in place (inode $before kept)"
+readelf -d "$replaced/lib/libactiverecord.so.$version" > /dev/null || fail "the replaced library is not the new one"
+leftovers=$(find "$replaced" -name '*.installing-*')
+[ -z "$leftovers" ] || fail "install left temporary files: $leftovers"
+scripts/install.sh uninstall "$replaced" > /dev/null
+echo "test-install: installed, built with pkg-config, ran without the toolchain (output as expected), uninstalled without a trace;" \
+  "over an existing library, renamed a new file over it"

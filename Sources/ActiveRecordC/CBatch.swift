@@ -8,7 +8,8 @@ import Foundation
 /// DELETE, and sets `*count_out` (when not NULL) to how many it deleted. SQL only: records
 /// in memory are not changed. The query can still be counted or iterated afterwards.
 @c public func ar_query_delete_all(_ query: OpaquePointer?, _ count_out: UnsafeMutablePointer<Int64>?) -> ar_result {
-    withQuery(query, "ar_query_delete_all") { handle in
+    count_out?.pointee = 0
+    return withQuery(query, "ar_query_delete_all") { handle in
         let count = try handle.query().deleteAll()
         count_out?.pointee = Int64(count)
         return .ok
@@ -73,7 +74,8 @@ private func assign(
 /// in memory keep their values (ar_record_reload reads them again).
 /// AR_MISUSE when nothing was set; AR_TYPE_MISMATCH for a value of the wrong type.
 @c public func ar_query_update_all(_ query: OpaquePointer?, _ count_out: UnsafeMutablePointer<Int64>?) -> ar_result {
-    withQuery(query, "ar_query_update_all") { handle in
+    count_out?.pointee = 0
+    return withQuery(query, "ar_query_update_all") { handle in
         guard !handle.assignments.isEmpty else {
             throw ActiveRecordError(.misuse, "ar_query_update_all: set a column first (ar_query_set_text, _int64, _double, _blob, _null)")
         }

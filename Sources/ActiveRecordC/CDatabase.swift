@@ -16,8 +16,8 @@ private let version: StaticString = "0.1.0"
 /// `?host=`, port, database, parameters). On success `*database_out` is a handle to
 /// release with ar_close; on failure it is NULL and ar_last_error(NULL) says why.
 @c public func ar_open(_ path: UnsafePointer<CChar>?, _ database_out: UnsafeMutablePointer<OpaquePointer?>?) -> ar_result {
+    database_out?.pointee = nil
     guard let path, let database_out else { return failWithoutDatabase(.misuse, "ar_open: path and database_out must not be NULL") }
-    database_out.pointee = nil
     do {
         let text = try utf8Text(path, "the path", in: "ar_open")
         let location: DatabaseLocation = if text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") {
@@ -37,19 +37,23 @@ private let version: StaticString = "0.1.0"
 }
 
 /// Closes a database handle from ar_open. Models, records and queries made from it
-/// stay valid to release, but should be released first. NULL is ignored.
+/// stay valid to release, but should be released first. NULL is ignored; a handle closed
+/// already (or not a database handle) is refused: nothing is closed, and
+/// ar_last_error(NULL) says so.
 @c public func ar_close(_ database: OpaquePointer?) {
-    guard let serial = Handle.borrow(database, as: DatabaseHandle.self, { $0.serial }) else { return }
-    LastErrors.forget(serial)
-    Handle.release(database)
+    guard let handle = Handle.takeBack(database, as: DatabaseHandle.self, in: "ar_close") else { return }
+    LastErrors.forget(handle.serial)
 }
 
 /// The message of the calling thread's last failed call on `database` (NULL: of its last
 /// failed call without a database, such as ar_open). Each thread has its own, like errno.
 /// Owned by the library: valid until the thread's next failing call on the same database.
-/// Never NULL ("" when there was none).
+/// Never NULL ("" when there was none). A closed database handle gives the message of the
+/// calls without a database (such as a refused second ar_close).
 @c public func ar_last_error(_ database: OpaquePointer?) -> UnsafePointer<CChar> {
-    LastErrors.message(for: Handle.borrow(database, as: DatabaseHandle.self) { $0.serial } ?? 0)
+    // The registry, not the pointer, says whether it is a database: a closed one's memory may be freed.
+    guard Handle.heldKind(database) == .database else { return LastErrors.message(for: 0) }
+    return LastErrors.message(for: Handle.borrow(database, as: DatabaseHandle.self) { $0.serial } ?? 0)
 }
 
 /// Frees memory the library gave to the caller (the strings of ar_record_copy_text).

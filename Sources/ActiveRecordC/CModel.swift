@@ -8,11 +8,11 @@ import Foundation
 @c public func ar_model_define(
     _ database: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ model_out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> ar_result {
+    model_out?.pointee = nil
     guard let handle = Handle.from(database, as: DatabaseHandle.self) else {
         return failWithoutDatabase(.misuse, "ar_model_define: not a database handle")
     }
     guard let name, let model_out else { return handle.fail(.misuse, "ar_model_define: name and model_out must not be NULL") }
-    model_out.pointee = nil
     let text: String
     do { text = try utf8Text(name, "the name", in: "ar_model_define") } catch { return handle.fail(error) }
     guard !text.isEmpty else { return handle.fail(.misuse, "ar_model_define: the name is empty") }
@@ -122,11 +122,11 @@ private func addValidation(
 @c public func ar_model_attach(
     _ database: OpaquePointer?, _ table: UnsafePointer<CChar>?, _ model_out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> ar_result {
+    model_out?.pointee = nil
     guard let handle = Handle.from(database, as: DatabaseHandle.self) else {
         return failWithoutDatabase(.misuse, "ar_model_attach: not a database handle")
     }
     guard let table, let model_out else { return handle.fail(.misuse, "ar_model_attach: table and model_out must not be NULL") }
-    model_out.pointee = nil
     return handle.run {
         let name = try utf8Text(table, "the table name", in: "ar_model_attach")
         let info = try handle.database.withSchema { connection, dialect in
@@ -154,8 +154,8 @@ private func addValidation(
 }
 
 /// Releases a model handle. Records and queries made from it keep it alive until
-/// they are released. NULL is ignored.
+/// they are released. NULL is ignored; a handle released already (or not a model handle)
+/// is refused: nothing is released, and ar_last_error(NULL) says so.
 @c public func ar_model_free(_ model: OpaquePointer?) {
-    guard Handle.from(model, as: ModelHandle.self) != nil else { return }
-    Handle.release(model)
+    _ = Handle.takeBack(model, as: ModelHandle.self, in: "ar_model_free")
 }

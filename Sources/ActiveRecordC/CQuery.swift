@@ -18,11 +18,11 @@ func withQuery(_ query: OpaquePointer?, _ function: String, _ body: (QueryHandle
 @c public func ar_query_new(
     _ model: OpaquePointer?, _ predicate: UnsafePointer<CChar>?, _ query_out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> ar_result {
+    query_out?.pointee = nil
     guard let handle = Handle.from(model, as: ModelHandle.self) else {
         return failWithoutDatabase(.misuse, "ar_query_new: not a model handle")
     }
     guard let query_out else { return handle.database.fail(.misuse, "ar_query_new: query_out must not be NULL") }
-    query_out.pointee = nil
     return handle.database.run {
         let text = try predicate.map { try utf8Text($0, "the predicate", in: "ar_query_new") }
         let placeholders = try text.map { try DynamicQuery.placeholderCount(in: $0) } ?? 0
@@ -41,13 +41,13 @@ func withQuery(_ query: OpaquePointer?, _ function: String, _ body: (QueryHandle
 @c public func ar_query_children(
     _ parent: OpaquePointer?, _ child_model: OpaquePointer?, _ query_out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> ar_result {
+    query_out?.pointee = nil
     guard let record = Handle.from(parent, as: RecordHandle.self) else {
         return failWithoutDatabase(.misuse, "ar_query_children: parent is not a record handle")
     }
     guard let child = Handle.from(child_model, as: ModelHandle.self), let query_out else {
         return record.model.database.fail(.misuse, "ar_query_children: child_model and query_out must be given")
     }
-    query_out.pointee = nil
     guard let id = record.id else {
         return record.model.database.fail(.misuse, "ar_query_children: the parent is not saved")
     }
@@ -135,7 +135,8 @@ private func setBound(_ query: OpaquePointer?, _ count: Int64, _ function: Strin
 
 /// The number of matching records (with limit and offset).
 @c public func ar_query_count(_ query: OpaquePointer?, _ count_out: UnsafeMutablePointer<Int64>?) -> ar_result {
-    withQuery(query, "ar_query_count") { handle in
+    count_out?.pointee = 0
+    return withQuery(query, "ar_query_count") { handle in
         guard let count_out else { throw ActiveRecordError(.misuse, "ar_query_count: count_out must not be NULL") }
         count_out.pointee = Int64(try handle.query().count())
         return .ok
@@ -151,6 +152,7 @@ private func setBound(_ query: OpaquePointer?, _ count: Int64, _ function: Strin
 /// database's writer connection, locked per call (as Swift's cursor does): then rows the
 /// program changes during the loop may or may not be seen.
 @c public func ar_query_next(_ query: OpaquePointer?, _ record_out: UnsafeMutablePointer<OpaquePointer?>?) -> ar_result {
+    record_out?.pointee = nil
     let status = Handle.borrow(query, as: QueryHandle.self) { handle -> ar_result in
         next(handle, record_out)
     }
@@ -159,7 +161,6 @@ private func setBound(_ query: OpaquePointer?, _ count: Int64, _ function: Strin
 
 private func next(_ handle: QueryHandle, _ record_out: UnsafeMutablePointer<OpaquePointer?>?) -> ar_result {
     guard let record_out else { return handle.model.database.fail(.misuse, "ar_query_next: record_out must not be NULL") }
-    record_out.pointee = nil
     if handle.rows == nil {
         // Only the first call makes the database current: it compiles the query and opens
         // the cursor; later calls step without it.
@@ -211,8 +212,8 @@ private func next(_ handle: QueryHandle, _ record_out: UnsafeMutablePointer<Opaq
     }
 }
 
-/// Releases a query handle. NULL is ignored.
+/// Releases a query handle. NULL is ignored; a handle released already (or not a query
+/// handle) is refused: nothing is released, and ar_last_error(NULL) says so.
 @c public func ar_query_free(_ query: OpaquePointer?) {
-    guard Handle.from(query, as: QueryHandle.self) != nil else { return }
-    Handle.release(query)
+    _ = Handle.takeBack(query, as: QueryHandle.self, in: "ar_query_free")
 }

@@ -35,9 +35,9 @@ func position(_ column: UnsafePointer<CChar>?, in handle: RecordHandle, _ functi
 
 /// Makes a new, unsaved record of `model` (columns at their defaults). Release with ar_record_free.
 @c public func ar_record_new(_ model: OpaquePointer?, _ record_out: UnsafeMutablePointer<OpaquePointer?>?) -> ar_result {
+    record_out?.pointee = nil
     let status = Handle.borrow(model, as: ModelHandle.self) { handle -> ar_result in
         guard let record_out else { return handle.database.fail(.misuse, "ar_record_new: record_out must not be NULL") }
-        record_out.pointee = nil
         do {  // no database access: a new record lives in memory
             let frozen = try handle.frozen()
             record_out.pointee = RecordHandle(model: handle, frozen: frozen, record: frozen.model.makeRecord()).retainedPointer()
@@ -49,10 +49,11 @@ func position(_ column: UnsafePointer<CChar>?, in handle: RecordHandle, _ functi
     return status ?? failWithoutDatabase(.misuse, "ar_record_new: not a model handle")
 }
 
-/// Releases a record handle (and the strings and bytes it returned). NULL is ignored.
+/// Releases a record handle (and the strings and bytes it returned). NULL is ignored; a
+/// handle released already (or not a record handle) is refused: nothing is released, and
+/// ar_last_error(NULL) says so.
 @c public func ar_record_free(_ record: OpaquePointer?) {
-    guard Handle.borrow(record, as: RecordHandle.self, { _ in true }) == true else { return }
-    Handle.release(record)
+    _ = Handle.takeBack(record, as: RecordHandle.self, in: "ar_record_free")
 }
 
 /// The record's id, or 0 while it is unsaved (or for a NULL handle).
@@ -141,7 +142,10 @@ private func validateAndSave(_ record: OpaquePointer?, _ validations: Validation
     _ record: OpaquePointer?, _ index: Int32, _ property_out: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
     _ key_out: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ message_out: UnsafeMutablePointer<UnsafePointer<CChar>?>?
 ) -> ar_result {
-    withRecord(record, "ar_record_error") { handle in
+    property_out?.pointee = nil
+    key_out?.pointee = nil
+    message_out?.pointee = nil
+    return withRecord(record, "ar_record_error") { handle in
         guard index >= 0, Int(index) < handle.errors.count else {
             throw ActiveRecordError(.misuse, "ar_record_error: no error \(index); there are \(handle.errors.count)")
         }

@@ -202,11 +202,14 @@ private func knownRecord<R>(_ record: OpaquePointer?, _ body: (RecordHandle) -> 
     Unmanaged<RecordHandle>.fromOpaque(UnsafeRawPointer(record.unsafelyUnwrapped))._withUnsafeGuaranteedRef(body)
 }
 
+/// A getter's general path (the fast paths above it read a cursor's row in place): `*out` is
+/// first set to `cleared` (0 or NULL), so that it holds no stale value when the call fails.
 private func get<T>(
-    _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<T>?, _ function: String,
+    _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<T>?, cleared: T, _ function: String,
     _ read: (RecordHandle, Cell) throws -> T?
 ) -> ar_result {
-    withRecordInMemory(record, function) { handle in
+    out?.pointee = cleared
+    return withRecordInMemory(record, function) { handle in
         guard let out else { throw ActiveRecordError(.misuse, "\(function): the out pointer must not be NULL") }
         let position = try position(column, in: handle, function)
         guard let converted = try handle.withCell(at: position, { try read(handle, $0) }) else {
@@ -237,7 +240,7 @@ private func get<T>(
             break
         }
     }
-    return get(record, column, value_out, "ar_record_get_text") { handle, cell in
+    return get(record, column, value_out, cleared: nil, "ar_record_get_text") { handle, cell in
         switch cell {
         case .null: return .some(nil)
         case .text(let bytes): return handle.keep(bytes)
@@ -250,7 +253,7 @@ private func get<T>(
 @c public func ar_record_copy_text(
     _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> ar_result {
-    get(record, column, value_out, "ar_record_copy_text") { _, cell -> UnsafeMutablePointer<CChar>?? in
+    get(record, column, value_out, cleared: nil, "ar_record_copy_text") { _, cell -> UnsafeMutablePointer<CChar>?? in
         switch cell {
         case .null: return .some(nil)
         case .text(let bytes):
@@ -271,7 +274,7 @@ private func get<T>(
         value_out.pointee = int
         return .ok
     }
-    return get(record, column, value_out, "ar_record_get_int64") { _, cell in
+    return get(record, column, value_out, cleared: 0, "ar_record_get_int64") { _, cell in
         if case .integer(let int) = cell { int } else { nil }
     }
 }
@@ -282,7 +285,7 @@ private func get<T>(
         value_out.pointee = real
         return .ok
     }
-    return get(record, column, value_out, "ar_record_get_double", readReal)
+    return get(record, column, value_out, cleared: 0, "ar_record_get_double", readReal)
 }
 
 /// Reads a bool column as 0 or 1.
@@ -291,7 +294,7 @@ private func get<T>(
         value_out.pointee = int == 0 ? 0 : 1
         return .ok
     }
-    return get(record, column, value_out, "ar_record_get_bool") { _, cell in
+    return get(record, column, value_out, cleared: 0, "ar_record_get_bool") { _, cell in
         if case .integer(let int) = cell { int == 0 ? 0 : 1 } else { nil }
     }
 }
@@ -302,7 +305,7 @@ private func get<T>(
         seconds_out.pointee = real
         return .ok
     }
-    return get(record, column, seconds_out, "ar_record_get_date", readReal)
+    return get(record, column, seconds_out, cleared: 0, "ar_record_get_date", readReal)
 }
 
 private func readReal(_ handle: RecordHandle, _ cell: Cell) -> Double? { readReal(cell) }
@@ -323,12 +326,7 @@ private func readReal(_ cell: Cell) -> Double? {
     _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ bytes_out: UnsafeMutablePointer<UnsafeRawPointer?>?,
     _ length_out: UnsafeMutablePointer<UInt>?
 ) -> ar_result {
-    guard let length_out else {
-        return withRecordInMemory(record, "ar_record_get_blob") { _ in
-            throw ActiveRecordError(.misuse, "ar_record_get_blob: out pointers must not be NULL")
-        }
-    }
-    if let bytes_out, let (row, index) = sqliteLocation(record, column) {
+    if let bytes_out, let length_out, let (row, index) = sqliteLocation(record, column) {
         switch sqliteCell(row, index) {
         case .blob(let bytes):
             bytes_out.pointee = UnsafeRawPointer(knownRecord(record) { $0.keep(bytes) })
@@ -342,8 +340,15 @@ private func readReal(_ cell: Cell) -> Double? {
             break
         }
     }
+    length_out?.pointee = 0
+    guard let length_out else {
+        bytes_out?.pointee = nil
+        return withRecordInMemory(record, "ar_record_get_blob") { _ in
+            throw ActiveRecordError(.misuse, "ar_record_get_blob: out pointers must not be NULL")
+        }
+    }
     var length: UInt = 0
-    let status = get(record, column, bytes_out, "ar_record_get_blob") { handle, cell -> UnsafeRawPointer?? in
+    let status = get(record, column, bytes_out, cleared: nil, "ar_record_get_blob") { handle, cell -> UnsafeRawPointer?? in
         switch cell {
         case .null:
             length = 0
@@ -365,7 +370,7 @@ private func readReal(_ cell: Cell) -> Double? {
         if case .null = sqliteCell(row, index) { is_null_out.pointee = 1 } else { is_null_out.pointee = 0 }
         return .ok
     }
-    return get(record, column, is_null_out, "ar_record_is_null") { _, cell in
+    return get(record, column, is_null_out, cleared: 0, "ar_record_is_null") { _, cell in
         if case .null = cell { 1 } else { 0 }
     }
 }

@@ -9,8 +9,16 @@ class Handle {
     let kind: Kind
     init(kind: Kind) { self.kind = kind }
 
-    /// Hands the object to C, retained.
-    func retainedPointer() -> OpaquePointer { OpaquePointer(Unmanaged.passRetained(self).toOpaque()) }
+    /// Hands the object to C, retained, and enters it in the ``HandleRegistry`` (which the
+    /// free functions consult). Inlined, so that a caller's own reference is handed over
+    /// without a retain and a release.
+    @inline(__always)
+    func retainedPointer() -> OpaquePointer {
+        // Entered first, so that the retain comes last, where the optimizer can pair it with
+        // the release of the caller's reference (the registry's atomics stand in between otherwise).
+        HandleRegistry.enter(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()), kind)
+        return OpaquePointer(Unmanaged.passRetained(self).toOpaque())
+    }
 
     /// The handle behind a pointer from C, if it is of kind `T`.
     static func from<T: Handle>(_ pointer: OpaquePointer?, as type: T.Type) -> T? {
@@ -33,10 +41,60 @@ class Handle {
         T.self == RecordHandle.self ? .record : T.self == ModelHandle.self ? .model : T.self == QueryHandle.self ? .query : .database
     }
 
-    /// Releases a handle C gives back.
-    static func release(_ pointer: OpaquePointer?) {
-        guard let pointer else { return }
-        Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(pointer)).release()
+    /// Takes back C's reference to the handle behind `pointer` (ar_close, ar_*_free): the
+    /// handle, released when the caller lets it go; `nil` for NULL, or for a pointer C does not
+    /// hold as a `T` (given back already, or another kind of handle), which is then left alone,
+    /// its memory not read, and `function`'s misuse recorded as the last error without a
+    /// database (see ``HandleRegistry`` for what this guarantees).
+    @inline(__always)
+    static func takeBack<T: Handle>(_ pointer: OpaquePointer?, as type: T.Type, in function: StaticString) -> T? {
+        guard let pointer else { return nil }
+        let removal = HandleRegistry.remove(UInt(bitPattern: UnsafeRawPointer(pointer)), kind(of: T.self))
+        guard removal == .removed else {
+            refuseTakeBack(removal, kind(of: T.self), function)
+            return nil
+        }
+        return Unmanaged<T>.fromOpaque(UnsafeRawPointer(pointer)).takeRetainedValue()
+    }
+
+    @inline(never)
+    private static func refuseTakeBack(_ removal: HandleRegistry.Removal, _ kind: Kind, _ function: StaticString) {
+        if case .otherKind(let held) = removal {
+            _ = failWithoutDatabase(.misuse, "\(function): that is \(held.described), not \(kind.described); release it with \(held.releaser)")
+        } else {
+            _ = failWithoutDatabase(
+                .misuse, "\(function): not \(kind.described) the program holds: released already, or never made by the library; "
+                    + "nothing was released (set the pointer to NULL after releasing it)")
+        }
+    }
+
+    /// The kind of the handle C holds at `pointer`, read from the registry (not through the
+    /// pointer): `nil` for NULL or a pointer C does not hold.
+    static func heldKind(_ pointer: OpaquePointer?) -> Kind? {
+        guard let pointer else { return nil }
+        return HandleRegistry.kind(at: UInt(bitPattern: UnsafeRawPointer(pointer)))
+    }
+}
+
+extension Handle.Kind {
+    /// "a database handle", for messages.
+    var described: String {
+        switch self {
+        case .database: "a database handle"
+        case .model: "a model handle"
+        case .record: "a record handle"
+        case .query: "a query handle"
+        }
+    }
+
+    /// The function that releases a handle of this kind.
+    var releaser: String {
+        switch self {
+        case .database: "ar_close"
+        case .model: "ar_model_free"
+        case .record: "ar_record_free"
+        case .query: "ar_query_free"
+        }
     }
 }
 

@@ -18,7 +18,10 @@
 //         (BankAccount, or VersionedAccount for the optimistic tool): each loads both, changes
 //         both balances and saves both in one transaction, protected by `tool` (`optimistic`,
 //         `lock`, `reload-lock`, `serializable`, or `none`), retrying a transaction that fails
-//         with a retryable error; prints "done <transfers> retries <n>".
+//         with a retryable error; prints "done <transfers> retries <n>";
+//     ActiveRecordStressChild open-race <path> <start>
+//         waits until `start`, then opens `path` (a new file, which other children open at the
+//         same moment), saves a row and prints "ok".
 import ActiveRecord
 import ActiveRecordPostgreSQL
 import Foundation
@@ -162,9 +165,15 @@ do {
             try database.transaction { writerCount = try Opened.count() }
             print("path \(database.path) writer \(writerCount) reader \(try Opened.count())")
         }
+    case "open-race":
+        guard arguments.count == 4, let start = Double(arguments[3]) else { fail("usage: open-race <path> <start>") }
+        while Date().timeIntervalSince1970 < start { usleep(100) }
+        let database = try Database(.file(arguments[2]))
+        try database.use { _ = try Opened.create(["n": 1]) }
+        print("ok")
     default:
         guard arguments.count == 4, let marker = Int(arguments[2]), let rows = Int(arguments[3]) else {
-            fail("usage: ActiveRecordStressChild <path> <marker> <rows> | migrate <path> <start> | open <path>")
+            fail("usage: ActiveRecordStressChild <path> <marker> <rows> | migrate <path> <start> | open <path> | open-race <path> <start>")
         }
         let database = try Database(location(arguments[1]))
         try database.use {

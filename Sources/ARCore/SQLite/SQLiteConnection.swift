@@ -4,7 +4,8 @@ import Foundation
 
 /// One SQLite connection: opened with WAL, `synchronous=NORMAL`, foreign keys on, a finite
 /// busy timeout and extended result codes, and checked with a probe query so that a file
-/// that is not a database fails at open. A reader is `query_only`.
+/// that is not a database fails at open. A reader is `query_only`. Opening waits for other
+/// processes up to the busy timeout, the switch to WAL included (see `whileBusy`).
 ///
 /// A value around the `sqlite3` handle: ``Connection`` owns it and closes it.
 package struct SQLiteConnection: EngineConnection {
@@ -66,16 +67,53 @@ package struct SQLiteConnection: EngineConnection {
     }
 
     private func configure(readOnly: Bool, role: ConnectionRole) throws {
+        let deadline = ContinuousClock.now + .milliseconds(Int(Self.busyTimeoutMilliseconds))
         // The probe reads the header before anything writes to the file,
         // so a file that is not a database is left exactly as it was.
-        try execute("SELECT count(*) FROM sqlite_master")
+        try whileBusy(until: deadline) { try execute("SELECT count(*) FROM sqlite_master") }
         if !readOnly, sqlite3_db_readonly(handle, "main") == 1 {
             throw ActiveRecordError(.readOnly, "the file is read-only", resultCode: SQLITE_READONLY)
         }
-        if !readOnly { try execute("PRAGMA journal_mode=WAL") }
+        // Switching to WAL writes the file's header under an exclusive lock, which other
+        // processes opening the same new file may hold or block: the switch is made only when
+        // the file is not in WAL already (the probe has read which mode it is in), and retried.
+        if !readOnly, try whileBusy(until: deadline, journalMode) != "wal" {
+            try whileBusy(until: deadline) { try execute("PRAGMA journal_mode=WAL") }
+        }
         try execute("PRAGMA synchronous=NORMAL")
         try execute("PRAGMA foreign_keys=ON")
         if role == .reader { try execute("PRAGMA query_only=1") }
+    }
+
+    /// The connection's journal mode ("wal", "delete", ...), as the last read of the file set it.
+    private func journalMode() throws -> String {
+        let statement = try prepareStatement("PRAGMA journal_mode", .once)
+        defer { statement.finalize() }
+        return try statement.step() ? statement.string(0)?.lowercased() ?? "" : ""
+    }
+
+    /// Runs `body` again after a short pause while it fails with SQLITE_BUSY or SQLITE_LOCKED
+    /// (any extended code), until `deadline`; then its last error is thrown.
+    ///
+    /// Why the busy timeout is not enough: SQLite calls the busy handler only while a
+    /// connection holds no lock of its own. `PRAGMA journal_mode=WAL` first reads the file
+    /// (a shared lock) and then upgrades to the exclusive lock it writes the header under; the
+    /// upgrade fails at once with SQLITE_BUSY when another connection holds a shared lock
+    /// (SQLite refuses to wait there, as two upgrading readers would wait for each other).
+    /// Processes opening one new file together each hold a shared lock in turn, so without
+    /// this one of them would fail to open with "database is locked".
+    private func whileBusy<R>(until deadline: ContinuousClock.Instant, _ body: () throws -> R) throws -> R {
+        while true {
+            do {
+                return try body()
+            } catch let error as ActiveRecordError {
+                guard let code = error.resultCode, code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED,
+                    ContinuousClock.now < deadline
+                else { throw error }
+                // A pause of 1 to 5 ms, random so that processes retrying together fall out of step.
+                usleep(UInt32.random(in: 1_000...5_000))
+            }
+        }
     }
 
     /// Runs one statement with no parameters, its rows ignored.
