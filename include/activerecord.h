@@ -79,6 +79,11 @@ typedef enum ar_result {
     AR_READ_ONLY = 12,
     // Any other error (see ar_last_error).
     AR_ERROR = 13,
+    // The transaction lost to another one and may succeed if run again, reading its records
+    // anew: a conflict or deadlock (PostgreSQL), a record changed since it was loaded (its
+    // lockVersion column no longer matches), or a database that stayed busy. Roll back (when
+    // in ar_begin), then retry the whole transaction.
+    AR_RETRY = 14,
 } ar_result;
 
 // Column types of a model defined from C.

@@ -31,6 +31,11 @@ import ActiveRecord
     case readOnly = 12
     /// Any other error (see ar_last_error).
     case error = 13
+    /// The transaction lost to another one and may succeed if run again, reading its records
+    /// anew: a conflict or deadlock (PostgreSQL), a record changed since it was loaded (its
+    /// lockVersion column no longer matches), or a database that stayed busy. Roll back (when
+    /// in ar_begin), then retry the whole transaction.
+    case retry = 14
 }
 
 /// Column types of a model defined from C.
@@ -79,6 +84,7 @@ extension ar_result {
         case .cannotOpen: self = .cannotOpen
         case .notADatabase: self = .notADatabase
         case .readOnly: self = .readOnly
+        case _ where error.isRetryable: self = .retry
         default: self = .error
         }
     }

@@ -1187,6 +1187,52 @@ static void test_transactions(void) {
     remove_database(path);
 }
 
+/* ---- lost updates: a lockVersion column ------------------------------------------------- */
+
+/* A model with an integer lockVersion column is locked optimistically: of two records loaded at
+ * the same version, the second save finds the row changed (AR_RETRY, retryable) and writes
+ * nothing; reloaded, it saves. */
+static void test_stale_record(void) {
+    ar_database *db = NULL;
+    ar_model *model = NULL;
+    ar_record *record = NULL, *first = NULL, *second = NULL;
+    int64_t id = 0, value = -1;
+
+    CHECK_OK(open_test_db(&db));
+    current_db = db;
+    CHECK_OK(ar_model_define(db, "Wallet", &model));
+    CHECK_OK(ar_model_add_column(model, "cents", AR_TYPE_INTEGER, 0));
+    CHECK_OK(ar_model_add_column(model, "lockVersion", AR_TYPE_INTEGER, 0));
+    CHECK_OK(ar_record_new(model, &record));
+    CHECK_OK(ar_record_set_int64(record, "cents", 100));
+    CHECK_OK(ar_record_save(record));
+    id = ar_record_id(record);
+    CHECK_OK(ar_find(model, id, &first));
+    CHECK_OK(ar_find(model, id, &second));
+
+    CHECK_OK(ar_record_set_int64(first, "cents", 150));
+    CHECK_OK(ar_record_save(first));
+    CHECK_OK(ar_record_get_int64(first, "lockVersion", &value));
+    CHECK(value == 1);
+    CHECK_OK(ar_record_set_int64(second, "cents", 90));
+    CHECK_RC(ar_record_save(second), AR_RETRY);
+    CHECK(strstr(ar_last_error(db), "changed by another transaction") != NULL);
+    CHECK_RC(ar_record_destroy(second), AR_RETRY);
+    CHECK_OK(ar_record_reload(second));
+    CHECK_OK(ar_record_get_int64(second, "cents", &value));
+    CHECK(value == 150);
+    CHECK_OK(ar_record_set_int64(second, "cents", 90));
+    CHECK_OK(ar_record_save(second));
+    CHECK_OK(ar_record_get_int64(second, "lockVersion", &value));
+    CHECK(value == 2);
+
+    ar_record_free(record);
+    ar_record_free(first);
+    ar_record_free(second);
+    ar_model_free(model);
+    close_test_db(db);
+}
+
 /* ---- text that is not UTF-8 ----------------------------------------------------------- */
 
 /* C hands bytes: text, names and paths that are not UTF-8 are refused, not repaired (repaired,
@@ -2523,6 +2569,7 @@ static void test_records_and_queries(void) {
     test_quote_with_combining_mark();
     test_invalid_text();
     test_validations();
+    test_stale_record();
     test_children();
     test_null_arguments();
     test_batch();
