@@ -28,8 +28,9 @@ extension Database {
     ///
     /// The limit counts from the start of each statement (on SQLite, a whole batch of rows
     /// written through one statement counts as one; on PostgreSQL, each round trip to the
-    /// server, and each step of a cursor, has the limit). It applies to the connections from
-    /// their next statement on. ``withStatementTimeout(_:_:)`` sets another for one block.
+    /// server, and each step of a cursor, has the limit). Setting it applies to each connection
+    /// before its next use: a transaction running on another thread ends under the limit it
+    /// began with. ``withStatementTimeout(_:_:)`` sets another for one block.
     /// Zero or less is taken as one millisecond.
     public var statementTimeout: Duration? {
         get { statementTimeoutStorage.withLock { $0 } }

@@ -10,8 +10,8 @@ import ARCore
 /// a database opened read-only makes every transaction read-only.
 ///
 /// Commands are sent with libpq's asynchronous calls (`PQsendQuery`, `PQsendPrepare`, …) on a
-/// non-blocking connection, and every answer is awaited in one loop (``result(ofSent:)``):
-/// `poll` on the socket, with the statement timeout's deadline when one applies. The server
+/// non-blocking connection, and every answer is awaited in one loop (``result(ofSent:)``),
+/// which polls the socket up to the statement timeout's deadline when one applies. The server
 /// enforces the limit itself (`statement_timeout`); the deadline is for a server that does not
 /// answer at all, whose connection is then closed.
 final class PostgreSQLConnection: EngineConnection {
@@ -35,6 +35,9 @@ final class PostgreSQLConnection: EngineConnection {
     private(set) var statementTimeout: Duration?
     /// ``statementTimeout`` in milliseconds, 0 for none.
     private var wantedMilliseconds: Int64 = 0
+    /// How long the client waits for an answer (``clientLimit(for:)``) in nanoseconds, 0 for
+    /// no limit.
+    private var clientLimitNanoseconds: UInt64 = 0
     /// The server's `statement_timeout` as the library last set it (0: the session's own);
     /// `nil` when unknown.
     private var serverMilliseconds: Int64? = 0
@@ -43,6 +46,8 @@ final class PostgreSQLConnection: EngineConnection {
     /// The error of the command that the server did not answer in time: the connection was
     /// closed, and every later command fails with it.
     private var closedError: ActiveRecordError?
+    /// Whether ``closedError`` is set (read per statement: a flag, not an optional's copy).
+    private var isClosed = false
     /// Whether the next command must first settle the above (one flag on the hot path).
     private var needsPreparation = false
 
@@ -119,25 +124,19 @@ final class PostgreSQLConnection: EngineConnection {
     /// `PQexec` gives it: the last of its results (`nil` when it could not be sent, or the
     /// connection was lost: `PQerrorMessage` then says why). Stops at a `COPY` result, and
     /// when the connection is lost, as `PQexec` does.
+    ///
+    /// Without a statement timeout, `PQgetResult` waits as `PQexec` would (no clock is read).
+    /// With one, each result is first awaited here, by `poll` on the socket up to the deadline
+    /// (and `PQconsumeInput`) until libpq has it whole.
     /// - Throws: `.timeout` when a statement timeout applies and no answer came within it and
     ///   its grace: the connection is closed (not canceled: a cancel request to a server that
     ///   does not answer would wait for it too).
     func result(ofSent sent: Int32) throws -> OpaquePointer? {
         guard sent == 1 else { return nil }
-        let deadline = statementTimeout.map { ContinuousClock.now + Self.clientLimit(for: $0) }
-        // Whatever libpq could not write at once (a large command; a server that stops reading).
-        while true {
-            let flushed = PQflush(handle)
-            guard flushed == 1 else { break }  // 0: sent; -1: failed, and the results say why
-            if try wait(for: Int16(POLLIN | POLLOUT), until: deadline) & Int16(POLLIN) != 0 { _ = PQconsumeInput(handle) }
-        }
+        let deadline = clientLimitNanoseconds == 0 ? 0 : monotonicNanoseconds() &+ clientLimitNanoseconds
         var last: OpaquePointer?
         while true {
-            while PQisBusy(handle) != 0 {
-                _ = try wait(for: Int16(POLLIN), until: deadline)
-                // A lost connection: libpq noted why, and PQgetResult returns it at once.
-                if PQconsumeInput(handle) == 0 { break }
-            }
+            if deadline != 0 { try awaitResult(until: deadline) }
             guard let result = PQgetResult(handle) else { break }
             if let last { PQclear(last) }
             last = result
@@ -149,20 +148,32 @@ final class PostgreSQLConnection: EngineConnection {
         return last
     }
 
+    /// Waits until the next result is whole in libpq (what is left to send sent first), or
+    /// the deadline (`CLOCK_MONOTONIC` nanoseconds) passes.
+    /// - Throws: `.timeout` when the deadline passed (the connection is then closed).
+    private func awaitResult(until deadline: UInt64) throws {
+        // Whatever libpq could not write at once (a large command; a server that stops reading).
+        while PQflush(handle) == 1 {
+            if try wait(for: Int16(POLLIN | POLLOUT), until: deadline) & Int16(POLLIN) != 0 { _ = PQconsumeInput(handle) }
+        }
+        while PQisBusy(handle) != 0 {
+            _ = try wait(for: Int16(POLLIN), until: deadline)
+            // A lost connection: libpq noted why, and PQgetResult returns it at once.
+            if PQconsumeInput(handle) == 0 { return }
+        }
+    }
+
     /// Waits until the socket is ready for `events` (`poll`), or the deadline passes.
     /// - Returns: the events that are ready.
     /// - Throws: `.timeout` when the deadline passed (the connection is then closed).
-    private func wait(for events: Int16, until deadline: ContinuousClock.Instant?) throws -> Int16 {
+    private func wait(for events: Int16, until deadline: UInt64) throws -> Int16 {
         var descriptor = pollfd(fd: PQsocket(handle), events: events, revents: 0)
         // No socket: libpq reports the lost connection on its next call.
         guard descriptor.fd >= 0 else { return events }
         while true {
-            var milliseconds: Int32 = -1
-            if let deadline {
-                let remaining = ContinuousClock.now.duration(to: deadline)
-                guard remaining > .zero else { throw closeUnanswered() }
-                milliseconds = Int32(clamping: remaining.limitMilliseconds)
-            }
+            let now = monotonicNanoseconds()
+            guard now < deadline else { throw closeUnanswered() }
+            let milliseconds = Int32(clamping: (deadline - now + 999_999) / 1_000_000)
             let ready = poll(&descriptor, 1, milliseconds)
             if ready > 0 { return descriptor.revents }
             if ready < 0, errno != EINTR { return events }
@@ -182,6 +193,7 @@ final class PostgreSQLConnection: EngineConnection {
                 + "closed, so the server rolls back any transaction on it, and the database opens another for the next work. "
                 + "The server may be stopped, overloaded or cut off")
         closedError = error
+        isClosed = true
         needsPreparation = true
         return error
     }
@@ -223,15 +235,23 @@ final class PostgreSQLConnection: EngineConnection {
 
     var isInFailedTransaction: Bool { PQtransactionStatus(handle) == PQTRANS_INERROR }
 
-    var isUsable: Bool { closedError == nil && PQstatus(handle) == CONNECTION_OK }
+    var isUsable: Bool { !isClosed && PQstatus(handle) == CONNECTION_OK }
 
     func setStatementTimeout(_ timeout: Duration?) {
         statementTimeout = timeout
         wantedMilliseconds = timeout?.limitMilliseconds ?? 0
+        clientLimitNanoseconds = timeout.map { UInt64(Self.clientLimit(for: $0).limitMilliseconds) &* 1_000_000 } ?? 0
         if serverMilliseconds != wantedMilliseconds { needsPreparation = true }
     }
 
     func close() { PQfinish(handle) }
+}
+
+/// `CLOCK_MONOTONIC` now, in nanoseconds.
+private func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
 }
 
 /// Calls `body` with `strings` as a NULL-terminated array of C strings.

@@ -169,6 +169,7 @@ final class PostgreSQLStatement: EngineStatement {
     }
 
     private func execute() throws {
+        let connection = self.connection
         try connection.deallocateEvicted()
         switch use {
         case .once:
@@ -201,6 +202,7 @@ final class PostgreSQLStatement: EngineStatement {
     /// Prepares the statement for the current parameter types, and describes its result
     /// columns: binary results when the library decodes every one of their types.
     private func prepareOnServer() throws -> (name: String, binary: Bool) {
+        let connection = self.connection
         let name = connection.makeName("statement")
         let prepareResult = try connection.exchange {
             types.withUnsafeBufferPointer { types in
@@ -234,6 +236,7 @@ final class PostgreSQLStatement: EngineStatement {
         clearResult()
         if parameters { encodeParameters() }
         let count = parameters ? Int32(parameterCount) : 0
+        let connection = self.connection
         let executed = try connection.exchange {
             withParameters { values, lengths, formats in
                 types.withUnsafeBufferPointer { types in
