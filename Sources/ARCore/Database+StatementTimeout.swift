@@ -17,8 +17,10 @@ extension Database {
     ///
     /// A statement that runs longer fails with ``ActiveRecordError/Code/timeout``:
     /// - SQLite interrupts it (a progress handler, installed only while a limit applies); the
-    ///   connection stays usable. An interrupted write inside a transaction rolls SQLite's
-    ///   transaction back: let the error end it.
+    ///   connection stays usable. A read interrupted inside a transaction leaves the
+    ///   transaction as it was; a write interrupted inside one makes SQLite roll the whole
+    ///   transaction back (the transaction then fails with the error of its own `ROLLBACK`,
+    ///   which finds none to roll back).
     /// - PostgreSQL cancels it (the server's `statement_timeout`, set on each connection when
     ///   the limit changes); the transaction it ran in is aborted, the connection stays usable.
     ///   If the server does not answer at all (stopped, or cut off by the network while its

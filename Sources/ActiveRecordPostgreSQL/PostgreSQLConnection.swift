@@ -239,8 +239,10 @@ final class PostgreSQLConnection: EngineConnection {
 
     func setStatementTimeout(_ timeout: Duration?) {
         statementTimeout = timeout
-        wantedMilliseconds = timeout?.limitMilliseconds ?? 0
-        clientLimitNanoseconds = timeout.map { UInt64(Self.clientLimit(for: $0).limitMilliseconds) &* 1_000_000 } ?? 0
+        // PostgreSQL's `statement_timeout` is an `int` of milliseconds (about 24.8 days at most).
+        wantedMilliseconds = timeout.map { min($0.limitMilliseconds, Int64(Int32.max)) } ?? 0
+        clientLimitNanoseconds = wantedMilliseconds == 0
+            ? 0 : UInt64(Self.clientLimit(for: .milliseconds(wantedMilliseconds)).limitMilliseconds) * 1_000_000
         if serverMilliseconds != wantedMilliseconds { needsPreparation = true }
     }
 
