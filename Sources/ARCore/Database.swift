@@ -117,6 +117,7 @@ public final class Database: @unchecked Sendable {
 /// What `dump` and a debugger show of a database: where it is (a server without its
 /// password), never the engine and its connection string.
 extension Database: CustomReflectable {
+    /// The database's path, location, and whether it is read-only or migrates automatically.
     public var customMirror: Mirror {
         Mirror(
             self,
