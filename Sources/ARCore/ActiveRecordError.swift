@@ -72,6 +72,16 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
         public static let misuse = Code(rawValue: "misuse")
         /// A versioned migration step failed; the message names it.
         public static let migrationFailed = Code(rawValue: "migrationFailed")
+        /// A statement ran longer than its statement timeout (``Database/statementTimeout``,
+        /// ``Database/withStatementTimeout(_:_:)``) and was stopped: SQLite interrupted it;
+        /// PostgreSQL canceled it (SQLSTATE 57014), or, when the server did not answer at all,
+        /// the library closed the connection. The message names the limit. Not retryable as it
+        /// is: the same statement would run as long again (raise the limit, or make it faster).
+        public static let timeout = Code(rawValue: "timeout")
+        /// The connection was lost (or closed after a timeout) while the transaction was
+        /// committing: it may or may not have been committed. Check whether its changes are
+        /// there before running it again; not retryable, since running it twice may apply it twice.
+        public static let commitOutcomeUnknown = Code(rawValue: "commitOutcomeUnknown")
     }
 
     /// Which kind of constraint failed, as the engine reported it.
@@ -147,7 +157,23 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
     /// Whether running the same transaction again may succeed: it lost a conflict with a
     /// concurrent one (``Code/transactionConflict``), found a record changed by another
     /// (``Code/staleRecord``: read it again), or waited too long (``Code/busy``).
+    /// Not for ``Code/timeout`` (the statement would run as long again) nor for
+    /// ``Code/commitOutcomeUnknown`` (the transaction may have been committed already).
     public var isRetryable: Bool { code == .transactionConflict || code == .staleRecord || code == .busy }
+
+    /// A `.commitOutcomeUnknown` error for a COMMIT that failed with `error` on a connection
+    /// that was lost (or closed after the server did not answer): the transaction may or may
+    /// not have been committed. Keeps the engine's codes of `error`.
+    package static func commitOutcomeUnknown(after error: any Error) -> ActiveRecordError {
+        let failure = error as? ActiveRecordError ?? ActiveRecordError(.cannotOpen, "\(error)")
+        let cause = failure.code == .timeout
+            ? "the server did not answer COMMIT within the statement timeout, and the connection was closed"
+            : "the connection to the server was lost during COMMIT"
+        return failure.with(
+            code: .commitOutcomeUnknown,
+            message: "\(cause): the transaction may or may not have been committed. Check whether its changes are in "
+                + "the database before running it again (running it twice may apply it twice)")
+    }
 
     /// `"<code>: <message> (SQLite result code N) [SQL: …]"`.
     public var description: String {

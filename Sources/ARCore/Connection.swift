@@ -83,6 +83,21 @@ package final class Connection {
     @exclusivity(unchecked) package var recordsAwaitingOutcome: [[Model]] = []
     /// How many of its database's settings (tracer, error verbosity) this connection has applied.
     @exclusivity(unchecked) package var appliedSettings = 0
+    /// The database's limit for every statement (``Database/statementTimeout``).
+    @exclusivity(unchecked) package var statementTimeout: Duration? {
+        didSet { checksTimeout = statementTimeout != nil || activeTimeout != nil }
+    }
+    /// The database's per-call limits (``Database/withStatementTimeout(_:_:)``).
+    @exclusivity(unchecked) package var timeoutScopes: StatementTimeoutScopes? {
+        didSet { unretainedTimeoutScopes = timeoutScopes.map(Unmanaged.passUnretained) }
+    }
+    /// ``timeoutScopes``, read per statement without a retain and release (it holds them).
+    @exclusivity(unchecked) private var unretainedTimeoutScopes: Unmanaged<StatementTimeoutScopes>?
+    /// The limit set on the engine for the statement running (`nil`: none).
+    @exclusivity(unchecked) package private(set) var activeTimeout: Duration?
+    /// Whether a statement must look for its limit: the database has one, or the engine
+    /// still holds one (a per-call limit, to be lifted). Per-call limits: see ``startStatement()``.
+    @exclusivity(unchecked) private var checksTimeout = false
 
     /// Wraps an engine's connection (which it closes when released).
     package init(_ connection: any EngineConnection, dialect: any SQLDialect) {
@@ -103,6 +118,26 @@ package final class Connection {
         keyedStatements.removeAll()
         queryStatements.removeAll()
         if let sqlite { sqlite.close() } else { engine.close() }
+    }
+
+    // MARK: Statement timeouts
+
+    /// Before a statement runs (or a cursor steps): sets its limit on the engine when one
+    /// applies, or lifts the one set before. Without any limit, a flag and one relaxed atomic
+    /// load (no per-call block is open on any thread), no thread-local look-up.
+    @inline(__always)
+    package func startStatement() {
+        if checksTimeout || unretainedTimeoutScopes?._withUnsafeGuaranteedRef({ $0.anyOpen }) == true { applyTimeout() }
+    }
+
+    /// The limit of the calling thread's innermost per-call block, else the database's.
+    @inline(never)
+    private func applyTimeout() {
+        let timeout = unretainedTimeoutScopes?._withUnsafeGuaranteedRef { $0.innermost() } ?? statementTimeout
+        guard timeout != nil || activeTimeout != nil else { return }
+        activeTimeout = timeout
+        if let sqlite { sqlite.setStatementTimeout(timeout) } else { engine.setStatementTimeout(timeout) }
+        checksTimeout = statementTimeout != nil || activeTimeout != nil
     }
 
     /// Notes that a write changed `table` (``TableChanges/everyTable`` for SQL the library
@@ -283,6 +318,7 @@ package final class Connection {
             // the compiler makes faster inserts and updates).
             if statement.isInUse || sqlLogger != nil { return try runAside(statement, [], body) }
             statement.isInUse = true
+            startStatement()
             do {
                 if let tracer { tracer(statement.sql) }
                 try body(statement)
@@ -322,6 +358,7 @@ package final class Connection {
         if statement.isInUse || sqlLogger != nil { return try runAside(statement, arguments, body) }
         statement.isInUse = true
         defer { endRun(statement) }
+        startStatement()
         if !arguments.isEmpty { try statement.bind(arguments) }
         if let tracer { tracer(statement.sql) }
         return try body(statement)
@@ -333,6 +370,7 @@ package final class Connection {
         let statement = cached.isInUse ? try prepare(cached.sql) : cached
         statement.isInUse = true
         defer { endRun(statement) }
+        startStatement()
         try statement.bind(arguments)
         tracer?(statement.sql)
         // With its values, a statement is logged once it has run: the library's own

@@ -22,7 +22,7 @@ extension Database {
 
     /// Applies a setting to every connection: the writer at once, readers and pooled
     /// connections before their next use.
-    private func configureConnections(_ apply: @escaping @Sendable (Connection) -> Void) {
+    func configureConnections(_ apply: @escaping @Sendable (Connection) -> Void) {
         if let writer {
             writer.acquire()
             apply(writer.connection)

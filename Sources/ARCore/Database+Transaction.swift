@@ -110,7 +110,8 @@ extension Database {
     /// - Throws: `.misuse` when the calling thread has no transaction (it must end on the
     ///   thread that began it: another thread's would stay open, and every writer wait);
     ///   `.transactionAborted` when a statement failed inside it on an engine where that
-    ///   aborts the transaction (it is rolled back).
+    ///   aborts the transaction (it is rolled back); `.commitOutcomeUnknown` when the
+    ///   connection was lost during COMMIT (it may or may not have been committed).
     package func commitTransaction() throws {
         let connection = try ownTransaction("commit")
         let depth = connection.transactionDepth - 1
@@ -122,11 +123,14 @@ extension Database {
                     + "Let the error end the transaction, or run the statement in a nested transaction (a savepoint) "
                     + "to go on after it fails")
         }
+        let wasUsable = connection.isUsable
         do {
             try connection.execute(depth == 0 ? "COMMIT" : "RELEASE activerecord_\(depth)")
         } catch {
+            // A COMMIT whose connection was lost on the way may have been committed: say so.
+            let outcomeUnknown = depth == 0 && wasUsable && !connection.isUsable
             try? rollbackTransaction()
-            throw error
+            throw outcomeUnknown ? ActiveRecordError.commitOutcomeUnknown(after: error) : error
         }
         // Committed: the parent level now owns what to undo (nothing, at the top).
         connection.undoLevelStarts.removeLast()

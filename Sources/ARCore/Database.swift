@@ -59,6 +59,10 @@ public final class Database: @unchecked Sendable {
     let loggerStorage = Lock<Logger?>(Logger(label: "activerecord"))
     /// Whether the SQL log carries the bound values (see ``logsBoundValues``).
     let boundValuesInLog = Lock(false)
+    /// The limit of every statement (see ``statementTimeout``).
+    let statementTimeoutStorage = Lock<Duration?>(nil)
+    /// The blocks of ``withStatementTimeout(_:_:)`` open on each thread.
+    let statementTimeouts = StatementTimeoutScopes()
 
     /// The file path, or `:memory:`; for a database on a server, its address (without password).
     public let path: String
@@ -101,9 +105,23 @@ public final class Database: @unchecked Sendable {
             writer = nil
             unretainedWriter = nil
         }
+        let scopes = statementTimeouts
+        configureConnections { $0.timeoutScopes = scopes }
         for note in engine.notes { log(.notice, "\(note)") }
         // A default logger that takes SQL or connection events (a bootstrap that lowered the
         // level) reaches the connections as a logger set later would.
         if let initial = loggerStorage.withLock({ $0 }), initial.logLevel <= .debug { logger = initial }
+    }
+}
+
+/// What `dump` and a debugger show of a database: where it is (a server without its
+/// password), never the engine and its connection string.
+extension Database: CustomReflectable {
+    /// The database's path, location, and whether it is read-only or migrates automatically.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: ["path": path, "location": location, "isReadOnly": isReadOnly, "automaticMigrations": automaticMigrations],
+            displayStyle: .class)
     }
 }

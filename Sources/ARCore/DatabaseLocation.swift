@@ -23,8 +23,9 @@ public struct DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A database of an engine that a library of its own provides (PostgreSQL): how to
-    /// open it, and what it is called. Two are equal when their identities are.
-    package struct EngineLocation: Sendable, Hashable {
+    /// open it, and what it is called. Two are equal when their identities are. Its mirror
+    /// (`dump`, a debugger) shows the description only: the identity may hold a password.
+    package struct EngineLocation: Sendable, Hashable, CustomReflectable {
         /// What the location shows (a server's address without its password).
         let description: String
         /// What makes two locations the same (the full connection string).
@@ -33,6 +34,7 @@ public struct DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
 
         package static func == (lhs: Self, rhs: Self) -> Bool { lhs.identity == rhs.identity }
         package func hash(into hasher: inout Hasher) { hasher.combine(identity) }
+        package var customMirror: Mirror { Mirror(self, children: ["description": description]) }
     }
 
     let kind: Kind

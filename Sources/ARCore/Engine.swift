@@ -71,6 +71,10 @@ package protocol EngineConnection {
     var isInFailedTransaction: Bool { get }
     /// Whether the connection can still be used (a server connection may have been lost).
     var isUsable: Bool { get }
+    /// Limits the statements that run next to `timeout` each (`nil`: no limit), until the
+    /// next call. Called before each statement while a limit applies, and once with `nil`
+    /// after. A statement over the limit fails with `.timeout`.
+    func setStatementTimeout(_ timeout: Duration?)
     /// Closes the connection. Its statements must be finalized first.
     func close()
 }

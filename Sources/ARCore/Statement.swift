@@ -166,8 +166,13 @@ package final class Statement {
     @inline(never)
     private func failed(_ error: any Error) -> any Error {
         connection.evict(self)
-        guard var failure = error as? ActiveRecordError, connection.includesBoundValuesInErrors else { return error }
-        failure.expandedSQL = expandedSQL()
+        guard var failure = error as? ActiveRecordError else { return error }
+        if failure.code == .timeout, sqlite != nil, let limit = connection.activeTimeout {
+            // SQLite says "interrupted": name the limit that interrupted it.
+            failure.message = "the statement ran longer than its statement timeout of \(limit.limitDescription) and SQLite "
+                + "interrupted it; raise the limit (Database.statementTimeout, withStatementTimeout) or make the statement faster"
+        }
+        if connection.includesBoundValuesInErrors { failure.expandedSQL = expandedSQL() }
         return failure
     }
 

@@ -9,27 +9,54 @@ extension DatabaseLocation {
     ///
     /// try Database.configure(.postgres("postgresql://app:secret@db.example.com/app"))
     /// try Database.configure(.postgres("host=/var/run/postgresql dbname=app"))   // Unix socket
+    /// try Database.configure(.postgres(url, connectTimeout: .seconds(3)))
     /// ```
     ///
     /// The models, queries, relations, validations, callbacks, transactions and migrations
     /// are those of SQLite; the README's "When one file is not enough" says what differs. The
     /// tables are those of the connection's current schema (the first of its `search_path`).
     ///
+    /// Nothing waits without a bound by default: connecting gives up after `connectTimeout`,
+    /// and TCP connections have keepalives (`keepalives_idle=30`, `keepalives_interval=10`,
+    /// `keepalives_count=3`) and `tcp_user_timeout=60000`, so that a server that vanished is
+    /// noticed in about a minute. The connection string's own `connect_timeout`, `keepalives…`
+    /// or `tcp_user_timeout` win over these. A server that stops answering but whose machine
+    /// still acknowledges (a stopped process) is bounded by a statement timeout
+    /// (``Database/statementTimeout``), which is none by default.
+    ///
+    /// The password is never shown: ``description``, ``Database/path``, `dump`, and every
+    /// error and log line, libpq's own messages included, have it masked (`***`), however the
+    /// string is malformed.
+    ///
     /// - Parameters:
     ///   - connection: a `postgresql://` URL or `key=value` connection string, as libpq reads
-    ///     them (Unix socket or TCP; `PG*` environment variables fill what it leaves out).
+    ///     them (Unix socket or TCP; `PG*` environment variables fill what it leaves out). A
+    ///     NUL byte in it is refused (`.configuration`): libpq would stop reading there.
     ///   - maximumConnections: how many connections the database opens at most. Each
     ///     transaction, and each open cursor, holds one while it runs; other work holds one per
     ///     statement. Several threads write at once, each in its own transaction.
     ///   - connectionWait: how long a thread waits for a connection when all are held, before
     ///     it fails with `.busy`.
+    ///   - connectTimeout: how long opening a connection may take before it fails with
+    ///     `.cannotOpen` (libpq's `connect_timeout`: whole seconds, rounded up, at least 2 —
+    ///     libpq's minimum — and per host address tried). `nil`: 10 seconds, or
+    ///     `PGCONNECT_TIMEOUT` when it is set.
     public static func postgres(
-        _ connection: String, maximumConnections: Int = 10, connectionWait: Duration = .seconds(30)
+        _ connection: String, maximumConnections: Int = 10, connectionWait: Duration = .seconds(30),
+        connectTimeout: Duration? = nil
     ) -> DatabaseLocation {
-        .engine(description: (try? PostgreSQLEngine.describe(connection)) ?? "PostgreSQL", identity: connection) { readOnly in
-            PostgreSQLEngine(
-                conninfo: connection, readOnly: readOnly, maximumConnections: max(1, maximumConnections),
-                connectionWait: connectionWait, description: try PostgreSQLEngine.describe(connection))
+        let mask = PasswordMask(connection)
+        let description = (try? PostgreSQLEngine.describe(connection, mask: mask)) ?? "PostgreSQL"
+        // The same server with another connect timeout is another location (a NUL byte
+        // separates: the connection string cannot hold one).
+        let identity = connectTimeout.map { "\(connection)\u{0}connectTimeout=\($0)" } ?? connection
+        return .engine(description: description, identity: identity) { readOnly in
+            let description = try PostgreSQLEngine.describe(connection, mask: mask)
+            let parameters = PostgreSQLEngine.connectionParameters(connection, connectTimeout: connectTimeout)
+            return PostgreSQLEngine(
+                keywords: parameters.keywords, values: parameters.values, readOnly: readOnly,
+                maximumConnections: max(1, maximumConnections), connectionWait: connectionWait, description: description,
+                mask: mask)
         }
     }
 }

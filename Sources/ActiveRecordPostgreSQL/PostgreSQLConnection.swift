@@ -2,14 +2,24 @@ import Foundation
 import ActiveRecordLibPQ
 import ARCore
 
-/// One libpq connection, synchronous: every call runs one statement on the server and waits
-/// for its whole result. Confined to one thread at a time (``Database`` hands it out).
+/// One libpq connection: every call sends one command to the server and waits for its whole
+/// result. Confined to one thread at a time (``Database`` hands it out).
 ///
 /// At connect it asks for UTF-8, exact floating-point text (`extra_float_digits = 3`),
 /// standard strings and hex `bytea` output, whatever the server's defaults; a connection to
 /// a database opened read-only makes every transaction read-only.
+///
+/// Commands are sent with libpq's asynchronous calls (`PQsendQuery`, `PQsendPrepare`, …) on a
+/// non-blocking connection, and every answer is awaited in one loop (``result(ofSent:)``),
+/// which polls the socket up to the statement timeout's deadline when one applies. The server
+/// enforces the limit itself (`statement_timeout`); the deadline is for a server that does not
+/// answer at all, whose connection is then closed.
 final class PostgreSQLConnection: EngineConnection {
     let handle: OpaquePointer
+    /// Where the connection goes, for messages (no password).
+    let description: String
+    /// Masks the connection string's passwords in libpq's text.
+    let mask: PasswordMask
     /// How many rows the last `INSERT`, `UPDATE` or `DELETE` changed.
     var lastChanged = 0
     /// Prepared statements no longer used, deallocated before the next statement runs (a
@@ -17,11 +27,37 @@ final class PostgreSQLConnection: EngineConnection {
     var deallocations: [String] = []
     private var nextName = 0
 
-    /// Connects with `conninfo` (a `postgresql://` URL or `key=value` pairs).
-    /// - Throws: `.cannotOpen` with libpq's reason (no server, refused login, no database).
-    init(conninfo: String, readOnly: Bool, description: String) throws {
-        let keywords = ["dbname", "client_encoding", "fallback_application_name"]
-        let values = [conninfo, "UTF8", "activerecord"]
+    // The statement timeout. The server's `statement_timeout` is set (or reset to the
+    // session's own) only when the limit changes: `SET` in a transaction is undone by its
+    // rollback, so one set there is taken as unknown once the transaction has ended, and
+    // none is set in a failed transaction (only its rollback can run).
+    /// The limit on the statements that run next (see ``setStatementTimeout(_:)``).
+    private(set) var statementTimeout: Duration?
+    /// ``statementTimeout`` in milliseconds, 0 for none.
+    private var wantedMilliseconds: Int64 = 0
+    /// How long the client waits for an answer (``clientLimit(for:)``) in nanoseconds, 0 for
+    /// no limit.
+    private var clientLimitNanoseconds: UInt64 = 0
+    /// The server's `statement_timeout` as the library last set it (0: the session's own);
+    /// `nil` when unknown.
+    private var serverMilliseconds: Int64? = 0
+    /// Whether the library last set the server's limit inside a transaction.
+    private var setInTransaction = false
+    /// The error of the command that the server did not answer in time: the connection was
+    /// closed, and every later command fails with it.
+    private var closedError: ActiveRecordError?
+    /// Whether ``closedError`` is set (read per statement: a flag, not an optional's copy).
+    private var isClosed = false
+    /// Whether the next command must first settle the above (one flag on the hot path).
+    private var needsPreparation = false
+
+    /// Connects with libpq's `keywords` and `values` (the connection string among them, as
+    /// `dbname`, expanded).
+    /// - Throws: `.cannotOpen` with libpq's reason (no server, refused login, no database,
+    ///   no answer within the connect timeout), its passwords masked.
+    init(keywords: [String], values: [String], readOnly: Bool, description: String, mask: PasswordMask) throws {
+        self.description = description
+        self.mask = mask
         let handle = withCStrings(keywords) { keywords in
             withCStrings(values) { values in PQconnectdbParams(keywords, values, 1) }
         }
@@ -29,12 +65,14 @@ final class PostgreSQLConnection: EngineConnection {
             throw ActiveRecordError(.cannotOpen, "cannot connect to PostgreSQL at \(description): out of memory")
         }
         guard PQstatus(handle) == CONNECTION_OK else {
-            let reason = String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines
+            let reason = mask.mask(String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines)
             PQfinish(handle)
             throw ActiveRecordError(.cannotOpen, "cannot connect to PostgreSQL at \(description): \(reason)")
         }
         self.handle = handle
         ar_pg_silence_notices(handle)
+        // Sends never block: a server that stops reading cannot hold a write past the deadline.
+        _ = PQsetnonblocking(handle, 1)
         var settings = "SET extra_float_digits = 3; SET standard_conforming_strings = on; SET bytea_output = 'hex'"
         if readOnly { settings += "; SET default_transaction_read_only = on" }
         do {
@@ -47,11 +85,11 @@ final class PostgreSQLConnection: EngineConnection {
 
     /// Runs SQL without parameters through the simple protocol (several statements allowed).
     func run(_ sql: String) throws {
-        let result = PQexec(handle, sql)
+        let result = try exchange { PQsendQuery(handle, sql) }
         defer { PQclear(result) }
         let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            throw postgreSQLError(result, handle, sql: sql)
+            throw postgreSQLError(result, self, sql: sql)
         }
     }
 
@@ -63,11 +101,128 @@ final class PostgreSQLConnection: EngineConnection {
 
     /// Deallocates the prepared statements evicted since the last statement (when the
     /// transaction can still run statements; otherwise they live until the connection closes).
-    func deallocateEvicted() {
+    func deallocateEvicted() throws {
         guard !deallocations.isEmpty, !isInFailedTransaction else { return }
         let sql = deallocations.map { "DEALLOCATE \($0.quotedIdentifier)" }.joined(separator: "; ")
         deallocations.removeAll()
-        PQclear(PQexec(handle, sql))
+        PQclear(try exchange { PQsendQuery(handle, sql) })
+    }
+
+    // MARK: Sending and waiting
+
+    /// Sends one command with `send` (a `PQsend…` call) and returns its result as `PQexec`
+    /// would (see ``result(ofSent:)``).
+    /// - Throws: `.timeout` when the server did not answer in time (the connection is closed);
+    ///   the error of setting the server's statement timeout.
+    @inline(__always)
+    func exchange(_ send: () -> Int32) throws -> OpaquePointer? {
+        if needsPreparation { try prepareCommand() }
+        return try result(ofSent: send())
+    }
+
+    /// The answer to the command just sent (`sent`: what the `PQsend…` call returned), as
+    /// `PQexec` gives it: the last of its results (`nil` when it could not be sent, or the
+    /// connection was lost: `PQerrorMessage` then says why). Stops at a `COPY` result, and
+    /// when the connection is lost, as `PQexec` does.
+    ///
+    /// Without a statement timeout, `PQgetResult` waits as `PQexec` would (no clock is read).
+    /// With one, each result is first awaited here, by `poll` on the socket up to the deadline
+    /// (and `PQconsumeInput`) until libpq has it whole.
+    /// - Throws: `.timeout` when a statement timeout applies and no answer came within it and
+    ///   its grace: the connection is closed (not canceled: a cancel request to a server that
+    ///   does not answer would wait for it too).
+    func result(ofSent sent: Int32) throws -> OpaquePointer? {
+        guard sent == 1 else { return nil }
+        let deadline = clientLimitNanoseconds == 0 ? 0 : monotonicNanoseconds() &+ clientLimitNanoseconds
+        var last: OpaquePointer?
+        while true {
+            if deadline != 0 { try awaitResult(until: deadline) }
+            guard let result = PQgetResult(handle) else { break }
+            if let last { PQclear(last) }
+            last = result
+            let status = PQresultStatus(result)
+            if status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH || PQstatus(handle) == CONNECTION_BAD {
+                break
+            }
+        }
+        return last
+    }
+
+    /// Waits until the next result is whole in libpq (what is left to send sent first), or
+    /// the deadline (`CLOCK_MONOTONIC` nanoseconds) passes.
+    /// - Throws: `.timeout` when the deadline passed (the connection is then closed).
+    private func awaitResult(until deadline: UInt64) throws {
+        // Whatever libpq could not write at once (a large command; a server that stops reading).
+        while PQflush(handle) == 1 {
+            if try wait(for: Int16(POLLIN | POLLOUT), until: deadline) & Int16(POLLIN) != 0 { _ = PQconsumeInput(handle) }
+        }
+        while PQisBusy(handle) != 0 {
+            _ = try wait(for: Int16(POLLIN), until: deadline)
+            // A lost connection: libpq noted why, and PQgetResult returns it at once.
+            if PQconsumeInput(handle) == 0 { return }
+        }
+    }
+
+    /// Waits until the socket is ready for `events` (`poll`), or the deadline passes.
+    /// - Returns: the events that are ready.
+    /// - Throws: `.timeout` when the deadline passed (the connection is then closed).
+    private func wait(for events: Int16, until deadline: UInt64) throws -> Int16 {
+        var descriptor = pollfd(fd: PQsocket(handle), events: events, revents: 0)
+        // No socket: libpq reports the lost connection on its next call.
+        guard descriptor.fd >= 0 else { return events }
+        while true {
+            let now = monotonicNanoseconds()
+            guard now < deadline else { throw closeUnanswered() }
+            let milliseconds = Int32(clamping: (deadline - now + 999_999) / 1_000_000)
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready > 0 { return descriptor.revents }
+            if ready < 0, errno != EINTR { return events }
+        }
+    }
+
+    /// The server did not answer within the deadline: shuts the socket down (the server sees
+    /// the connection end, and rolls back its transaction), so that the pool drops the
+    /// connection, and returns the error this and every later command gets.
+    private func closeUnanswered() -> ActiveRecordError {
+        shutdown(PQsocket(handle), Int32(SHUT_RDWR))
+        let timeout = statementTimeout ?? .zero
+        let error = ActiveRecordError(
+            .timeout,
+            "the PostgreSQL server at \(description) did not answer within \(Self.clientLimit(for: timeout).limitDescription) "
+                + "(the statement timeout of \(timeout.limitDescription) and a grace for the answer): the connection was "
+                + "closed, so the server rolls back any transaction on it, and the database opens another for the next work. "
+                + "The server may be stopped, overloaded or cut off")
+        closedError = error
+        isClosed = true
+        needsPreparation = true
+        return error
+    }
+
+    /// How long the client waits for an answer under a statement timeout: the limit, which
+    /// the server enforces itself, plus 1 s and 10% for its answer to arrive.
+    static func clientLimit(for timeout: Duration) -> Duration {
+        timeout + .seconds(1) + timeout / 10
+    }
+
+    /// Before a command: fails on a closed connection; sets the server's statement timeout
+    /// when the wanted one differs (or may, after a transaction that set it ended).
+    private func prepareCommand() throws {
+        if let closedError { throw closedError }
+        let status = PQtransactionStatus(handle)
+        if setInTransaction, status == PQTRANS_IDLE {
+            // Committed or rolled back: the setting kept or undone, unknown here.
+            setInTransaction = false
+            serverMilliseconds = nil
+        }
+        if serverMilliseconds != wantedMilliseconds, status != PQTRANS_INERROR {
+            let sql = wantedMilliseconds == 0 ? "RESET statement_timeout" : "SET statement_timeout = \(wantedMilliseconds)"
+            let result = try self.result(ofSent: PQsendQuery(handle, sql))
+            defer { PQclear(result) }
+            guard result.map(PQresultStatus) == PGRES_COMMAND_OK else { throw postgreSQLError(result, self, sql: sql) }
+            serverMilliseconds = wantedMilliseconds
+            if status == PQTRANS_INTRANS { setInTransaction = true }
+        }
+        needsPreparation = setInTransaction || serverMilliseconds != wantedMilliseconds
     }
 
     // MARK: EngineConnection
@@ -80,9 +235,25 @@ final class PostgreSQLConnection: EngineConnection {
 
     var isInFailedTransaction: Bool { PQtransactionStatus(handle) == PQTRANS_INERROR }
 
-    var isUsable: Bool { PQstatus(handle) == CONNECTION_OK }
+    var isUsable: Bool { !isClosed && PQstatus(handle) == CONNECTION_OK }
+
+    func setStatementTimeout(_ timeout: Duration?) {
+        statementTimeout = timeout
+        // PostgreSQL's `statement_timeout` is an `int` of milliseconds (about 24.8 days at most).
+        wantedMilliseconds = timeout.map { min($0.limitMilliseconds, Int64(Int32.max)) } ?? 0
+        clientLimitNanoseconds = wantedMilliseconds == 0
+            ? 0 : UInt64(Self.clientLimit(for: .milliseconds(wantedMilliseconds)).limitMilliseconds) * 1_000_000
+        if serverMilliseconds != wantedMilliseconds { needsPreparation = true }
+    }
 
     func close() { PQfinish(handle) }
+}
+
+/// `CLOCK_MONOTONIC` now, in nanoseconds.
+private func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
 }
 
 /// Calls `body` with `strings` as a NULL-terminated array of C strings.

@@ -5,14 +5,16 @@ import ARCore
 /// the code from its SQLSTATE, PostgreSQL's primary message, and the SQL. Never the
 /// message's DETAIL, which quotes the values of the rows concerned; in the data exceptions
 /// (SQLSTATE class 22), whose messages quote the value that failed, quoted text is masked.
-func postgreSQLError(_ result: OpaquePointer?, _ connection: OpaquePointer, sql: String?) -> ActiveRecordError {
+/// libpq's own text (a lost connection's reason) has the connection string's passwords masked.
+func postgreSQLError(_ result: OpaquePointer?, _ owner: PostgreSQLConnection, sql: String?) -> ActiveRecordError {
+    let connection = owner.handle
     func field(_ code: Int32) -> String? {
         guard let result, let value = PQresultErrorField(result, code) else { return nil }
         return String(cString: value)
     }
     let state = field(Int32(UInt8(ascii: "C")))
     var message = field(Int32(UInt8(ascii: "M")))
-        ?? String(cString: PQerrorMessage(connection)).trimmingTrailingNewlines
+        ?? owner.mask.mask(String(cString: PQerrorMessage(connection)).trimmingTrailingNewlines)
     if message.isEmpty { message = "PostgreSQL reported an error without a message" }
     guard PQstatus(connection) == CONNECTION_OK else {
         var error = ActiveRecordError(
@@ -32,7 +34,16 @@ func postgreSQLError(_ result: OpaquePointer?, _ connection: OpaquePointer, sql:
     case "40001", "40P01": code = .transactionConflict
     case "25P02": code = .transactionAborted
     case "25006": code = .readOnly
-    case "55P03", "57014": code = .busy
+    case "55P03": code = .busy
+    case "57014":
+        // Canceled: by the statement timeout the library set (or the session's own, or a
+        // cancel request, which the server's message names).
+        code = .timeout
+        if let limit = owner.statementTimeout {
+            message = "the statement ran longer than its statement timeout of \(limit.limitDescription), and PostgreSQL "
+                + "canceled it (\(message)); raise the limit (Database.statementTimeout, withStatementTimeout) or make "
+                + "the statement faster"
+        }
     case let other where other.hasPrefix("22"):
         code = .invalidValue
         message = maskingQuotedText(message)

@@ -5,12 +5,12 @@ import Foundation
 /// One statement on a ``PostgreSQLConnection``, run with the extended protocol: values are
 /// sent apart from the SQL (text, and `bytea` as binary).
 ///
-/// A cached statement is prepared on the server the first time it runs (`PQprepare`), its
-/// result columns described (`PQdescribePrepared`), and then only executed; when every result
+/// A cached statement is prepared on the server the first time it runs (`PQsendPrepare`), its
+/// result columns described (`PQsendDescribePrepared`), and then only executed; when every result
 /// column has a type the library decodes from PostgreSQL's binary format (the integers,
 /// floating point, booleans, text, `bytea`, `numeric`, `uuid`, JSON), it asks for binary
 /// results: no number is formatted by the server and parsed again here. A statement that
-/// runs once is parsed and run in one round trip (`PQexecParams`) with text results; a
+/// runs once is parsed and run in one round trip (`PQsendQueryParams`) with text results; a
 /// cursor's is declared as a server cursor (`DECLARE … NO SCROLL CURSOR`) and read 256 rows
 /// at a time (`FETCH FORWARD`), so that it holds constant memory.
 ///
@@ -169,7 +169,8 @@ final class PostgreSQLStatement: EngineStatement {
     }
 
     private func execute() throws {
-        connection.deallocateEvicted()
+        let connection = self.connection
+        try connection.deallocateEvicted()
         switch use {
         case .once:
             try run(text, parameters: true)
@@ -188,9 +189,11 @@ final class PostgreSQLStatement: EngineStatement {
                 statement = try prepareOnServer()
                 prepared[types] = statement
             }
-            let executed = withParameters { values, lengths, formats in
-                PQexecPrepared(
-                    connection.handle, statement.name, Int32(parameterCount), values, lengths, formats, statement.binary ? 1 : 0)
+            let executed = try connection.exchange {
+                withParameters { values, lengths, formats in
+                    PQsendQueryPrepared(
+                        connection.handle, statement.name, Int32(parameterCount), values, lengths, formats, statement.binary ? 1 : 0)
+                }
             }
             try adopt(executed, binary: statement.binary)
         }
@@ -199,16 +202,19 @@ final class PostgreSQLStatement: EngineStatement {
     /// Prepares the statement for the current parameter types, and describes its result
     /// columns: binary results when the library decodes every one of their types.
     private func prepareOnServer() throws -> (name: String, binary: Bool) {
+        let connection = self.connection
         let name = connection.makeName("statement")
-        let prepareResult = types.withUnsafeBufferPointer { types in
-            PQprepare(connection.handle, name, text, Int32(parameterCount), types.baseAddress)
+        let prepareResult = try connection.exchange {
+            types.withUnsafeBufferPointer { types in
+                PQsendPrepare(connection.handle, name, text, Int32(parameterCount), types.baseAddress)
+            }
         }
         try check(prepareResult)
         PQclear(prepareResult)
         // The description lists the parameters too, in one message; libpq before 17 takes a
         // message over 30,000 bytes for a lost connection. Many parameters: text results.
         guard parameterCount <= Self.maximumDescribedParameters else { return (name, false) }
-        let description = PQdescribePrepared(connection.handle, name)
+        let description = try connection.exchange { PQsendDescribePrepared(connection.handle, name) }
         try check(description)  // clears it when it failed
         let columns = PQnfields(description)
         let binary = columns > 0 && (0..<columns).allSatisfy { Self.binaryTypes.contains(Int(PQftype(description, $0))) }
@@ -230,9 +236,12 @@ final class PostgreSQLStatement: EngineStatement {
         clearResult()
         if parameters { encodeParameters() }
         let count = parameters ? Int32(parameterCount) : 0
-        let executed = withParameters { values, lengths, formats in
-            types.withUnsafeBufferPointer { types in
-                PQexecParams(connection.handle, sql, count, parameters ? types.baseAddress : nil, values, lengths, formats, 0)
+        let connection = self.connection
+        let executed = try connection.exchange {
+            withParameters { values, lengths, formats in
+                types.withUnsafeBufferPointer { types in
+                    PQsendQueryParams(connection.handle, sql, count, parameters ? types.baseAddress : nil, values, lengths, formats, 0)
+                }
             }
         }
         try adopt(executed)
@@ -261,7 +270,7 @@ final class PostgreSQLStatement: EngineStatement {
     private func check(_ result: OpaquePointer?) throws {
         let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            let error = postgreSQLError(result, connection.handle, sql: sql)
+            let error = postgreSQLError(result, connection, sql: sql)
             PQclear(result)
             throw error
         }

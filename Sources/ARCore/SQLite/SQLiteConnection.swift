@@ -182,6 +182,16 @@ package struct SQLiteConnection: EngineConnection {
 
     package var isUsable: Bool { true }
 
+    /// A deadline `timeout` from now for the statements that run next (a progress handler
+    /// that interrupts them: `.timeout`); `nil` removes it.
+    package func setStatementTimeout(_ timeout: Duration?) {
+        guard let timeout else { return ar_sqlite_set_statement_timeout(handle, 0) }
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let total = nanoseconds.overflow ? Int64.max / 2 : nanoseconds.partialValue + attoseconds / 1_000_000_000
+        ar_sqlite_set_statement_timeout(handle, max(1, min(total, Int64.max / 2)))
+    }
+
     package func close() { sqlite3_close_v2(handle) }
 
     /// Turns SQLite's legacy reading of a double-quoted unknown name as a string on or off.
@@ -202,6 +212,8 @@ package struct SQLiteConnection: EngineConnection {
         case SQLITE_CANTOPEN: kind = .cannotOpen
         case SQLITE_MISMATCH: kind = .typeMismatch
         case SQLITE_BUSY: kind = .busy
+        // Interrupted by the statement timeout's progress handler (the only interrupt the library makes).
+        case SQLITE_INTERRUPT: kind = .timeout
         default: kind = .sqlite
         }
         var error = ActiveRecordError(kind, message, resultCode: code, sql: sql)
