@@ -410,10 +410,23 @@ package final class Connection {
         if let sqlite { sqlite.changedRowCount } else { engine.changedRowCount }
     }
 
-    /// Whether a failed statement aborted the current transaction (it can only roll back).
+    /// Whether a failed statement aborted the current transaction (it can only roll back): on
+    /// PostgreSQL after any failure; on either engine when the engine ended it by itself and
+    /// the levels above the one that failed go on in a transaction that only rolls back
+    /// (``transactionEndedByEngine``).
     package var isInFailedTransaction: Bool {
-        sqlite == nil && engine.isInFailedTransaction
+        transactionEndedByEngine || (sqlite == nil && engine.isInFailedTransaction)
     }
+
+    /// Whether the engine has a transaction open (see ``EngineConnection/hasOpenTransaction``).
+    package var hasOpenTransaction: Bool {
+        if let sqlite { sqlite.hasOpenTransaction } else { engine.hasOpenTransaction }
+    }
+
+    /// Whether the engine ended the current transaction by itself, under a nested level: its
+    /// savepoints are gone, and the outer levels run in a transaction begun again that can only
+    /// roll back, as a PostgreSQL transaction after a failed statement.
+    package var transactionEndedByEngine = false
 
     /// Whether the connection can still be used (a server connection may have been lost).
     package var isUsable: Bool {

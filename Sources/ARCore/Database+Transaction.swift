@@ -125,7 +125,11 @@ extension Database {
         }
         let wasUsable = connection.isUsable
         do {
-            try connection.execute(depth == 0 ? "COMMIT" : "RELEASE activerecord_\(depth)")
+            if depth == 0 {
+                try connection.execute("COMMIT")
+            } else if !connection.transactionEndedByEngine {
+                try connection.execute("RELEASE activerecord_\(depth)")
+            }
         } catch {
             // A COMMIT whose connection was lost on the way may have been committed: say so.
             let outcomeUnknown = depth == 0 && wasUsable && !connection.isUsable
@@ -182,7 +186,17 @@ extension Database {
         // What this transaction's automatic migration made may be undone: check again.
         connection.preparedInTransaction = []
         if depth == 0 {
-            try connection.execute("ROLLBACK")
+            connection.transactionEndedByEngine = false
+            // Unless the engine rolled it back already (the error that made it is the one to see).
+            if connection.hasOpenTransaction { try connection.execute("ROLLBACK") }
+        } else if connection.transactionEndedByEngine {
+            return  // its savepoint went with the whole transaction
+        } else if !connection.hasOpenTransaction {
+            // The engine rolled back the whole transaction (SQLite does when a write in it is
+            // interrupted): the outer levels go on in a transaction that can only roll back, so
+            // that what they run meanwhile is not committed statement by statement.
+            connection.transactionEndedByEngine = true
+            if connection.isUsable { try connection.execute(dialect.beginTransactionSQL(isolation: nil)) }
         } else {
             try connection.execute("ROLLBACK TO activerecord_\(depth)")
             try connection.execute("RELEASE activerecord_\(depth)")

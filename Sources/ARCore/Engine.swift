@@ -69,6 +69,10 @@ package protocol EngineConnection {
     /// Whether the connection is in a transaction that a failed statement aborted, so that
     /// it can only roll back (PostgreSQL; SQLite's transactions survive a failed statement).
     var isInFailedTransaction: Bool { get }
+    /// Whether the engine has a transaction open on the connection (after `BEGIN`, until it
+    /// ends, even aborted): `false` when the engine ended one by itself (SQLite rolls a whole
+    /// transaction back when a write in it is interrupted, or runs out of memory or disk).
+    var hasOpenTransaction: Bool { get }
     /// Whether the connection can still be used (a server connection may have been lost).
     var isUsable: Bool { get }
     /// Limits the statements that run next to `timeout` each (`nil`: no limit), until the

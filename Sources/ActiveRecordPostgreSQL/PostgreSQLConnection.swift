@@ -235,6 +235,11 @@ final class PostgreSQLConnection: EngineConnection {
 
     var isInFailedTransaction: Bool { PQtransactionStatus(handle) == PQTRANS_INERROR }
 
+    var hasOpenTransaction: Bool {
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
+    }
+
     var isUsable: Bool { !isClosed && PQstatus(handle) == CONNECTION_OK }
 
     func setStatementTimeout(_ timeout: Duration?) {

@@ -84,6 +84,38 @@ struct StatementTimeoutTests {
         }
     }
 
+    /// A write interrupted in a savepoint: PostgreSQL rolls back to the savepoint and the outer
+    /// transaction goes on; SQLite rolls back the WHOLE transaction (its rule for an interrupted
+    /// write), so the outer levels go on in a transaction that only rolls back: what they run
+    /// afterwards is not committed, and the commit says `.transactionAborted`.
+    @Test(arguments: TestEngine.all) func aWriteInterruptedInASavepoint(engine: TestEngine) throws {
+        try withDatabase(engine) { db in
+            try TimedNote.create(["title": "before"])
+            let endlessInsert = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) "
+                + #"INSERT INTO "TimedNote" ("createdAt", "updatedAt", "title") SELECT 0, 0, 'x' FROM c"#
+            let commit = Result {
+                try db.transaction {
+                    try TimedNote.create(["title": "outer"])
+                    expectError(.timeout) {
+                        try db.transaction { try db.withStatementTimeout(.milliseconds(200)) { try db.execute(endlessInsert) } }
+                    }
+                    try TimedNote.create(["title": "after"])
+                    try db.transaction { try TimedNote.create(["title": "nested after"]) }
+                }
+            }
+            #expect(!db.isInTransaction)
+            if engine == .sqlite {
+                #expect(throws: ActiveRecordError.self) { try commit.get() }
+                if case .failure(let error as ActiveRecordError) = commit { #expect(error.code == .transactionAborted, "\(error)") }
+                #expect(try TimedNote.all().map(\.title) == ["before"])
+            } else {
+                #expect(try commit.get() == .committed)
+                #expect(try TimedNote.query().order(by: "id").pluck(\.title) == ["before", "outer", "after", "nested after"])
+            }
+            try TimedNote.create(["title": "later"])  // the connection goes on
+        }
+    }
+
     // MARK: PostgreSQL: the server's statement_timeout
 
     /// `SELECT pg_sleep(5)` under a 500 ms limit: canceled by the server (SQLSTATE 57014), on a

@@ -180,6 +180,8 @@ package struct SQLiteConnection: EngineConnection {
     /// SQLite's transactions survive a failed statement.
     package var isInFailedTransaction: Bool { false }
 
+    package var hasOpenTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
     package var isUsable: Bool { true }
 
     /// A deadline `timeout` from now for the statements that run next (a progress handler
