@@ -107,8 +107,12 @@ struct PostgreSQLDialect: SQLDialect {
         plainInsert(table, columns) + " ON CONFLICT DO NOTHING"
     }
 
+    /// The returned columns end with `xmax = 0`, which ``PostgreSQLStatement/upsert()`` reads:
+    /// a row the statement inserted has no `xmax` yet, while `ON CONFLICT DO UPDATE` locks the
+    /// row it updates first, and the new version keeps that lock in its `xmax` (PostgreSQL's
+    /// `heap_update`). A column cannot be named `xmax` (a system column's name).
     func upsertSQL(into table: String, columns: [String], conflictColumns: [String], updateColumns: [String], returning: [String]) -> String {
-        plainInsert(table, columns) + onConflictUpdate(table, conflictColumns, updateColumns, returning)
+        plainInsert(table, columns) + onConflictUpdate(table, conflictColumns, updateColumns, returning) + ", (xmax = 0)"
     }
 
     private func plainInsert(_ table: String, _ columns: [String]) -> String {
