@@ -58,15 +58,35 @@ extension Database {
         try withConnection { try dialect.tableNames($0) }
     }
 
-    /// Deletes every row of every table, keeping the tables, in one transaction.
+    /// Deletes every row of every table, keeping the tables, in one transaction, and
+    /// restarts ids: each table's next record gets id 1, on every engine. The library's own
+    /// tables keep their rows: `activerecord_migrations`, the record of applied migrations, so
+    /// that a migrator applied again runs nothing.
+    ///
+    /// ```swift
+    /// try db.clear()          // SQLite: DELETE FROM each table; PostgreSQL: TRUNCATE … RESTART IDENTITY
+    /// ```
     /// - Throws: the engine's errors; on error nothing is deleted.
     public func clear() throws {
         try transaction {
-            for table in try tableNames() {
-                try execute("DELETE FROM \(table.quotedIdentifier)")
+            try withConnection { connection in
+                let tables = try dialect.tableNames(connection).filter { name in
+                    !Self.bookkeepingTables.contains { dialect.sameName($0, name) }
+                }
+                guard !tables.isEmpty else { return }
+                try dialect.clear(tables, connection)
+                connection.noteChangeOfAnyTable()
             }
         }
     }
+
+    /// The tables where the library keeps its own records, which ``clear()`` leaves alone:
+    /// `activerecord_migrations`, the versioned migrations a database has run.
+    package static let bookkeepingTables = [migrationsTableName]
+
+    /// The table where a database records the versioned migrations it ran (ARMigrations'
+    /// `Migrator.tableName`).
+    package static let migrationsTableName = "activerecord_migrations"
 
     /// Where the library logs, through swift-log:
     /// - every statement's SQL at `.trace` (with `?` placeholders; the values only with

@@ -234,6 +234,9 @@ package protocol SQLDialect: Sendable {
     /// Changes a column's declared type (SQLite rebuilds the table; values are converted as
     /// the engine converts them).
     func changeColumnType(_ column: String, in table: String, to type: SQLType, _ kind: ColumnKind, _ connection: Connection) throws
+    /// Deletes every row of `tables` (inside the caller's transaction) and restarts their ids,
+    /// so that each table's next row gets id 1.
+    func clear(_ tables: [String], _ connection: Connection) throws
     /// `CREATE TABLE IF NOT EXISTS` for the table that records versioned migrations (name,
     /// time applied), keeping the order in which they were recorded.
     func migrationsTableSQL(_ table: String) -> String

@@ -273,6 +273,13 @@ struct PostgreSQLDialect: SQLDialect {
         try connection.execute("ALTER TABLE \(table.quotedIdentifier) ALTER COLUMN \(quoted) TYPE \(newType) USING \(using)")
     }
 
+    /// One `TRUNCATE … RESTART IDENTITY` for all of them: foreign keys between them hold, and
+    /// the identity sequences restart at 1 in the same transaction (rolled back with it).
+    func clear(_ tables: [String], _ connection: Connection) throws {
+        guard !tables.isEmpty else { return }
+        try connection.execute("TRUNCATE \(tables.map(\.quotedIdentifier).joined(separator: ", ")) RESTART IDENTITY")
+    }
+
     func migrationsTableSQL(_ table: String) -> String {
         "CREATE TABLE IF NOT EXISTS \(table.quotedIdentifier) ("
             + "\("position".quotedIdentifier) BIGINT GENERATED ALWAYS AS IDENTITY, "
