@@ -121,9 +121,14 @@ extension String: ColumnValue {
 
 // MARK: - Integers: INTEGER, 64-bit, never truncated
 
+/// Column types that `sum` and `average` add up, typed by key path
+/// (`query.sum(\.cents)` is an `Int?` for an `Int` column): the integer types (summed exactly,
+/// as 64-bit integers) and `Double` and `Float`.
+public protocol NumericColumnValue: ColumnValue {}
+
 /// Integer types stored as 64-bit integers, with a range check both ways (the conformance
 /// of `Int`, `Int8`…`Int64`, `UInt`…`UInt64`).
-public protocol IntegerColumnValue: FixedWidthInteger, ColumnValue {}
+public protocol IntegerColumnValue: FixedWidthInteger, NumericColumnValue {}
 
 extension IntegerColumnValue {
     public static var sqlType: SQLType { .integer }
@@ -205,6 +210,9 @@ extension Double: ColumnValue {
         }
     }
 }
+
+extension Double: NumericColumnValue {}
+extension Float: NumericColumnValue {}
 
 extension Float: ColumnValue {
     public static var sqlType: SQLType { .real }

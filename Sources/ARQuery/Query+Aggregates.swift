@@ -1,7 +1,9 @@
 import ARCore
 
 extension Query {
-    /// `sum(column)` over the query's records; `0` when there are none.
+    /// `sum(column)` over the query's records, as a `Double` whatever the column; `0` when
+    /// there are none. `sum` by key path gives the column's own type (`Int` for
+    /// an `Int` column).
     ///
     /// ```swift
     /// let total = try User.query().where("age", .greaterThan(18)).sum("score")
@@ -29,6 +31,66 @@ extension Query {
     /// `max(column)` as a Swift value, or `nil` when there are no records.
     public func max<Value: ColumnValue>(_ column: String, as type: Value.Type) throws -> Value? {
         try Value?.fromSQL(aggregate("max", column))
+    }
+
+    // MARK: By key path, typed as the column
+
+    /// `sum(column)` of a numeric column named by key path, as the column's type: an `Int`
+    /// column sums to an `Int` (exactly, with no detour through `Double`), a `Double` column
+    /// to a `Double`; `nil` when no record matches (as `min` and
+    /// `average` by key path are; `?? 0` for a total).
+    ///
+    /// ```swift
+    /// let cents = try LineItem.query().where(\.orderId == order.id).sum(\.cents) ?? 0   // Int
+    /// ```
+    /// - Throws: `.unknownColumn` for a key path that is not a `@Column`; `.typeMismatch`
+    ///   when the sum does not fit the type (beyond `Int8`'s range, say); the engine's error
+    ///   when it overflows 64 bits (SQLite: "integer overflow"; PostgreSQL sums exactly, then
+    ///   the type refuses it).
+    public func sum<Value: NumericColumnValue>(_ keyPath: KeyPath<Record, Value>) throws -> Value? {
+        try Value?.fromSQL(aggregate("sum", KeyPathColumns.columnName(keyPath)))
+    }
+
+    /// `sum(column)` of an optional numeric column, as its type (`NULL`s left out); `nil` when
+    /// no record matches or every value is `nil`.
+    public func sum<Value: NumericColumnValue>(_ keyPath: KeyPath<Record, Value?>) throws -> Value? {
+        try Value?.fromSQL(aggregate("sum", KeyPathColumns.columnName(keyPath)))
+    }
+
+    /// `avg(column)` of a numeric column named by key path; `nil` when no record matches.
+    public func average<Value: NumericColumnValue>(_ keyPath: KeyPath<Record, Value>) throws -> Double? {
+        try Double?.fromSQL(aggregate("avg", KeyPathColumns.columnName(keyPath)))
+    }
+
+    /// `avg(column)` of an optional numeric column (`NULL`s left out); `nil` when no value.
+    public func average<Value: NumericColumnValue>(_ keyPath: KeyPath<Record, Value?>) throws -> Double? {
+        try Double?.fromSQL(aggregate("avg", KeyPathColumns.columnName(keyPath)))
+    }
+
+    /// `min(column)` of a column named by key path, as its type; `nil` when no record matches.
+    ///
+    /// ```swift
+    /// let cheapest = try Product.query().min(\.cents)      // Int?
+    /// let first = try Product.query().min(\.name)          // String?
+    /// ```
+    /// - Throws: `.unknownColumn` for a key path that is not a `@Column`; the query's errors.
+    public func min<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>) throws -> Value? {
+        try Value?.fromSQL(aggregate("min", KeyPathColumns.columnName(keyPath)))
+    }
+
+    /// `min(column)` of an optional column (`NULL`s left out), as its type; `nil` when no value.
+    public func min<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value?>) throws -> Value? {
+        try Value?.fromSQL(aggregate("min", KeyPathColumns.columnName(keyPath)))
+    }
+
+    /// `max(column)` of a column named by key path, as its type; `nil` when no record matches.
+    public func max<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>) throws -> Value? {
+        try Value?.fromSQL(aggregate("max", KeyPathColumns.columnName(keyPath)))
+    }
+
+    /// `max(column)` of an optional column (`NULL`s left out), as its type; `nil` when no value.
+    public func max<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value?>) throws -> Value? {
+        try Value?.fromSQL(aggregate("max", KeyPathColumns.columnName(keyPath)))
     }
 
     private func aggregate(_ function: String, _ column: String) throws -> DatabaseValue {
