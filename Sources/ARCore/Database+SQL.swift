@@ -98,9 +98,12 @@ extension Database {
     /// - schema drift automatic migration leaves alone at `.warning`.
     ///
     /// Default: `Logger(label: "activerecord")`, which goes wherever the program's
-    /// `LoggingSystem.bootstrap` sends logs (swift-log's default: standard error, from
-    /// `.info`). `nil` silences the library. The logger's level is read when it is set:
-    /// set it again after changing its level.
+    /// `LoggingSystem.bootstrap` sends logs, with the library's lines from `.warning` only,
+    /// so that a program that configured nothing prints nothing on success (swift-log's
+    /// default handler prints from `.info`, to standard error); a bootstrap that lowered the
+    /// level to `.debug` or `.trace` gets every line from that level. A logger the program
+    /// sets is used exactly as given: its level decides. `nil` silences the library. The
+    /// logger's level is read when it is set: set it again after changing its level.
     ///
     /// ```swift
     /// var logger = Logger(label: "app.db")
@@ -108,9 +111,9 @@ extension Database {
     /// db.logger = logger
     /// ```
     public var logger: Logger? {
-        get { loggerStorage.withLock { $0 } }
+        get { loggerStorage.withLock { $0.logger } }
         set {
-            loggerStorage.withLock { $0 = newValue }
+            loggerStorage.withLock { $0 = (newValue, .trace) }
             // Per connection, only loggers that take the level: the hot path checks for nil.
             let sql = newValue.flatMap { $0.logLevel <= .trace ? $0 : nil }
             let events = newValue.flatMap { $0.logLevel <= .debug ? $0 : nil }
@@ -133,8 +136,11 @@ extension Database {
         }
     }
 
-    /// Logs `message` at `level` to ``logger`` (when there is one and it takes the level).
+    /// Logs `message` at `level` to ``logger`` (when there is one and it takes the level; the
+    /// default logger, from `.warning` unless the bootstrap lowered its level).
     package func log(_ level: Logger.Level, _ message: @autoclosure () -> Logger.Message, metadata: Logger.Metadata? = nil) {
-        loggerStorage.withLock { $0 }?.log(level: level, message(), metadata: metadata)
+        let (logger, floor) = loggerStorage.withLock { $0 }
+        guard let logger, level >= floor else { return }
+        logger.log(level: level, message(), metadata: metadata)
     }
 }

@@ -12,7 +12,12 @@
 //         waits until `start`, then saves `rows` rows tagged `marker`, each on its own (autocommit);
 //     ActiveRecordStressChild open <path>
 //         opens `path` as given (relative to the working directory), saves a row, and prints
-//         how many rows the writer and a reader connection see.
+//         how many rows the writer and a reader connection see;
+//     ActiveRecordStressChild quiet-migration <path> [drift]
+//         configures no logging, makes a table with raw SQL (with `drift`, one more column
+//         than the model declares), opens the database with a migrator whose rename step
+//         runs, uses the model, and prints the steps that ran: the default logger prints
+//         nothing on success, only the drift warning.
 import ActiveRecord
 import ActiveRecordPostgreSQL
 import Foundation
@@ -36,6 +41,11 @@ final class Widened: Model {
 
 final class Opened: Model {
     @Column var n: Int = 0
+}
+
+/// The table after the rename the quiet migration runs.
+final class Renamed: Model {
+    @Column var text: String = ""
 }
 
 func fail(_ message: String) -> Never {
@@ -70,6 +80,18 @@ do {
             try database.transaction { writerCount = try Opened.count() }
             print("path \(database.path) writer \(writerCount) reader \(try Opened.count())")
         }
+    case "quiet-migration":
+        guard arguments.count == 3 || arguments.count == 4 && arguments[3] == "drift" else {
+            fail("usage: quiet-migration <path> [drift]")
+        }
+        let extra = arguments.count == 4 ? #", "mood" TEXT"# : ""
+        try Database(.file(arguments[2]), automaticMigrations: false)
+            .execute(#"CREATE TABLE "Renamed" ("id" INTEGER PRIMARY KEY, "createdAt" REAL, "updatedAt" REAL, "body" TEXT"# + extra + ")")
+        var migrator = Migrator()
+        migrator.register("rename Renamed.body to text") { try $0.renameColumn("body", to: "text", in: "Renamed") }
+        let database = try Database(.file(arguments[2]), migrator: migrator)
+        try database.use { try Renamed.create(["text": "kept"]) }
+        print("applied: \(try migrator.appliedMigrations(in: database))")
     default:
         guard arguments.count == 4, let marker = Int(arguments[2]), let rows = Int(arguments[3]) else {
             fail("usage: ActiveRecordStressChild <path> <marker> <rows> | migrate <path> <start> | open <path>")
