@@ -41,7 +41,7 @@ extension Query {
     /// `average` by key path are; `?? 0` for a total).
     ///
     /// ```swift
-    /// let cents = try LineItem.query().where(\.orderId == order.id).sum(\.cents) ?? 0   // Int
+    /// let cents = try LineItem.query().where(\.$order.id == order.id).sum(\.cents) ?? 0   // Int
     /// ```
     /// - Throws: `.unknownColumn` for a key path that is not a `@Column`; `.typeMismatch`
     ///   when the sum does not fit the type (beyond `Int8`'s range, say); the engine's error

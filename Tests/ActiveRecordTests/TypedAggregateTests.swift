@@ -21,6 +21,12 @@ final class PurchaseLine: Model, Validating {
     }
 }
 
+/// The key declared twice: by the relation and by hand.
+final class TwiceKeyedLine: Model {
+    @Column var purchaseOrderId: Int64? = nil
+    @BelongsTo var order: PurchaseOrder?          // its key: purchaseOrderId
+}
+
 /// Issue 31, point 9: typed aggregates by key path, and a belongs-to's key by key path.
 @Suite("Typed aggregates, and a belongs-to's key by key path")
 struct TypedAggregateTests {
@@ -88,6 +94,13 @@ struct TypedAggregateTests {
             #expect(line.order == nil)
             let error = expectError(.validationFailed) { try line.save() }
             #expect(error?.validationFailures.map(\.description) == ["order needs an order"])
+        }
+    }
+
+    @Test func aColumnBesideTheRelationIsTheKeyDeclaredTwice() throws {
+        try withDatabase(.sqlite) { _ throws in
+            let error = expectError(.invalidModel) { _ = try TwiceKeyedLine.count() }
+            #expect(error?.message.contains("'purchaseOrderId' is declared twice") == true, "\(String(describing: error))")
         }
     }
 
