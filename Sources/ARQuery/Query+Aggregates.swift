@@ -48,23 +48,23 @@ extension Query {
     ///   when it overflows 64 bits (SQLite: "integer overflow"; PostgreSQL sums exactly, then
     ///   the type refuses it).
     public func sum<Value: NumericColumnValue>(_ keyPath: KeyPath<Record, Value>) throws -> Value? {
-        try Value?.fromSQL(aggregate("sum", KeyPathColumns.columnName(keyPath)))
+        try aggregate("sum", keyPath, as: Value.self)
     }
 
     /// `sum(column)` of an optional numeric column, as its type (`NULL`s left out); `nil` when
     /// no record matches or every value is `nil`.
     public func sum<Value: NumericColumnValue>(_ keyPath: KeyPath<Record, Value?>) throws -> Value? {
-        try Value?.fromSQL(aggregate("sum", KeyPathColumns.columnName(keyPath)))
+        try aggregate("sum", keyPath, as: Value.self)
     }
 
     /// `avg(column)` of a numeric column named by key path; `nil` when no record matches.
     public func average<Value: NumericColumnValue>(_ keyPath: KeyPath<Record, Value>) throws -> Double? {
-        try Double?.fromSQL(aggregate("avg", KeyPathColumns.columnName(keyPath)))
+        try aggregate("avg", keyPath, as: Double.self)
     }
 
     /// `avg(column)` of an optional numeric column (`NULL`s left out); `nil` when no value.
     public func average<Value: NumericColumnValue>(_ keyPath: KeyPath<Record, Value?>) throws -> Double? {
-        try Double?.fromSQL(aggregate("avg", KeyPathColumns.columnName(keyPath)))
+        try aggregate("avg", keyPath, as: Double.self)
     }
 
     /// `min(column)` of a column named by key path, as its type; `nil` when no record matches.
@@ -75,22 +75,29 @@ extension Query {
     /// ```
     /// - Throws: `.unknownColumn` for a key path that is not a `@Column`; the query's errors.
     public func min<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>) throws -> Value? {
-        try Value?.fromSQL(aggregate("min", KeyPathColumns.columnName(keyPath)))
+        try aggregate("min", keyPath, as: Value.self)
     }
 
     /// `min(column)` of an optional column (`NULL`s left out), as its type; `nil` when no value.
     public func min<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value?>) throws -> Value? {
-        try Value?.fromSQL(aggregate("min", KeyPathColumns.columnName(keyPath)))
+        try aggregate("min", keyPath, as: Value.self)
     }
 
     /// `max(column)` of a column named by key path, as its type; `nil` when no record matches.
     public func max<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>) throws -> Value? {
-        try Value?.fromSQL(aggregate("max", KeyPathColumns.columnName(keyPath)))
+        try aggregate("max", keyPath, as: Value.self)
     }
 
     /// `max(column)` of an optional column (`NULL`s left out), as its type; `nil` when no value.
     public func max<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value?>) throws -> Value? {
-        try Value?.fromSQL(aggregate("max", KeyPathColumns.columnName(keyPath)))
+        try aggregate("max", keyPath, as: Value.self)
+    }
+
+    /// An aggregate of the column a key path names, read as `type` (`nil` for `NULL`).
+    private func aggregate<Value: ColumnValue, Result: ColumnValue>(
+        _ function: String, _ keyPath: KeyPath<Record, Value>, as type: Result.Type
+    ) throws -> Result? {
+        try Result?.fromSQL(aggregate(function, KeyPathColumns.columnName(keyPath)))
     }
 
     private func aggregate(_ function: String, _ column: String) throws -> DatabaseValue {

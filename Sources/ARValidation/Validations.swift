@@ -132,7 +132,7 @@ public final class ValidationRules<Record: Model> {
 
     /// The value must not be blank: `nil`, an empty or all-whitespace string, empty data or an empty collection.
     /// Key `cant_be_blank`.
-    /// - Parameter message: the failure's message (the key stays).
+    /// `message` replaces the failure's default text (the key stays).
     public func presence<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>, message: String = "can't be blank") {
         add(keyPath) { value in Check.presence(value, message: message) }
     }
@@ -163,7 +163,7 @@ public final class ValidationRules<Record: Model> {
     /// No other row with the same `scope` values may hold the same value: unique per scope,
     /// e.g. `uniqueness(\.name, scope: ["groupId"])`. Key `already_exists`. (No `index:`
     /// here: a UNIQUE index would be over one column, not the scope.)
-    /// - Parameter message: the failure's message (the key stays).
+    /// `message` replaces the failure's default text (the key stays).
     ///
     /// Checked for new records and when the column changed; a `nil` value is not checked.
     public func uniqueness<Value: ColumnValue>(
@@ -178,8 +178,8 @@ public final class ValidationRules<Record: Model> {
 
     /// The length (characters) of a string must be within bounds; `nil` passes.
     /// Keys `too_short`, `too_long`, `wrong_length`.
-    /// - Parameter message: the message of every failure (the key stays); `nil` for the
-    ///   default, which says the bound (`is too short (minimum is 2 characters)`).
+    /// `message` replaces the text of every failure (the key stays); `nil` keeps the
+    /// default, which says the bound (`is too short (minimum is 2 characters)`).
     public func length<Value: ColumnValue>(
         _ keyPath: KeyPath<Record, Value>, min: Int? = nil, max: Int? = nil, exactly: Int? = nil, message: String? = nil
     ) where Value: StringValue {
@@ -200,7 +200,7 @@ public final class ValidationRules<Record: Model> {
 
     /// A string must match a regular expression (the whole string, unless the pattern says
     /// otherwise with its own anchors); `nil` passes. Key `invalid_format`.
-    /// - Parameter message: the failure's message (the key stays).
+    /// `message` replaces the failure's default text (the key stays).
     public func format<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>, _ pattern: String, message: String = "is invalid")
     where Value: StringValue {
         let expression = Result { try NSRegularExpression(pattern: pattern) }
@@ -218,8 +218,8 @@ public final class ValidationRules<Record: Model> {
     /// The value must be a number (a numeric column, or a string holding one), optionally
     /// an integer and within a range; `nil` passes.
     /// Keys `not_a_number`, `not_an_integer`, `too_small`, `too_large`.
-    /// - Parameter message: the message of every failure (the key stays); `nil` for the
-    ///   default, which says the bound (`must be greater than or equal to 0`).
+    /// `message` replaces the text of every failure (the key stays); `nil` keeps the
+    /// default, which says the bound (`must be greater than or equal to 0`).
     public func numericality<Value: ColumnValue>(
         _ keyPath: KeyPath<Record, Value>, onlyInteger: Bool = false, in range: ClosedRange<Double>? = nil, message: String? = nil
     ) {
@@ -254,7 +254,7 @@ public final class ValidationRules<Record: Model> {
     }
 
     /// The value must be one of `values`. Key `not_included`.
-    /// - Parameter message: the failure's message (the key stays).
+    /// `message` replaces the failure's default text (the key stays).
     public func inclusion<Value: ColumnValue & Equatable>(
         _ keyPath: KeyPath<Record, Value>, in values: [Value], message: String = "is not included in the list"
     ) {
@@ -262,7 +262,7 @@ public final class ValidationRules<Record: Model> {
     }
 
     /// The value must not be one of `values`. Key `reserved`.
-    /// - Parameter message: the failure's message (the key stays).
+    /// `message` replaces the failure's default text (the key stays).
     public func exclusion<Value: ColumnValue & Equatable>(
         _ keyPath: KeyPath<Record, Value>, from values: [Value], message: String = "is reserved"
     ) {
@@ -271,8 +271,8 @@ public final class ValidationRules<Record: Model> {
 
     /// A custom validator (the seeds' `validate_field_with_validator`). Key: the validator's
     /// ``Validator/errorKey``.
-    /// - Parameter message: the failure's message instead of the validator's
-    ///   ``Validator/errorMessage`` (the key stays); `nil` for the validator's.
+    /// `message` replaces the validator's ``Validator/errorMessage`` (the key stays); `nil`
+    /// keeps the validator's.
     public func custom<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>, _ validator: some Validator, message: String? = nil) {
         add(keyPath) { record, _, column, _ in
             try validator.validate(field: column, of: record)
