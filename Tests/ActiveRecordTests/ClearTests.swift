@@ -58,6 +58,25 @@ struct ClearTests {
         }
     }
 
+    /// PostgreSQL's TRUNCATE waits for every lock on the tables: a cursor this thread holds open
+    /// (on another pooled connection) would make it wait forever. It waits 10 s, then `.busy`.
+    @Test(.enabled(if: TestEngine.postgresConnection != nil)) func aClearBehindAnOpenCursorFailsInsteadOfHanging() throws {
+        try withDatabase(.postgres) { db throws in
+            for name in ["a", "b"] { try User.create(["name": name]) }
+            let cursor = try User.query().cursor()
+            #expect(try cursor.next()?.name == "a")
+            let started = Date()
+            let error = expectError(.busy) { try db.clear() }
+            #expect(Date().timeIntervalSince(started) < 30)
+            #expect(error?.message.hasPrefix("clear() waited 10s for the tables, which another connection holds") == true)
+            cursor.close()
+            #expect(try User.count() == 2)
+            try db.clear()
+            #expect(try User.count() == 0)
+            #expect(try db.rows("SHOW lock_timeout") == [[.text("0")]])   // the session's setting, as it was
+        }
+    }
+
     @Test func anAutoincrementTableOfSQLiteRestartsToo() throws {
         try withDatabase(.sqlite) { db throws in
             try db.execute(#"CREATE TABLE "Counter" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "n" INTEGER)"#)
