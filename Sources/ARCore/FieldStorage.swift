@@ -76,7 +76,8 @@ package struct BindField: FieldOperation {
     @inline(__always)
     package func run<Value: ColumnValue>(_ type: Value.Type, _ field: FieldAddress) throws -> Void {
         let value = try field.value(Value.self).pointee.toSQL()
-        try value.checkStorable()
+        // Only REAL columns can hold NaN or -0.0 (known per type, so no check for the others).
+        if Value.sqlType == .real { try value.checkStorable() }
         try statement.bind(value, at: parameter)
     }
 
