@@ -94,8 +94,8 @@ extension Database {
     /// - connections a pool opens, and tables automatic migration creates, at `.debug`,
     /// - columns and indexes automatic migration adds to an existing table, each versioned
     ///   migration step, and a new database's steps recorded as applied, at `.info`,
-    /// - a database moved from the old default location at `.notice`,
-    /// - schema drift automatic migration leaves alone at `.warning`.
+    /// - a database moved from the old default location, and schema drift automatic
+    ///   migration leaves alone, at `.warning`.
     ///
     /// Default: `Logger(label: "activerecord")`, which goes wherever the program's
     /// `LoggingSystem.bootstrap` sends logs, with the library's lines from `.warning` only,

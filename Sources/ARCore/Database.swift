@@ -111,7 +111,9 @@ public final class Database: @unchecked Sendable {
             writer = nil
             unretainedWriter = nil
         }
-        for note in engine.notes { log(.notice, "\(note)") }
+        // At .warning, so that the default logger prints them: a program must hear that its
+        // database file moved (or that another one was left behind).
+        for note in engine.notes { log(.warning, "\(note)") }
         // A default logger that takes SQL or connection events (a bootstrap that lowered the
         // level) reaches the connections as a logger set later would.
         if let initial = loggerStorage.withLock({ $0.logger }), initial.logLevel <= .debug { logger = initial }
