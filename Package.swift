@@ -81,7 +81,9 @@ let package = Package(
         // The examples `make test` runs and compares with their .expected output (Examples/*/).
         .executableTarget(name: "ActiveRecordExampleLibrary", dependencies: ["ActiveRecord"], path: "Examples/Library", exclude: ["expected.txt"]),
         .executableTarget(name: "ActiveRecordExampleValidations", dependencies: ["ActiveRecord"], path: "Examples/Validations", exclude: ["expected.txt"]),
-        .executableTarget(name: "ActiveRecordExampleMigrations", dependencies: ["ActiveRecord"], path: "Examples/Migrations", exclude: ["expected.txt"]),
+        .executableTarget(
+            name: "ActiveRecordExampleMigrations", dependencies: ["ActiveRecord", .product(name: "Logging", package: "swift-log")],
+            path: "Examples/Migrations", exclude: ["expected.txt"]),
         .executableTarget(name: "ActiveRecordExampleThreads", dependencies: ["ActiveRecord"], path: "Examples/Threads", exclude: ["expected.txt"]),
         // A child process the crash tests kill in the middle of a transaction.
         .executableTarget(

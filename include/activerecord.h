@@ -238,6 +238,7 @@ ar_result ar_query_order(ar_query *query, const char *column, int32_t ascending)
 ar_result ar_query_set_blob(ar_query *query, const char *column, const void *bytes, size_t length);
 
 // Sets what the next ar_query_update_all writes to a real or date (seconds since 1970) column.
+// AR_INVALID_VALUE for NaN (SQLite would store NULL), -0.0 (SQLite stores 0.0) and infinities.
 ar_result ar_query_set_double(ar_query *query, const char *column, double value);
 
 // Sets what the next ar_query_update_all writes to an integer or bool (0 or 1) column.
@@ -327,14 +328,15 @@ ar_result ar_record_set_blob(ar_record *record, const char *column, const void *
 // Sets a bool column: 0 is false, anything else true (stored as 0 or 1).
 ar_result ar_record_set_bool(ar_record *record, const char *column, int32_t value);
 
-// Sets a date column, in seconds since 1970-01-01 UTC.
+// Sets a date column, in seconds since 1970-01-01 UTC (-0.0 is the epoch, stored as 0.0).
 ar_result ar_record_set_date(ar_record *record, const char *column, double seconds);
 
 // Sets a decimal column from plain decimal text: digits with an optional sign and decimal
 // point, such as “1123.563” or “-0.5” (anything else, an exponent too: AR_INVALID_VALUE).
 ar_result ar_record_set_decimal(ar_record *record, const char *column, const char *value);
 
-// Sets a real column (an integer column refuses it: AR_TYPE_MISMATCH).
+// Sets a real column (an integer column refuses it: AR_TYPE_MISMATCH). AR_INVALID_VALUE for
+// NaN (SQLite would store NULL: set NULL instead) and -0.0 (SQLite stores 0.0: set 0.0).
 ar_result ar_record_set_double(ar_record *record, const char *column, double value);
 
 // Sets an integer column.

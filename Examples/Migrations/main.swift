@@ -6,6 +6,7 @@
 //     swift run ActiveRecordExampleMigrations PATH 2     the next version's, on the same file
 import ActiveRecord
 import Foundation
+import Logging
 
 /// Version 1 of the app's note.
 enum Version1 {
@@ -43,8 +44,14 @@ do {
     } else {
         var migrator = Migrator()
         migrator.register("rename Note.body to text") { try $0.renameColumn("body", to: "text", in: "Note") }
-        // Opening runs the steps this file has not run yet, before any model touches it.
-        let database = try Database(.file(path), migrator: migrator)
+        // The app logs the library's steps (at .info; left alone, the library logs only
+        // warnings): swift-log's default handler writes them to standard error.
+        var logger = Logger(label: "notes.db")
+        logger.logLevel = .info
+        let database = try Database(.file(path))
+        database.logger = logger
+        // The steps this file has not run yet, before any model touches it.
+        try migrator.apply(to: database)
         print("version 2: migrations applied: \(try migrator.appliedMigrations(in: database))")
         print("drift before use: \(try database.drift(of: [Note.self]).map(\.description))")
         database.logger = nil    // what automatic migration leaves alone (mood) is reported above

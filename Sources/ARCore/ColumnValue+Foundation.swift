@@ -13,7 +13,8 @@ extension Data: ColumnValue {
 /// Dates are `REAL` seconds since 1970-01-01 00:00:00 UTC, the seeds' format.
 extension Date: ColumnValue {
     public static var sqlType: SQLType { .real }
-    public func toSQL() throws -> DatabaseValue { try timeIntervalSince1970.toSQL() }
+    /// REAL seconds; the epoch as 0.0 (a date made from -0.0 seconds is the same moment).
+    public func toSQL() throws -> DatabaseValue { try (timeIntervalSince1970 + 0).toSQL() }
     public static func fromSQL(_ value: DatabaseValue) throws -> Date {
         switch value {
         case .real, .integer: return Date(timeIntervalSince1970: try Double.fromSQL(value))

@@ -121,9 +121,14 @@ extension String: ColumnValue {
 
 // MARK: - Integers: INTEGER, 64-bit, never truncated
 
+/// Column types that `sum` and `average` add up, typed by key path
+/// (`query.sum(\.cents)` is an `Int?` for an `Int` column): the integer types (summed exactly,
+/// as 64-bit integers) and `Double` and `Float`.
+public protocol NumericColumnValue: ColumnValue {}
+
 /// Integer types stored as 64-bit integers, with a range check both ways (the conformance
 /// of `Int`, `Int8`…`Int64`, `UInt`…`UInt64`).
-public protocol IntegerColumnValue: FixedWidthInteger, ColumnValue {}
+public protocol IntegerColumnValue: FixedWidthInteger, NumericColumnValue {}
 
 extension IntegerColumnValue {
     public static var sqlType: SQLType { .integer }
@@ -186,10 +191,10 @@ extension Bool: ColumnValue {
 
 extension Double: ColumnValue {
     public static var sqlType: SQLType { .real }
+    /// REAL; NaN is refused (it can be neither stored nor compared on every engine). -0.0 is
+    /// converted, since a query may compare with it, and refused where it would be stored.
     public func toSQL() throws -> DatabaseValue {
-        guard !isNaN else {
-            throw ActiveRecordError(.invalidValue, "NaN cannot be stored: SQLite would turn it into NULL")
-        }
+        guard !isNaN else { throw Self.nanRefused }
         return .real(self)
     }
     /// REAL; INTEGER only when a Double holds it exactly (up to 2^53).
@@ -206,6 +211,9 @@ extension Double: ColumnValue {
     }
 }
 
+extension Double: NumericColumnValue {}
+extension Float: NumericColumnValue {}
+
 extension Float: ColumnValue {
     public static var sqlType: SQLType { .real }
     public func toSQL() throws -> DatabaseValue { try Double(self).toSQL() }
@@ -218,5 +226,37 @@ extension Float: ColumnValue {
             throw typeMismatch(value, Float.self, "beyond Float's range")
         }
         return float
+    }
+}
+
+// MARK: - Reals no engine stores as they are
+
+extension Double {
+    /// Why NaN is refused: SQLite stores it as NULL, so no engine takes it (one value reads
+    /// back the same whichever engine stored it).
+    package static var nanRefused: ActiveRecordError {
+        ActiveRecordError(
+            .invalidValue,
+            "NaN cannot be stored: SQLite would store it as NULL, so no engine stores it; store nil (NULL) in an optional column instead")
+    }
+
+    /// Why -0.0 is refused where it would be stored: SQLite stores it as 0.0, losing the sign,
+    /// so no engine takes it.
+    package static var negativeZeroRefused: ActiveRecordError {
+        ActiveRecordError(
+            .invalidValue, "-0.0 cannot be stored: SQLite stores it as 0.0, losing the sign, so no engine stores it; store 0.0 instead")
+    }
+}
+
+extension DatabaseValue {
+    /// Refuses a value about to be stored in a column (inserted, updated, upserted) that no
+    /// engine stores as it is: NaN and -0.0 (see ``Double/nanRefused``). Not for a query's
+    /// arguments: -0.0 compares equal to 0.0 there.
+    @inline(__always)
+    package func checkStorable() throws {
+        // One comparison for every other real: NaN and ±0.0 are the reals that `x == x && x != 0` misses.
+        guard case .real(let real) = self, !(real == real && real != 0) else { return }
+        if real.isNaN { throw Double.nanRefused }
+        if real.sign == .minus { throw Double.negativeZeroRefused }
     }
 }

@@ -58,15 +58,35 @@ extension Database {
         try withConnection { try dialect.tableNames($0) }
     }
 
-    /// Deletes every row of every table, keeping the tables, in one transaction.
+    /// Deletes every row of every table, keeping the tables, in one transaction, and
+    /// restarts ids: each table's next record gets id 1, on every engine. The library's own
+    /// tables keep their rows: `activerecord_migrations`, the record of applied migrations, so
+    /// that a migrator applied again runs nothing.
+    ///
+    /// ```swift
+    /// try db.clear()          // SQLite: DELETE FROM each table; PostgreSQL: TRUNCATE … RESTART IDENTITY
+    /// ```
     /// - Throws: the engine's errors; on error nothing is deleted.
     public func clear() throws {
         try transaction {
-            for table in try tableNames() {
-                try execute("DELETE FROM \(table.quotedIdentifier)")
+            try withConnection { connection in
+                let tables = try dialect.tableNames(connection).filter { name in
+                    !Self.bookkeepingTables.contains { dialect.sameName($0, name) }
+                }
+                guard !tables.isEmpty else { return }
+                try dialect.clear(tables, connection)
+                connection.noteChangeOfAnyTable()
             }
         }
     }
+
+    /// The tables where the library keeps its own records, which ``clear()`` leaves alone:
+    /// `activerecord_migrations`, the versioned migrations a database has run.
+    package static let bookkeepingTables = [migrationsTableName]
+
+    /// The table where a database records the versioned migrations it ran (ARMigrations'
+    /// `Migrator.tableName`).
+    package static let migrationsTableName = "activerecord_migrations"
 
     /// Where the library logs, through swift-log:
     /// - every statement's SQL at `.trace` (with `?` placeholders; the values only with
@@ -74,13 +94,16 @@ extension Database {
     /// - connections a pool opens, and tables automatic migration creates, at `.debug`,
     /// - columns and indexes automatic migration adds to an existing table, each versioned
     ///   migration step, and a new database's steps recorded as applied, at `.info`,
-    /// - a database moved from the old default location at `.notice`,
-    /// - schema drift automatic migration leaves alone at `.warning`.
+    /// - a database moved from the old default location, and schema drift automatic
+    ///   migration leaves alone, at `.warning`.
     ///
     /// Default: `Logger(label: "activerecord")`, which goes wherever the program's
-    /// `LoggingSystem.bootstrap` sends logs (swift-log's default: standard error, from
-    /// `.info`). `nil` silences the library. The logger's level is read when it is set:
-    /// set it again after changing its level.
+    /// `LoggingSystem.bootstrap` sends logs, with the library's lines from `.warning` only,
+    /// so that a program that configured nothing prints nothing on success (swift-log's
+    /// default handler prints from `.info`, to standard error); a bootstrap that lowered the
+    /// level to `.debug` or `.trace` gets every line from that level. A logger the program
+    /// sets is used exactly as given: its level decides. `nil` silences the library. The
+    /// logger's level is read when it is set: set it again after changing its level.
     ///
     /// ```swift
     /// var logger = Logger(label: "app.db")
@@ -88,9 +111,9 @@ extension Database {
     /// db.logger = logger
     /// ```
     public var logger: Logger? {
-        get { loggerStorage.withLock { $0 } }
+        get { loggerStorage.withLock { $0.logger } }
         set {
-            loggerStorage.withLock { $0 = newValue }
+            loggerStorage.withLock { $0 = (newValue, .trace) }
             // Per connection, only loggers that take the level: the hot path checks for nil.
             let sql = newValue.flatMap { $0.logLevel <= .trace ? $0 : nil }
             let events = newValue.flatMap { $0.logLevel <= .debug ? $0 : nil }
@@ -113,8 +136,11 @@ extension Database {
         }
     }
 
-    /// Logs `message` at `level` to ``logger`` (when there is one and it takes the level).
+    /// Logs `message` at `level` to ``logger`` (when there is one and it takes the level; the
+    /// default logger, from `.warning` unless the bootstrap lowered its level).
     package func log(_ level: Logger.Level, _ message: @autoclosure () -> Logger.Message, metadata: Logger.Metadata? = nil) {
-        loggerStorage.withLock { $0 }?.log(level: level, message(), metadata: metadata)
+        let (logger, floor) = loggerStorage.withLock { $0 }
+        guard let logger, level >= floor else { return }
+        logger.log(level: level, message(), metadata: metadata)
     }
 }

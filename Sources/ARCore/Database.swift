@@ -55,8 +55,18 @@ public final class Database: @unchecked Sendable {
     let observers = Lock(ObserverRegistry())
     /// Whether errors carry the SQL with its values written in (see ``includesBoundValuesInErrors``).
     let boundValuesInErrors = Lock(false)
-    /// Where the library logs (see ``logger``).
-    let loggerStorage = Lock<Logger?>(Logger(label: "activerecord"))
+    /// Where the library logs (see ``logger``), and the lowest level of the library's own
+    /// lines that go there: `.trace` (the logger's level decides) for a logger the program
+    /// set, and for the default one when the program's bootstrap lowered the level below
+    /// `.info`; else `.warning`, so that a program that configured nothing sees nothing on
+    /// success (swift-log's default handler prints from `.info`).
+    let loggerStorage = Lock<(logger: Logger?, floor: Logger.Level)>(Database.defaultLogger())
+
+    /// `Logger(label: "activerecord")` and its floor (see ``loggerStorage``).
+    private static func defaultLogger() -> (logger: Logger?, floor: Logger.Level) {
+        let logger = Logger(label: "activerecord")
+        return (logger, logger.logLevel < .info ? .trace : .warning)
+    }
     /// Whether the SQL log carries the bound values (see ``logsBoundValues``).
     let boundValuesInLog = Lock(false)
     /// The limit of every statement (see ``statementTimeout``).
@@ -107,10 +117,12 @@ public final class Database: @unchecked Sendable {
         }
         let scopes = statementTimeouts
         configureConnections { $0.timeoutScopes = scopes }
-        for note in engine.notes { log(.notice, "\(note)") }
+        // At .warning, so that the default logger prints them: a program must hear that its
+        // database file moved (or that another one was left behind).
+        for note in engine.notes { log(.warning, "\(note)") }
         // A default logger that takes SQL or connection events (a bootstrap that lowered the
         // level) reaches the connections as a logger set later would.
-        if let initial = loggerStorage.withLock({ $0 }), initial.logLevel <= .debug { logger = initial }
+        if let initial = loggerStorage.withLock({ $0.logger }), initial.logLevel <= .debug { logger = initial }
     }
 }
 

@@ -264,11 +264,14 @@ public final class DynamicRecord: RecordStorage {
     }
 
     /// Sets a `REAL` column.
-    /// - Throws: `.invalidValue` for NaN, `.typeMismatch` for a column of another type.
+    /// - Throws: `.invalidValue` for NaN and -0.0 (see ``DatabaseValue/checkStorable()``),
+    ///   `.typeMismatch` for a column of another type.
     package func setReal(at index: Int, _ real: Double) throws {
         guard model.columnTypes[index] == .real else { throw mismatch(index, DatabaseValue.real(0)) }
-        guard !real.isNaN else {
-            throw ActiveRecordError(.invalidValue, "\(model.schema.name).\(model.schema.columns[index].name): NaN cannot be stored")
+        do {
+            try DatabaseValue.real(real).checkStorable()
+        } catch let error as ActiveRecordError {
+            throw error.with(message: "\(model.schema.name).\(model.schema.columns[index].name): \(error.message)")
         }
         store(.real(real), at: index)
     }

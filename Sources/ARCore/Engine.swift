@@ -97,6 +97,11 @@ package protocol EngineStatement {
     func step() throws -> Bool
     /// Runs an `INSERT` made by ``SQLDialect/insertSQL(into:columns:)`` and returns the new row's id.
     func insert() throws -> Int64
+    /// Runs an upsert made by ``SQLDialect/upsertSQL(into:columns:conflictColumns:updateColumns:returning:)``
+    /// to its one row, which it leaves readable (the `returning` columns from 0), and says
+    /// whether the statement inserted that row (`false`: it updated an existing one).
+    /// - Throws: the engine's error; `.misuse` when the upsert returned no row.
+    func upsert() throws -> Bool
     /// Ready to run again: rows released, bindings cleared.
     func reset()
     /// Releases the statement (it is not used again).
@@ -176,7 +181,8 @@ package protocol SQLDialect: Sendable {
     func insertIgnoringConflictsSQL(into table: String, columns: [String]) -> String
     /// `INSERT` that, when a row with the same values in `conflictColumns` (a unique index's
     /// columns) exists, updates that row's `updateColumns` from the new values instead (none:
-    /// the row is left as it is); either way it returns the row's `returning` columns.
+    /// the row is left as it is); either way it returns the row's `returning` columns, then
+    /// any the engine's ``EngineStatement/upsert()`` reads to tell an insert from an update.
     func upsertSQL(into table: String, columns: [String], conflictColumns: [String], updateColumns: [String], returning: [String]) -> String
     /// `value LIKE pattern` (or `NOT LIKE`) with SQLite's meaning on every engine: `%` and `_`,
     /// escaped only by the `escape` character when there is one (SQL for a one-character
@@ -244,6 +250,9 @@ package protocol SQLDialect: Sendable {
     /// Changes a column's declared type (SQLite rebuilds the table; values are converted as
     /// the engine converts them).
     func changeColumnType(_ column: String, in table: String, to type: SQLType, _ kind: ColumnKind, _ connection: Connection) throws
+    /// Deletes every row of `tables` (inside the caller's transaction) and restarts their ids,
+    /// so that each table's next row gets id 1.
+    func clear(_ tables: [String], _ connection: Connection) throws
     /// `CREATE TABLE IF NOT EXISTS` for the table that records versioned migrations (name,
     /// time applied), keeping the order in which they were recorded.
     func migrationsTableSQL(_ table: String) -> String

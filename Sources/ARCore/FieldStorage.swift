@@ -75,7 +75,10 @@ package struct BindField: FieldOperation {
 
     @inline(__always)
     package func run<Value: ColumnValue>(_ type: Value.Type, _ field: FieldAddress) throws -> Void {
-        try statement.bind(field.value(Value.self).pointee.toSQL(), at: parameter)
+        let value = try field.value(Value.self).pointee.toSQL()
+        // Only REAL columns can hold NaN or -0.0 (known per type, so no check for the others).
+        if Value.sqlType == .real { try value.checkStorable() }
+        try statement.bind(value, at: parameter)
     }
 
     package func runGeneric(_ kind: any ColumnField.Type, _ field: FieldAddress) throws {

@@ -104,6 +104,12 @@ public protocol ValidationHook: Model {
     /// - Parameter changedColumns: the changed columns of a saved record; `nil` for a new one.
     /// - Returns: whether the record is valid.
     func runValidations(changedColumns: Set<String>?) throws -> Bool
+    /// Runs the validators before an upsert on the `conflict` columns and sets
+    /// ``Model/errors``: every validation, as for a new record, except that a uniqueness
+    /// validation does not count the row the upsert would update (the one holding the
+    /// record's values in `conflict`), which is the conflict the upsert resolves.
+    /// - Returns: whether the record is valid.
+    func runValidations(upsertingOn conflict: [String]) throws -> Bool
     /// After a UNIQUE constraint failed on save (a concurrent saver won the race): the
     /// record's uniqueness validations that fail now, as `already_exists` failures; empty
     /// when none does (the constraint was another one).
@@ -111,4 +117,11 @@ public protocol ValidationHook: Model {
     func uniquenessFailures(changedColumns: Set<String>?) throws -> [ValidationFailure]
     /// The columns whose uniqueness validation also asks for a UNIQUE index.
     static func uniquelyIndexedColumns() throws -> [String]
+}
+
+extension ValidationHook {
+    /// Validates as for a new record (a hook that knows nothing of upserts).
+    public func runValidations(upsertingOn conflict: [String]) throws -> Bool {
+        try runValidations(changedColumns: nil)
+    }
 }

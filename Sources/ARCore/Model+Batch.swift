@@ -51,22 +51,28 @@ extension ModelClassMethods where Self: Model {
     /// for many records, in one transaction with one prepared statement.
     ///
     /// ```swift
-    /// try Tag.upsertAll(tags, onConflict: ["name"])     // existing names keep their rows and ids
+    /// let outcomes = try Tag.upsertAll(tags, onConflict: ["name"])   // existing names keep their rows and ids
+    /// let added = outcomes.filter { $0 == .inserted }.count
     /// ```
+    /// - Returns: what the upsert did with each record, in the records' order (a record whose
+    ///   conflict values an earlier record of the batch inserted is `.updated`).
     /// - Throws: see ``upsert(onConflict:updating:)``; nothing is written on error.
-    public static func upsertAll(_ records: [Self], onConflict conflict: [String], updating: [String]? = nil) throws {
-        guard !records.isEmpty else { return }
+    @discardableResult
+    public static func upsertAll(_ records: [Self], onConflict conflict: [String], updating: [String]? = nil) throws -> [UpsertOutcome] {
+        guard !records.isEmpty else { return [] }
         let mapping = try mapping()
         let (conflictColumns, updateColumns) = try upsertColumns(mapping, conflict, updating)
         let models = try mapped(records, mapping)
         let database = try Database.current
+        var outcomes: [UpsertOutcome] = []
         try database.transaction {
-            try validateAll(records, mapping)
+            try validateAll(records, mapping, upsertingOn: conflictColumns.map { mapping.table.schema.columns[$0].name })
             try database.withTable(mapping.table) { connection in
                 try requireUniqueIndex(conflictColumns, of: mapping.table, on: connection)
-                try mapping.table.upsert(models, conflict: conflictColumns, updating: updateColumns, in: connection)
+                outcomes = try mapping.table.upsert(models, conflict: conflictColumns, updating: updateColumns, in: connection)
             }
         }
+        return outcomes
     }
 
     /// The records as ``Model``s (the table engine's loops are specialized for that class,
@@ -86,12 +92,15 @@ extension ModelClassMethods where Self: Model {
         return models
     }
 
-    /// Runs the validations of every record when the model validates.
-    private static func validateAll(_ records: [Self], _ mapping: ModelMapping) throws {
+    /// Runs the validations of every record when the model validates: as for new records,
+    /// or before an upsert on the `conflict` columns (see ``ValidationHook/runValidations(upsertingOn:)``).
+    private static func validateAll(_ records: [Self], _ mapping: ModelMapping, upsertingOn conflict: [String]? = nil) throws {
         guard mapping.validates else { return }
         for (position, record) in records.enumerated() {
             guard let validating = record as? any ValidationHook else { continue }
-            guard try validating.runValidations(changedColumns: nil) else {
+            let isValid = try conflict.map { try validating.runValidations(upsertingOn: $0) }
+                ?? validating.runValidations(changedColumns: nil)
+            guard isValid else {
                 var error = ActiveRecordError.validationFailed(ModelMapping.modelName(self), record.errors)
                 error.message = "record \(position + 1) of \(records.count): \(error.message)"
                 throw error
@@ -110,15 +119,22 @@ extension ModelClassMethods where Self: Model {
     ///
     /// ```swift
     /// let tag = Tag(); tag.name = "swift"
-    /// try tag.upsert(onConflict: ["name"])          // a new row, or the existing "swift" row
+    /// if try tag.upsert(onConflict: ["name"]) == .inserted { … }   // a new row, or the existing "swift" row
     /// ```
     /// `ON CONFLICT (…) DO UPDATE` on both engines. SQL only: no callbacks run; a model that
-    /// validates validates the record first.
+    /// validates validates the record first, as a new record, except that a uniqueness
+    /// validation does not count the row this upsert would update (so
+    /// `uniqueness(\.name, index: true)` and `upsert(onConflict: ["name"])` go together);
+    /// it still fails for another row holding the value (a unique column not in `conflict`).
+    /// On PostgreSQL the insert is attempted first, so an upsert that updates still takes
+    /// a value of the id sequence: ids have gaps.
+    /// - Returns: ``UpsertOutcome/inserted`` or ``UpsertOutcome/updated``.
     /// - Throws: `.misuse` when no unique index covers exactly the `conflict` columns (with
     ///   the fix), `.unknownColumn`, `.validationFailed`, the engine's error. Nothing is
     ///   written on error.
-    public func upsert(onConflict conflict: [String], updating: [String]? = nil) throws {
-        try Self.upsertAll([self], onConflict: conflict, updating: updating)
+    @discardableResult
+    public func upsert(onConflict conflict: [String], updating: [String]? = nil) throws -> UpsertOutcome {
+        try Self.upsertAll([self], onConflict: conflict, updating: updating)[0]
     }
 }
 

@@ -183,7 +183,11 @@ open class Model: RecordStorage {
     // MARK: RecordStorage
 
     package final func bindColumn(_ index: Int, to statement: Statement, at parameter: Int32) throws {
-        try apply(BindField(statement: statement, parameter: parameter), toField: index)
+        do {
+            try apply(BindField(statement: statement, parameter: parameter), toField: index)
+        } catch {
+            throw bindingFailure(error, column: index)
+        }
     }
 
     package final func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws {
@@ -204,10 +208,23 @@ open class Model: RecordStorage {
 
     package final func bindAllColumns(count: Int, to statement: Statement, from first: Int32) throws {
         var parameter = first
-        try forEachField(count) { field, address in
-            try field.storage.apply(BindField(statement: statement, parameter: parameter), kind: field.kind, at: address)
-            parameter += 1
+        do {
+            try forEachField(count) { field, address in
+                try field.storage.apply(BindField(statement: statement, parameter: parameter), kind: field.kind, at: address)
+                parameter += 1
+            }
+        } catch {
+            throw bindingFailure(error, column: Int(parameter - first))
         }
+    }
+
+    /// A column's value that cannot be stored (NaN, -0.0, an integer beyond Int64), said with
+    /// its table and column.
+    @inline(never)
+    private func bindingFailure(_ error: any Error, column index: Int) -> any Error {
+        guard let failure = error as? ActiveRecordError, failure.code == .invalidValue,
+              let schema = try? mapping().table.schema, schema.columns.indices.contains(index) else { return error }
+        return failure.with(message: "\(schema.name).\(schema.columns[index].name): \(failure.message)")
     }
 
     package final func originalValue(_ index: Int) -> DatabaseValue {

@@ -161,6 +161,16 @@ package final class Statement {
         }
     }
 
+    /// Runs an upsert made by ``SQLDialect/upsertSQL(into:columns:conflictColumns:updateColumns:returning:)``
+    /// to its row (readable next) and says whether it inserted the row rather than updated one.
+    package func upsert() throws -> Bool {
+        do {
+            if let sqlite { return try sqlite.upsert() } else { return try engine.upsert() }
+        } catch {
+            throw failed(error)
+        }
+    }
+
     /// A step's error, with the bound values when the database is asked for them; the
     /// statement leaves the cache (a failed statement is prepared afresh next time).
     @inline(never)

@@ -158,9 +158,10 @@ package final class TableEngine: Sendable {
     /// `updatedAt` from the record (none: the row stays as it is). Each record then holds
     /// its row as the database has it (id, timestamps, every column). One prepared
     /// statement; the caller holds a transaction.
+    /// - Returns: what the upsert did with each record, in order.
     package func upsert<Record: RecordStorage>(
         _ records: [Record], conflict: [Int], updating: [Int], in connection: Connection
-    ) throws {
+    ) throws -> [UpsertOutcome] {
         let count = schema.columns.count
         let now = DatabaseValue.real(Date.nowAsStored.timeIntervalSince1970)
         let sql = {
@@ -170,6 +171,8 @@ package final class TableEngine: Sendable {
                 updateColumns: updating.isEmpty ? [] : updating.map { self.schema.columns[$0].name } + ["updatedAt"],
                 returning: self.schema.allColumnNames)
         }
+        var outcomes: [UpsertOutcome] = []
+        outcomes.reserveCapacity(records.count)
         try connection.withStatement(key(.upsert(conflict: conflict, updating: updating)), sql: sql) { statement in
             for offset in records.indices {
                 let record = records[offset]
@@ -179,14 +182,13 @@ package final class TableEngine: Sendable {
                 try statement.bind(now, at: 1)
                 try statement.bind(now, at: 2)
                 try record.bindAllColumns(count: count, to: statement, from: 3)
-                guard try statement.step() else {
-                    throw ActiveRecordError(.misuse, "the upsert into \(schema.name) returned no row", sql: statement.sql)
-                }
+                outcomes.append(try statement.upsert() ? .inserted : .updated)
                 try decode(record, from: statement)
                 connection.onRollback(.update(record, previous, columns: Array(0..<count), originals: originals))
             }
         }
         if !records.isEmpty { connection.noteChange(self) }
+        return outcomes
     }
 
     /// The indexes of the columns that changed since the record was loaded or saved.

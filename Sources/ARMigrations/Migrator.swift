@@ -22,7 +22,7 @@ import Foundation
 /// failing step leaves the database as it was before that step, and the error names it.
 public struct Migrator: Sendable {
     /// The table where the database records the steps it ran.
-    public static let tableName = "activerecord_migrations"
+    public static let tableName = Database.migrationsTableName
 
     private var steps: [(name: String, run: @Sendable (MigrationContext) throws -> Void)] = []
 

@@ -57,6 +57,11 @@ extension CompiledQuery {
     }
 
     private func checkStorage(_ value: DatabaseValue, fits column: ColumnSchema) throws {
+        do {
+            try value.checkStorable()
+        } catch let error as ActiveRecordError {
+            throw error.with(message: "updateAll: \(tables[0].table.schema.name).\(column.name): \(error.message)")
+        }
         let fits = switch (value, column.type) {
         case (.null, _): column.isNullable
         case (.integer, .integer), (.integer, .real), (.real, .real), (.text, .text), (.blob, .blob): true

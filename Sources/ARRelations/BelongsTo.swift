@@ -19,6 +19,16 @@ import ARQuery
 /// no such row, or the database cannot be read. A parent assigned before it is
 /// saved is saved by the owner's `save()`, first, in the same transaction.
 /// With `dependency: .destroy`, destroying the record destroys its parent too.
+///
+/// The key itself is the projected value's ``BelongsToKey/id``: read and set without
+/// loading the parent, and named by key path wherever a column is (`where`, `order(by:)`,
+/// `pluck`, validations):
+///
+/// ```swift
+/// user.$group.id                                       // Optional(7): the groupId column
+/// user.$group.id = 9                                   // user.group is now group 9
+/// User.query().where(\.$group.id == 7).order(by: \.$group.id)
+/// ```
 @propertyWrapper
 public struct BelongsTo<Parent: Model> {
     /// The foreign key column (first, so that reflection can find it).
@@ -57,12 +67,36 @@ public struct BelongsTo<Parent: Model> {
         }
     }
 
+    /// The relation's key, `user.$group`: its ``BelongsToKey/id`` is the foreign key column's
+    /// value. Setting it changes the key (at the next save), and the parent follows:
+    /// `user.group` then loads the row with that id.
+    public var projectedValue: BelongsToKey {
+        get { BelongsToKey(id: key.value) }
+        set {
+            if newValue.id == nil || parent?.id != newValue.id { parent = nil }
+            key.value = newValue.id
+        }
+    }
+
     /// Use the property through its model; this is never called.
     @available(*, unavailable, message: "@BelongsTo works only on a property of a Model")
     public var wrappedValue: Parent? {
         get { fatalError() }
         set { fatalError() }  // swiftlint:disable:this unused_setter_value
     }
+}
+
+/// The key of a ``BelongsTo`` relation, its projected value (`user.$group`): the parent's id
+/// as the foreign key column holds it, without loading the parent.
+///
+/// ```swift
+/// let groupId = user.$group.id                        // Int64?
+/// let members = try User.query().where(\.$group.id == groupId).fetch()
+/// ```
+public struct BelongsToKey: Sendable, Hashable {
+    /// The parent's id, as the foreign key column holds it; `nil` for no parent (or a parent
+    /// assigned but not saved yet: its id comes at the owner's save).
+    public var id: Int64?
 }
 
 extension BelongsTo: EmbeddedColumnField {

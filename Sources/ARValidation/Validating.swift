@@ -38,6 +38,11 @@ extension Validating {
         return errors.isEmpty
     }
 
+    public func runValidations(upsertingOn conflict: [String]) throws -> Bool {
+        errors = try Self.validations.failures(of: self, subject: try Self.subject(), changedColumns: nil, upsertConflict: conflict)
+        return errors.isEmpty
+    }
+
     public func uniquenessFailures(changedColumns: Set<String>?) throws -> [ValidationFailure] {
         try Self.validations.failures(of: self, subject: try Self.subject(), changedColumns: changedColumns, uniquenessOnly: true)
     }

@@ -34,14 +34,14 @@ public struct Validations: @unchecked Sendable {
     /// as the key-path forms.
     package init(presence: [String], uniqueness: [String]) {
         rules = presence.map { column in
-            Rule(column: { column }, kind: .check) { subject, column in
+            Rule(column: { column }, kind: .check) { subject, column, _ in
                 Check.presence(try subject.storedValue(of: column), message: Check.blankMessage)
             }
         } + uniqueness.map { column in
-            Rule(column: { column }, kind: .uniqueness(indexed: false)) { subject, column in
+            Rule(column: { column }, kind: .uniqueness(indexed: false)) { subject, column, upsertConflict in
                 try Check.uniqueness(
                     of: subject, column: column, value: subject.storedValue(of: column), scope: [], caseSensitive: true,
-                    message: Check.takenMessage)
+                    upsertConflict: upsertConflict, message: Check.takenMessage)
             }
         }
     }
@@ -58,7 +58,9 @@ public struct Validations: @unchecked Sendable {
         /// The column it checks (resolved from the key path once, then cached).
         let column: () throws -> String
         let kind: Kind
-        let check: (any ValidationSubject, _ column: String) throws -> Check.Outcome?
+        /// Checks the column of a record; `upsertConflict` holds the conflict columns of the
+        /// upsert about to run (empty for a save).
+        let check: (any ValidationSubject, _ column: String, _ upsertConflict: [String]) throws -> Check.Outcome?
 
         var isUniqueness: Bool {
             if case .uniqueness = kind { return true }
@@ -72,15 +74,17 @@ public struct Validations: @unchecked Sendable {
     ///     those); `nil` for a new record.
     ///   - uniquenessOnly: only the uniqueness rules: after a UNIQUE constraint failed on
     ///     save, which of them a concurrent saver broke.
+    ///   - upsertConflict: the conflict columns of the upsert about to write the record, whose
+    ///     conflicting row uniqueness does not count; empty for a save.
     package func failures(
         of record: any ValidationSubject, subject names: ValidationSubjectNames, changedColumns: Set<String>?,
-        uniquenessOnly: Bool = false
+        uniquenessOnly: Bool = false, upsertConflict: [String] = []
     ) throws -> [ValidationFailure] {
         var found: [ValidationFailure] = []
         for rule in rules where rule.isUniqueness || !uniquenessOnly {
             let column = try rule.column()
             if rule.isUniqueness, let changedColumns, !changedColumns.contains(column) { continue }
-            guard let outcome = try rule.check(record, column) else { continue }
+            guard let outcome = try rule.check(record, column, upsertConflict) else { continue }
             found.append(names.failure(column, outcome))
         }
         return found
@@ -110,21 +114,27 @@ public final class ValidationRules<Record: Model> {
 
     private func add<Value>(
         _ keyPath: KeyPath<Record, Value>, kind: Validations.Rule.Kind = .check,
-        _ check: @escaping (Record, Value, String) throws -> Check.Outcome?
+        _ check: @escaping (Record, Value, String, _ upsertConflict: [String]) throws -> Check.Outcome?
     ) where Value: ColumnValue {
         rules.append(Validations.Rule(
             column: { try KeyPathColumns.columnName(keyPath) },
             kind: kind,
-            check: { subject, column in
+            check: { subject, column, upsertConflict in
                 let record = subject as! Record  // swiftlint:disable:this force_cast
-                return try check(record, record[keyPath: keyPath], column)
+                return try check(record, record[keyPath: keyPath], column, upsertConflict)
             }))
+    }
+
+    /// A rule that reads only the value.
+    private func add<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>, _ check: @escaping (Value) throws -> Check.Outcome?) {
+        add(keyPath) { _, value, _, _ in try check(value) }
     }
 
     /// The value must not be blank: `nil`, an empty or all-whitespace string, empty data or an empty collection.
     /// Key `cant_be_blank`.
+    /// `message` replaces the failure's default text (the key stays).
     public func presence<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>, message: String = "can't be blank") {
-        add(keyPath) { _, value, _ in Check.presence(value, message: message) }
+        add(keyPath) { value in Check.presence(value, message: message) }
     }
 
     /// No other row may hold the same value (re-saving a record with its own value passes).
@@ -135,54 +145,66 @@ public final class ValidationRules<Record: Model> {
     ///   - caseSensitive: `false` compares ASCII letters without case (SQLite's NOCASE).
     ///   - index: also declare a UNIQUE index on the column, so that two concurrent
     ///     savers cannot both win (the loser gets this same error).
-    ///   - message: the failure's message.
+    ///   - message: the failure's message (the key stays).
     ///
     /// Checked for new records and when the column changed; a `nil` value is not checked.
+    /// Before an upsert, the row the upsert would update is not counted (see
+    /// `upsert(onConflict:updating:)`).
     public func uniqueness<Value: ColumnValue>(
         _ keyPath: KeyPath<Record, Value>, caseSensitive: Bool = true, index: Bool = false, message: String = "already exists"
     ) {
-        add(keyPath, kind: .uniqueness(indexed: index)) { record, value, column in
+        add(keyPath, kind: .uniqueness(indexed: index)) { record, value, column, upsertConflict in
             try Check.uniqueness(
-                of: record, column: column, value: value.toSQL(), scope: [], caseSensitive: caseSensitive, message: message)
+                of: record, column: column, value: value.toSQL(), scope: [], caseSensitive: caseSensitive,
+                upsertConflict: upsertConflict, message: message)
         }
     }
 
     /// No other row with the same `scope` values may hold the same value: unique per scope,
     /// e.g. `uniqueness(\.name, scope: ["groupId"])`. Key `already_exists`. (No `index:`
     /// here: a UNIQUE index would be over one column, not the scope.)
+    /// `message` replaces the failure's default text (the key stays).
     ///
     /// Checked for new records and when the column changed; a `nil` value is not checked.
     public func uniqueness<Value: ColumnValue>(
         _ keyPath: KeyPath<Record, Value>, scope: [String], caseSensitive: Bool = true, message: String = "already exists"
     ) {
-        add(keyPath, kind: .uniqueness(indexed: false)) { record, value, column in
+        add(keyPath, kind: .uniqueness(indexed: false)) { record, value, column, upsertConflict in
             try Check.uniqueness(
-                of: record, column: column, value: value.toSQL(), scope: scope, caseSensitive: caseSensitive, message: message)
+                of: record, column: column, value: value.toSQL(), scope: scope, caseSensitive: caseSensitive,
+                upsertConflict: upsertConflict, message: message)
         }
     }
 
     /// The length (characters) of a string must be within bounds; `nil` passes.
     /// Keys `too_short`, `too_long`, `wrong_length`.
+    /// `message` replaces the text of every failure (the key stays); `nil` keeps the
+    /// default, which says the bound (`is too short (minimum is 2 characters)`).
     public func length<Value: ColumnValue>(
-        _ keyPath: KeyPath<Record, Value>, min: Int? = nil, max: Int? = nil, exactly: Int? = nil
+        _ keyPath: KeyPath<Record, Value>, min: Int? = nil, max: Int? = nil, exactly: Int? = nil, message: String? = nil
     ) where Value: StringValue {
-        add(keyPath) { _, value, _ in
+        add(keyPath) { value in
             guard let count = value.stringValue?.count else { return nil }
             if let exactly, count != exactly {
-                return Check.Outcome(key: "wrong_length", message: "is the wrong length (should be \(exactly) characters)")
+                return Check.Outcome(key: "wrong_length", message: message ?? "is the wrong length (should be \(exactly) characters)")
             }
-            if let min, count < min { return Check.Outcome(key: "too_short", message: "is too short (minimum is \(min) characters)") }
-            if let max, count > max { return Check.Outcome(key: "too_long", message: "is too long (maximum is \(max) characters)") }
+            if let min, count < min {
+                return Check.Outcome(key: "too_short", message: message ?? "is too short (minimum is \(min) characters)")
+            }
+            if let max, count > max {
+                return Check.Outcome(key: "too_long", message: message ?? "is too long (maximum is \(max) characters)")
+            }
             return nil
         }
     }
 
     /// A string must match a regular expression (the whole string, unless the pattern says
     /// otherwise with its own anchors); `nil` passes. Key `invalid_format`.
+    /// `message` replaces the failure's default text (the key stays).
     public func format<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>, _ pattern: String, message: String = "is invalid")
     where Value: StringValue {
         let expression = Result { try NSRegularExpression(pattern: pattern) }
-        add(keyPath) { _, value, column in
+        add(keyPath) { _, value, column, _ in
             guard let text = value.stringValue else { return nil }
             guard case .success(let regex) = expression else {
                 throw ActiveRecordError(.invalidModel, "the format of \(Record.self).\(column) is not a valid regular expression: \(pattern)")
@@ -196,10 +218,12 @@ public final class ValidationRules<Record: Model> {
     /// The value must be a number (a numeric column, or a string holding one), optionally
     /// an integer and within a range; `nil` passes.
     /// Keys `not_a_number`, `not_an_integer`, `too_small`, `too_large`.
+    /// `message` replaces the text of every failure (the key stays); `nil` keeps the
+    /// default, which says the bound (`must be greater than or equal to 0`).
     public func numericality<Value: ColumnValue>(
-        _ keyPath: KeyPath<Record, Value>, onlyInteger: Bool = false, in range: ClosedRange<Double>? = nil
+        _ keyPath: KeyPath<Record, Value>, onlyInteger: Bool = false, in range: ClosedRange<Double>? = nil, message: String? = nil
     ) {
-        add(keyPath) { _, value, _ in
+        add(keyPath) { value in
             let number: Double
             switch try value.toSQL() {
             case .null: return nil
@@ -207,17 +231,19 @@ public final class ValidationRules<Record: Model> {
             case .real(let real): number = real
             case .text(let text):
                 guard let parsed = Double(text.trimmingCharacters(in: .whitespaces)) else {
-                    return Check.Outcome(key: "not_a_number", message: "is not a number")
+                    return Check.Outcome(key: "not_a_number", message: message ?? "is not a number")
                 }
                 number = parsed
-            case .blob: return Check.Outcome(key: "not_a_number", message: "is not a number")
+            case .blob: return Check.Outcome(key: "not_a_number", message: message ?? "is not a number")
             }
-            if onlyInteger, number.rounded() != number { return Check.Outcome(key: "not_an_integer", message: "must be an integer") }
+            if onlyInteger, number.rounded() != number {
+                return Check.Outcome(key: "not_an_integer", message: message ?? "must be an integer")
+            }
             if let range, number < range.lowerBound {
-                return Check.Outcome(key: "too_small", message: "must be greater than or equal to \(Self.show(range.lowerBound))")
+                return Check.Outcome(key: "too_small", message: message ?? "must be greater than or equal to \(Self.show(range.lowerBound))")
             }
             if let range, number > range.upperBound {
-                return Check.Outcome(key: "too_large", message: "must be less than or equal to \(Self.show(range.upperBound))")
+                return Check.Outcome(key: "too_large", message: message ?? "must be less than or equal to \(Self.show(range.upperBound))")
             }
             return nil
         }
@@ -228,23 +254,29 @@ public final class ValidationRules<Record: Model> {
     }
 
     /// The value must be one of `values`. Key `not_included`.
-    public func inclusion<Value: ColumnValue & Equatable>(_ keyPath: KeyPath<Record, Value>, in values: [Value]) {
-        add(keyPath) { _, value, _ in
-            values.contains(value) ? nil : Check.Outcome(key: "not_included", message: "is not included in the list")
-        }
+    /// `message` replaces the failure's default text (the key stays).
+    public func inclusion<Value: ColumnValue & Equatable>(
+        _ keyPath: KeyPath<Record, Value>, in values: [Value], message: String = "is not included in the list"
+    ) {
+        add(keyPath) { value in values.contains(value) ? nil : Check.Outcome(key: "not_included", message: message) }
     }
 
     /// The value must not be one of `values`. Key `reserved`.
-    public func exclusion<Value: ColumnValue & Equatable>(_ keyPath: KeyPath<Record, Value>, from values: [Value]) {
-        add(keyPath) { _, value, _ in
-            values.contains(value) ? Check.Outcome(key: "reserved", message: "is reserved") : nil
-        }
+    /// `message` replaces the failure's default text (the key stays).
+    public func exclusion<Value: ColumnValue & Equatable>(
+        _ keyPath: KeyPath<Record, Value>, from values: [Value], message: String = "is reserved"
+    ) {
+        add(keyPath) { value in values.contains(value) ? Check.Outcome(key: "reserved", message: message) : nil }
     }
 
-    /// A custom validator (the seeds' `validate_field_with_validator`).
-    public func custom<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>, _ validator: some Validator) {
-        add(keyPath) { record, _, column in
-            try validator.validate(field: column, of: record) ? nil : Check.Outcome(key: validator.errorKey, message: validator.errorMessage)
+    /// A custom validator (the seeds' `validate_field_with_validator`). Key: the validator's
+    /// ``Validator/errorKey``.
+    /// `message` replaces the validator's ``Validator/errorMessage`` (the key stays); `nil`
+    /// keeps the validator's.
+    public func custom<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>, _ validator: some Validator, message: String? = nil) {
+        add(keyPath) { record, _, column, _ in
+            try validator.validate(field: column, of: record)
+                ? nil : Check.Outcome(key: validator.errorKey, message: message ?? validator.errorMessage)
         }
     }
 
@@ -256,7 +288,7 @@ public final class ValidationRules<Record: Model> {
     public func validate<Value: ColumnValue>(
         _ keyPath: KeyPath<Record, Value>, key: String, message: String, _ isValid: @escaping (Value) throws -> Bool
     ) {
-        add(keyPath) { _, value, _ in try isValid(value) ? nil : Check.Outcome(key: key, message: message) }
+        add(keyPath) { value in try isValid(value) ? nil : Check.Outcome(key: key, message: message) }
     }
 }
 

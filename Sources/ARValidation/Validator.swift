@@ -65,9 +65,13 @@ enum Check {
     /// `already_exists` when another row of the record's table holds `value` in `column`
     /// (and the same `scope` values); `NULL` is not checked. Runs on the writer, so that
     /// inside a save's transaction it sees what the transaction wrote.
+    ///
+    /// Before an upsert on `upsertConflict` (not empty), the row holding the record's values
+    /// in those columns is the row the upsert updates, not another one: it is not counted.
+    /// (A `NULL` among those values matches no row: the upsert inserts.)
     static func uniqueness(
         of record: any ValidationSubject, column: String, value: DatabaseValue, scope: [String], caseSensitive: Bool,
-        message: String
+        upsertConflict: [String] = [], message: String
     ) throws -> Outcome? {
         guard !value.isNull else { return nil }
         let table = try record.validatedTable()
@@ -76,8 +80,7 @@ enum Check {
         var conditions = [caseSensitive ? "\(quoted) = ?" : database.dialect.equalsIgnoringASCIICase(quoted)]
         var arguments = [value]
         for scoped in scope {
-            guard let position = table.position(of: scoped) else { throw table.schema.unknownColumn(scoped) }
-            let scopeColumn = table.schema.allColumnNames[position].quotedIdentifier
+            let scopeColumn = try quotedColumn(scoped, of: table)
             let scopeValue = try record.storedValue(of: scoped)
             conditions.append(scopeValue.isNull ? "\(scopeColumn) IS NULL" : "\(scopeColumn) = ?")
             if !scopeValue.isNull { arguments.append(scopeValue) }
@@ -86,12 +89,26 @@ enum Check {
             conditions.append("\"id\" <> ?")
             arguments.append(.integer(id))
         }
+        if !upsertConflict.isEmpty {
+            let target = try upsertConflict.map { name in (try quotedColumn(name, of: table), try record.storedValue(of: name)) }
+            if !target.contains(where: { $0.1.isNull }) {
+                // `IS NOT NULL` first: a row with NULL there is not the target, and counts.
+                conditions.append("NOT (" + target.map { "\($0.0) IS NOT NULL AND \($0.0) = ?" }.joined(separator: " AND ") + ")")
+                arguments.append(contentsOf: target.map(\.1))
+            }
+        }
         let sql = "SELECT EXISTS (SELECT 1 FROM \(table.schema.name.quotedIdentifier) WHERE \(conditions.joined(separator: " AND ")))"
         // Through withTable: a first save validates before its INSERT creates the table.
         let taken = try database.withTable(table) { connection in
             try connection.rows(sql, arguments).first?.first == .integer(1)
         }
         return taken ? Outcome(key: "already_exists", message: message) : nil
+    }
+
+    /// The quoted name of a column of `table`, by column or property name.
+    private static func quotedColumn(_ name: String, of table: TableEngine) throws -> String {
+        guard let position = table.position(of: name) else { throw table.schema.unknownColumn(name) }
+        return table.schema.allColumnNames[position].quotedIdentifier
     }
 }
 

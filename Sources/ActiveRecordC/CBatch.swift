@@ -30,8 +30,14 @@ import Foundation
 }
 
 /// Sets what the next ar_query_update_all writes to a real or date (seconds since 1970) column.
+/// AR_INVALID_VALUE for NaN (SQLite would store NULL), -0.0 (SQLite stores 0.0) and infinities.
 @c public func ar_query_set_double(_ query: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value: Double) -> ar_result {
     assign(query, column, "ar_query_set_double") {
+        do {
+            try DatabaseValue.real(value).checkStorable()
+        } catch let error as ActiveRecordError {
+            throw error.with(message: "ar_query_set_double: \(error.message)")
+        }
         guard value.isFinite else { throw ActiveRecordError(.invalidValue, "ar_query_set_double: \(value) cannot be stored") }
         return .real(value)
     }

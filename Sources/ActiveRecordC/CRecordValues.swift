@@ -99,7 +99,8 @@ private func set(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ fu
     }
 }
 
-/// Sets a real column (an integer column refuses it: AR_TYPE_MISMATCH).
+/// Sets a real column (an integer column refuses it: AR_TYPE_MISMATCH). AR_INVALID_VALUE for
+/// NaN (SQLite would store NULL: set NULL instead) and -0.0 (SQLite stores 0.0: set 0.0).
 @c public func ar_record_set_double(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value: Double) -> ar_result {
     if setDirectly(record, column, { record, index, _ in (try? record.setReal(at: index, value)) != nil }) { return .ok }
     return set(record, column, "ar_record_set_double") { record, index, _ in try record.setReal(at: index, value) }
@@ -113,8 +114,9 @@ private func set(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ fu
     return set(record, column, "ar_record_set_bool") { record, index, _ in try record.setInteger(at: index, value == 0 ? 0 : 1) }
 }
 
-/// Sets a date column, in seconds since 1970-01-01 UTC.
+/// Sets a date column, in seconds since 1970-01-01 UTC (-0.0 is the epoch, stored as 0.0).
 @c public func ar_record_set_date(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ seconds: Double) -> ar_result {
+    let seconds = seconds + 0
     if setDirectly(record, column, { record, index, _ in (try? record.setReal(at: index, seconds)) != nil }) { return .ok }
     return set(record, column, "ar_record_set_date") { record, index, _ in try record.setReal(at: index, seconds) }
 }

@@ -107,8 +107,12 @@ struct PostgreSQLDialect: SQLDialect {
         plainInsert(table, columns) + " ON CONFLICT DO NOTHING"
     }
 
+    /// The returned columns end with `xmax = 0`, which ``PostgreSQLStatement/upsert()`` reads:
+    /// a row the statement inserted has no `xmax` yet, while `ON CONFLICT DO UPDATE` locks the
+    /// row it updates first, and the new version keeps that lock in its `xmax` (PostgreSQL's
+    /// `heap_update`). A column cannot be named `xmax` (a system column's name).
     func upsertSQL(into table: String, columns: [String], conflictColumns: [String], updateColumns: [String], returning: [String]) -> String {
-        plainInsert(table, columns) + onConflictUpdate(table, conflictColumns, updateColumns, returning)
+        plainInsert(table, columns) + onConflictUpdate(table, conflictColumns, updateColumns, returning) + ", (xmax = 0)"
     }
 
     private func plainInsert(_ table: String, _ columns: [String]) -> String {
@@ -283,6 +287,28 @@ struct PostgreSQLDialect: SQLDialect {
         }
         try connection.execute("ALTER TABLE \(table.quotedIdentifier) ALTER COLUMN \(quoted) TYPE \(newType) USING \(using)")
     }
+
+    /// One `TRUNCATE … RESTART IDENTITY` for all of them: foreign keys between them hold, and
+    /// the identity sequences restart at 1 in the same transaction (rolled back with it).
+    /// `TRUNCATE` waits for every lock on the tables, an open cursor's too (one this thread
+    /// holds on another pooled connection would wait forever): with no `lock_timeout` set, it
+    /// waits at most ``clearLockTimeout``, then fails with `.busy`.
+    func clear(_ tables: [String], _ connection: Connection) throws {
+        guard !tables.isEmpty else { return }
+        let unbounded = try connection.rows("SELECT current_setting('lock_timeout') = '0'").first?.first == .integer(1)
+        if unbounded { try connection.execute("SET LOCAL lock_timeout = '\(Self.clearLockTimeout)'") }
+        do {
+            try connection.execute("TRUNCATE \(tables.map(\.quotedIdentifier).joined(separator: ", ")) RESTART IDENTITY")
+        } catch let error as ActiveRecordError where error.code == .busy {
+            throw error.with(
+                message: "clear() waited \(Self.clearLockTimeout) for the tables, which another connection holds (an open "
+                    + "transaction or cursor, this thread's too): finish or close it first (\(error.message))")
+        }
+        if unbounded { try connection.execute("SET LOCAL lock_timeout = 0") }
+    }
+
+    /// How long ``clear(_:_:)`` waits for the tables' locks when the session sets no limit.
+    static let clearLockTimeout = "10s"
 
     func migrationsTableSQL(_ table: String) -> String {
         "CREATE TABLE IF NOT EXISTS \(table.quotedIdentifier) ("

@@ -168,6 +168,15 @@ final class PostgreSQLStatement: EngineStatement {
         return int64(0)
     }
 
+    /// Reads the column ``PostgreSQLDialect/upsertSQL(into:columns:conflictColumns:updateColumns:returning:)``
+    /// appends after the returned ones: `xmax = 0`, true for a row the statement inserted.
+    func upsert() throws -> Bool {
+        guard try step() else {
+            throw ActiveRecordError(.misuse, "the upsert returned no row", sql: sql)
+        }
+        return int64(columnCount - 1) == 1
+    }
+
     private func execute() throws {
         let connection = self.connection
         try connection.deallocateEvicted()

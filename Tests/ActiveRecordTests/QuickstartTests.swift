@@ -82,8 +82,9 @@ struct QuickstartTests {
         let (status, output) = try run("ActiveRecordQuickstart", environment: environment)
         #expect(status == 0, "\(output)")
         let moved = data.appendingPathComponent("ActiveRecordQuickstart.sqlite").path
-        // Through swift-log's default handler (standard error): level notice, label activerecord.
-        #expect(output.contains("notice activerecord:"))
+        // Through swift-log's default handler (standard error): level warning (the default
+        // logger prints the library's lines from .warning), label activerecord.
+        #expect(output.contains("warning activerecord:"))
         #expect(output.contains("moved the database from the old default location \(old)"))
         #expect(output.contains("database: \(moved)"))
         #expect(!FileManager.default.fileExists(atPath: old))

@@ -21,7 +21,12 @@
 //         with a retryable error; prints "done <transfers> retries <n>";
 //     ActiveRecordStressChild open-race <path> <start>
 //         waits until `start`, then opens `path` (a new file, which other children open at the
-//         same moment), saves a row and prints "ok".
+//         same moment), saves a row and prints "ok";
+//     ActiveRecordStressChild quiet-migration <path> [drift]
+//         configures no logging, makes a table with raw SQL (with `drift`, one more column
+//         than the model declares), opens the database with a migrator whose rename step
+//         runs, uses the model, and prints the steps that ran: the default logger prints
+//         nothing on success, only the drift warning.
 import ActiveRecord
 import ActiveRecordPostgreSQL
 import Foundation
@@ -107,6 +112,11 @@ func transfer(_ database: Database, _ tool: String, from: Int64, to: Int64, amou
     }
 }
 
+/// The table after the rename the quiet migration runs.
+final class Renamed: Model {
+    @Column var text: String = ""
+}
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("\(message)\n".utf8))
     exit(2)
@@ -171,6 +181,18 @@ do {
         let database = try Database(.file(arguments[2]))
         try database.use { _ = try Opened.create(["n": 1]) }
         print("ok")
+    case "quiet-migration":
+        guard arguments.count == 3 || arguments.count == 4 && arguments[3] == "drift" else {
+            fail("usage: quiet-migration <path> [drift]")
+        }
+        let extra = arguments.count == 4 ? #", "mood" TEXT"# : ""
+        try Database(.file(arguments[2]), automaticMigrations: false)
+            .execute(#"CREATE TABLE "Renamed" ("id" INTEGER PRIMARY KEY, "createdAt" REAL, "updatedAt" REAL, "body" TEXT"# + extra + ")")
+        var migrator = Migrator()
+        migrator.register("rename Renamed.body to text") { try $0.renameColumn("body", to: "text", in: "Renamed") }
+        let database = try Database(.file(arguments[2]), migrator: migrator)
+        try database.use { try Renamed.create(["text": "kept"]) }
+        print("applied: \(try migrator.appliedMigrations(in: database))")
     default:
         guard arguments.count == 4, let marker = Int(arguments[2]), let rows = Int(arguments[3]) else {
             fail("usage: ActiveRecordStressChild <path> <marker> <rows> | migrate <path> <start> | open <path> | open-race <path> <start>")

@@ -452,7 +452,21 @@ static void test_types(void) {
 
     /* Values that cannot be stored. */
     CHECK_RC(ar_record_set_double(record, "r", NAN), AR_INVALID_VALUE);
+    CHECK(strstr(ar_last_error(db), "SQLite would store it as NULL, so no engine stores it") != NULL);
     CHECK_RC(ar_record_set_date(record, "d", NAN), AR_INVALID_VALUE);
+    CHECK_RC(ar_record_set_double(record, "r", -0.0), AR_INVALID_VALUE); /* SQLite keeps 0.0: refused everywhere */
+    CHECK(strstr(ar_last_error(db), "-0.0 cannot be stored") != NULL);
+    CHECK_OK(ar_record_get_double(record, "r", &real));
+    CHECK(isinf(real) && real > 0); /* unchanged */
+    {
+        ar_query *zero = NULL;
+        CHECK_OK(ar_query_new(model, "r = ?", &zero));
+        CHECK_OK(ar_query_bind_double(zero, 1, -0.0)); /* a query argument: compares equal to 0.0 */
+        CHECK_RC(ar_query_set_double(zero, "r", -0.0), AR_INVALID_VALUE);
+        CHECK(strstr(ar_last_error(db), "ar_query_set_double: -0.0 cannot be stored") != NULL);
+        CHECK_RC(ar_query_set_double(zero, "r", NAN), AR_INVALID_VALUE);
+        ar_query_free(zero);
+    }
     CHECK_RC(ar_record_set_decimal(record, "dec", "abc"), AR_INVALID_VALUE);
     CHECK_RC(ar_record_set_decimal(record, "dec", "1,5"), AR_INVALID_VALUE);
     CHECK_RC(ar_record_set_decimal(record, "dec", ""), AR_INVALID_VALUE);

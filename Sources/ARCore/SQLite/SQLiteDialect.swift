@@ -145,6 +145,18 @@ package struct SQLiteDialect: SQLDialect {
         return try body()
     }
 
+    /// `DELETE FROM` each table (foreign keys are deferred to the commit, where no row is left
+    /// to break them). A rowid table's next id is one more than its largest, so 1 once it is
+    /// empty; an `AUTOINCREMENT` table (made with raw SQL) keeps its counter in
+    /// `sqlite_sequence`, whose rows for these tables go too.
+    package func clear(_ tables: [String], _ connection: Connection) throws {
+        for table in tables { try connection.execute("DELETE FROM \(table.quotedIdentifier)") }
+        let hasSequences = try !connection.rows("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").isEmpty
+        guard hasSequences else { return }
+        let marks = Array(repeating: "?", count: tables.count).joined(separator: ", ")
+        try connection.execute("DELETE FROM sqlite_sequence WHERE name IN (\(marks))", tables.map { .text($0) })
+    }
+
     /// SQLite has no `ALTER INDEX … RENAME`: the index is made again under the new name.
     package func renameIndex(
         _ index: IndexDescription, to newName: String, on table: String, columns: [String], _ connection: Connection

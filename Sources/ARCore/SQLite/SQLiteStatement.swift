@@ -105,6 +105,19 @@ package struct SQLiteStatement: EngineStatement {
         return sqlite3_last_insert_rowid(sqlite3_db_handle(handle))
     }
 
+    /// An upsert that updates leaves `sqlite3_last_insert_rowid` as it was (so does any
+    /// trigger's insert, once the trigger ends): set to a value no insert of the upsert can
+    /// give first (the upsert never names an id, and SQLite's next rowid is never
+    /// `Int64.min`), it has changed exactly when the upsert inserted its row.
+    package func upsert() throws -> Bool {
+        let database = sqlite3_db_handle(handle)
+        sqlite3_set_last_insert_rowid(database, Int64.min)
+        guard try step() else {
+            throw ActiveRecordError(.misuse, "the upsert returned no row", sql: sql)
+        }
+        return sqlite3_last_insert_rowid(database) != Int64.min
+    }
+
     @inline(__always)
     package func reset() {
         sqlite3_reset(handle)
