@@ -1,4 +1,4 @@
-/// How a locking read (``Query/lock(_:)``, `reload(lock:)`) meets a row that another
+/// How a locking read (`query().lock()`, `reload(lock:)`) meets a row that another
 /// transaction has locked.
 ///
 /// A locking read locks the rows it returns until its transaction ends, so that no other
