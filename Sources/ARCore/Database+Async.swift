@@ -12,8 +12,10 @@ extension Database {
     /// ```
     /// Inside `body` this database is ``current``. Records are not `Sendable`: return
     /// ids or values, and fetch again where you need the records.
-    /// - Parameter isolation: the transaction's isolation level (`nil`: the engine's default);
-    ///   see ``TransactionIsolation``.
+    /// - Parameters:
+    ///   - isolation: the transaction's isolation level (`nil`: the engine's default); see
+    ///     ``TransactionIsolation``.
+    ///   - body: the work, run in the transaction.
     /// - Throws: what `body` throws, after rolling back (``Rollback`` too: there is no result).
     public func write<R: Sendable>(
         isolation: TransactionIsolation? = nil, _ body: @escaping @Sendable () throws -> R

@@ -15,11 +15,12 @@ extension Database {
     /// let inner = try db.transaction { try draft.save(); throw Rollback() }   // .rolledBack: the savepoint only
     /// ```
     ///
-    /// The block returns nothing, whatever the call is assigned to: ``withTransaction(isolation:_:)``
-    /// is the form that returns the block's value.
+    /// The block returns nothing, whatever the call is assigned to:
+    /// ``withTransaction(isolation:_:)-method`` is the form that returns the block's value.
     /// - Parameters:
     ///   - isolation: the isolation level of a top-level transaction (`nil`: the engine's
     ///     default); see ``TransactionIsolation``.
+    ///   - body: the work, run in the transaction (or, inside one, in a savepoint).
     /// - Returns: whether the work was committed or rolled back by ``Rollback``.
     /// - Throws: what `body` throws (after the rollback); `.misuse` for a nested transaction
     ///   that asks for a stronger isolation than the transaction it is in.
@@ -42,7 +43,10 @@ extension Database {
     ///     return try Bookmark.create(["url": "https://swift.org", "tagId": tag.id!])
     /// }
     /// ```
-    /// Inside a transaction it is a savepoint, as ``transaction(isolation:_:)`` is.
+    /// Inside a transaction it is a savepoint, as ``transaction(isolation:_:)-method`` is.
+    /// - Parameters:
+    ///   - isolation: as for ``transaction(isolation:_:)-method``.
+    ///   - body: the work, whose value the call returns.
     /// - Throws: what `body` throws, ``Rollback`` too: the work is rolled back, and there is no
     ///   value to return, so the ``Rollback`` goes on to the caller (inside another
     ///   transaction, it rolls that one back too unless caught).
@@ -50,8 +54,8 @@ extension Database {
         try inTransaction(isolation: isolation, body)
     }
 
-    /// Not available: ``transaction(isolation:_:)`` returns how the transaction ended, whatever
-    /// its block returns. A block that returns a value goes to ``withTransaction(isolation:_:)``.
+    /// Not available: `transaction { }` returns how the transaction ended, whatever its block
+    /// returns. A block that returns a value goes to ``withTransaction(isolation:_:)-method``.
     @available(*, unavailable, message: "transaction { } returns how it ended (TransactionOutcome); use withTransaction { } to return the block's value")
     public func transaction<Value>(isolation: TransactionIsolation? = nil, _ body: () throws -> Value) throws -> Value {
         fatalError("unavailable")
@@ -72,7 +76,7 @@ extension Database {
 
     /// Begins a transaction (or, inside one, a savepoint) held by the calling thread
     /// until ``commitTransaction()`` or ``rollbackTransaction()``, which the same
-    /// thread must call. The closure forms ``transaction(isolation:_:)`` and ``withTransaction(isolation:_:)`` are built on these.
+    /// thread must call. The closure forms `transaction { }` and `withTransaction { }` are built on these.
     /// - Parameter isolation: the isolation level of a top-level transaction (`nil`: the
     ///   engine's default); inside a transaction it must not be stronger than the level the
     ///   transaction runs at (a savepoint cannot change it).
@@ -218,7 +222,7 @@ extension Database {
         return connection
     }
 
-    /// ``transaction(isolation:_:)`` on the ``current`` database.
+    /// ``transaction(isolation:_:)-method`` on the ``current`` database.
     @discardableResult
     public static func transaction(isolation: TransactionIsolation? = nil, _ body: () throws -> Void) throws -> TransactionOutcome {
         try current.transaction(isolation: isolation, body)
@@ -230,7 +234,7 @@ extension Database {
         fatalError("unavailable")
     }
 
-    /// ``withTransaction(isolation:_:)`` on the ``current`` database: the block's value.
+    /// ``withTransaction(isolation:_:)-method`` on the ``current`` database: the block's value.
     public static func withTransaction<Value>(isolation: TransactionIsolation? = nil, _ body: () throws -> Value) throws -> Value {
         try current.withTransaction(isolation: isolation, body)
     }

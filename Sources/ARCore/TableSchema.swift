@@ -40,6 +40,8 @@ public struct TableSchema: Sendable, Hashable {
 
     /// Makes a schema.
     /// - Parameters:
+    ///   - name: the table name.
+    ///   - columns: the declared columns, in order (not `id`, `createdAt`, `updatedAt`).
     ///   - lockingColumn: the integer column that optimistic locking checks and increments on
     ///     every update (see `Model.lockingColumn`); locking is off when the table has no
     ///     column of this name and it is ``defaultLockingColumn``, or when it is `nil`.
