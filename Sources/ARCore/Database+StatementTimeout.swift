@@ -19,8 +19,9 @@ extension Database {
     /// - SQLite interrupts it (a progress handler, installed only while a limit applies); the
     ///   connection stays usable. A read interrupted inside a transaction leaves the
     ///   transaction as it was; a write interrupted inside one makes SQLite roll the whole
-    ///   transaction back (the transaction then fails with the error of its own `ROLLBACK`,
-    ///   which finds none to roll back).
+    ///   transaction back, even from a savepoint: the `.timeout` ends it, and levels that go
+    ///   on after catching it run in a transaction that can only roll back (its commit fails
+    ///   with `.transactionAborted`).
     /// - PostgreSQL cancels it (the server's `statement_timeout`, set on each connection when
     ///   the limit changes); the transaction it ran in is aborted, the connection stays usable.
     ///   If the server does not answer at all (stopped, or cut off by the network while its

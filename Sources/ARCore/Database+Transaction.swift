@@ -129,11 +129,7 @@ extension Database {
         }
         let wasUsable = connection.isUsable
         do {
-            if depth == 0 {
-                try connection.execute("COMMIT")
-            } else if !connection.transactionEndedByEngine {
-                try connection.execute("RELEASE activerecord_\(depth)")
-            }
+            try connection.execute(depth == 0 ? "COMMIT" : "RELEASE activerecord_\(depth)")
         } catch {
             // A COMMIT whose connection was lost on the way may have been committed: say so.
             let outcomeUnknown = depth == 0 && wasUsable && !connection.isUsable
@@ -210,6 +206,16 @@ extension Database {
     /// Whether the calling thread is inside a transaction of this database (a
     /// `transaction { }` block, a save's callbacks, `ar_begin` from C).
     public var isInTransaction: Bool { (heldByCaller?.transactionDepth ?? 0) > 0 }
+
+    /// Throws `.misuse` unless the calling thread is in a transaction: for a locking read
+    /// (`what`), whose lock would end with its own statement.
+    package func requireTransaction(for what: String) throws {
+        guard !isInTransaction else { return }
+        throw ActiveRecordError(
+            .misuse,
+            "\(what) holds the rows it reads until the transaction ends, and there is no transaction: "
+                + "read, change and save them inside db.transaction { }")
+    }
 
     /// The calling thread's connection, in a transaction; else `.misuse`, since a
     /// transaction ends on the thread that began it.

@@ -96,12 +96,7 @@ package final class TableEngine: Sendable {
     /// Re-reads `record` from the current database; see ``reload(_:in:locking:)``.
     package func reload(_ record: some RecordStorage, locking: Bool = false) throws {
         let database = try Database.current
-        if locking, !database.isInTransaction {
-            throw ActiveRecordError(
-                .misuse,
-                "reload(lock: true) holds the row until the transaction ends, and there is no transaction: "
-                    + "reload, change and save it inside db.transaction { }")
-        }
+        if locking { try database.requireTransaction(for: "reload(lock: true)") }
         try database.withTable(self) { try reload(record, in: $0, locking: locking) }
     }
 
@@ -261,6 +256,25 @@ package final class TableEngine: Sendable {
         connection.noteChange(self)
     }
 
+    /// `DELETE`s the record's row of a table locked optimistically, only while it holds the
+    /// record's lock version; returns whether there was a row.
+    /// - Throws: `.staleRecord` when the row is there with another version (nothing deleted).
+    private func deleteLocked(_ record: some RecordStorage, id: Int64, locking: Int, in connection: Connection) throws -> Bool {
+        let expected = try lockVersion(of: record, locking)
+        let sql = schema.lockedDeleteSQL.unsafelyUnwrapped
+        let deleted = try connection.withStatement(sql, [.integer(id), .integer(expected)]) { statement in
+            _ = try statement.step()
+            return connection.changedRowCount > 0
+        }
+        if deleted {
+            connection.noteChange(self)
+            return true
+        }
+        let error = try staleOrGone(id, expected, locking, "destroyed", in: connection)
+        if error.code == .staleRecord { throw error }
+        return false
+    }
+
     /// The record's lock version: the current value of the locking column.
     private func lockVersion(of record: some RecordStorage, _ locking: Int) throws -> Int64 {
         guard case .integer(let version) = try record.currentValue(locking) else {
@@ -303,25 +317,8 @@ package final class TableEngine: Sendable {
         guard !record.header.isDestroyed else {
             throw ActiveRecordError(.misuse, "\(schema.name) with id \(id) was already destroyed")
         }
-        if let locking = schema.lockingIndex {
-            let expected = try lockVersion(of: record, locking)
-            let sql = schema.lockedDeleteSQL.unsafelyUnwrapped
-            let changed = try connection.withStatement(sql, [.integer(id), .integer(expected)]) { statement in
-                _ = try statement.step()
-                return connection.changedRowCount
-            }
-            if changed == 0 {
-                let error = try staleOrGone(id, expected, locking, "destroyed", in: connection)
-                guard error.code == .notFound else { throw error }  // stale: the record stays as it was
-            } else {
-                connection.noteChange(self)
-            }
-            connection.undestroyOnRollback(record)
-            record.header.isDestroyed = true
-            if changed == 0 { throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists") }
-            return
-        }
-        let deleted = try delete(id: id, in: connection)
+        let deleted = try schema.lockingIndex.map { try deleteLocked(record, id: id, locking: $0, in: connection) }
+            ?? delete(id: id, in: connection)
         connection.undestroyOnRollback(record)
         record.header.isDestroyed = true
         if !deleted {

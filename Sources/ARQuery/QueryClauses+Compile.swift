@@ -302,12 +302,7 @@ extension QueryClauses {
         guard let model, rowLock == nil else {
             // A locking query is compiled each time (its shapes are not cached): it runs in a
             // transaction that writes what it read, where the compilation is little of the cost.
-            if rowLock != nil, !database.isInTransaction {
-                throw ActiveRecordError(
-                    .misuse,
-                    "lock() holds the rows until the transaction ends, and there is no transaction: "
-                        + "read, change and save them inside db.transaction { }")
-            }
+            if rowLock != nil { try database.requireTransaction(for: "lock()") }
             return try compileShape(try base(), dialect: database.dialect, defaultsToIdOrder: defaultsToIdOrder)
         }
         let target = QueryShape.Target(
