@@ -317,8 +317,12 @@ package final class TableEngine: Sendable {
         guard !record.header.isDestroyed else {
             throw ActiveRecordError(.misuse, "\(schema.name) with id \(id) was already destroyed")
         }
-        let deleted = try schema.lockingIndex.map { try deleteLocked(record, id: id, locking: $0, in: connection) }
-            ?? delete(id: id, in: connection)
+        let deleted: Bool
+        if let locking = schema.lockingIndex {
+            deleted = try deleteLocked(record, id: id, locking: locking, in: connection)
+        } else {
+            deleted = try delete(id: id, in: connection)
+        }
         connection.undestroyOnRollback(record)
         record.header.isDestroyed = true
         if !deleted {
