@@ -39,17 +39,17 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev", "pkg-config"])]
         ),
-        // The core: the backend boundary and its SQLite engine, connections, statements, values,
+        // The core: the backend boundary (no engine of its own), connections, statements, values,
         // schema, reflection and key-path resolution, records and their CRUD, transactions,
         // automatic migration, and the hooks the feature targets plug into (callbacks,
         // validation, relation fields).
         // SQLite's mutexes as glibc's adaptive ones (they spin before they sleep), which the
         // library installs before SQLite initializes: reader threads then overlap.
         .target(name: "ARSQLiteMutexes", dependencies: ["ActiveRecordSQLite"]),
-        .target(
-            name: "ARCore",
-            dependencies: ["ActiveRecordSQLite", "ARSQLiteMutexes", .product(name: "Logging", package: "swift-log")]
-        ),
+        .target(name: "ARCore", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        // The SQLite engine: the backend boundary implemented over the system sqlite3, and the
+        // embedded locations (a file, memory, a temporary file, the program's default).
+        .target(name: "ARSQLite", dependencies: ["ARCore", "ActiveRecordSQLite", "ARSQLiteMutexes"]),
         // The lazy query, its compiler and the predicate language; cursors.
         .target(name: "ARQuery", dependencies: ["ARCore"]),
         // @BelongsTo, @HasMany, @HasManyThrough, dependencies, eager loading.
@@ -63,7 +63,7 @@ let package = Package(
         // The umbrella: re-exports only.
         .target(
             name: "ActiveRecord",
-            dependencies: ["ARCore", "ARQuery", "ARRelations", "ARValidation", "ARMigrations"]
+            dependencies: ["ARCore", "ARSQLite", "ARQuery", "ARRelations", "ARValidation", "ARMigrations"]
         ),
         // The C ABI shim, on both engines (libactiverecord.so links sqlite3 and libpq).
         .target(name: "ActiveRecordC", dependencies: ["ActiveRecord", "ActiveRecordPostgreSQL"]),

@@ -7,10 +7,10 @@ import Logging
 ///
 /// A connection is confined: ``Database`` hands it to one thread at a time.
 package final class Connection {
-    // The engine's connection, through ``EngineConnection``; and SQLite's, when it is one,
-    // called directly (see `Engine.swift` and ``Statement``).
-    package let sqlite: SQLiteConnection?
+    /// The engine's connection.
     private let engine: any EngineConnection
+    /// The engine's connection, for its own dialect's use (settings of its own).
+    package var engineConnection: any EngineConnection { engine }
     /// The engine's SQL dialect.
     package let dialect: any SQLDialect
     // Unchecked exclusivity on the per-statement state: a connection is confined (see
@@ -101,7 +101,6 @@ package final class Connection {
 
     /// Wraps an engine's connection (which it closes when released).
     package init(_ connection: any EngineConnection, dialect: any SQLDialect) {
-        sqlite = connection as? SQLiteConnection
         engine = connection
         self.dialect = dialect
         // The statement caches' storage is made now: the first one a process makes has the
@@ -117,7 +116,7 @@ package final class Connection {
         statements.removeAll()
         keyedStatements.removeAll()
         queryStatements.removeAll()
-        if let sqlite { sqlite.close() } else { engine.close() }
+        engine.close()
     }
 
     // MARK: Statement timeouts
@@ -136,7 +135,7 @@ package final class Connection {
         let timeout = unretainedTimeoutScopes?._withUnsafeGuaranteedRef { $0.innermost() } ?? statementTimeout
         guard timeout != nil || activeTimeout != nil else { return }
         activeTimeout = timeout
-        if let sqlite { sqlite.setStatementTimeout(timeout) } else { engine.setStatementTimeout(timeout) }
+        engine.setStatementTimeout(timeout)
         checksTimeout = statementTimeout != nil || activeTimeout != nil
     }
 
@@ -217,7 +216,6 @@ package final class Connection {
 
     /// Prepares exactly one statement; SQL with a second statement is refused.
     package func prepare(_ sql: String, _ use: StatementUse = .once) throws -> Statement {
-        if let sqlite { return Statement(sqlite: try sqlite.prepareStatement(sql, use), sql: sql, connection: self) }
         return Statement(engine: try engine.prepare(sql, use), sql: sql, connection: self)
     }
 
@@ -399,7 +397,7 @@ package final class Connection {
         try withStatement(sql, arguments) { statement in
             var rows: [[DatabaseValue]] = []
             while try statement.step() {
-                rows.append(try (0..<statement.columnCount).map { try statement.value($0) })
+                rows.append(try (0..<Int32(statement.row.count)).map { try statement.value($0) })
             }
             return rows
         }
@@ -407,7 +405,7 @@ package final class Connection {
 
     /// How many rows the last `INSERT`, `UPDATE` or `DELETE` changed.
     package var changedRowCount: Int {
-        if let sqlite { sqlite.changedRowCount } else { engine.changedRowCount }
+        engine.changedRowCount
     }
 
     /// Whether a failed statement aborted the current transaction (it can only roll back): on
@@ -415,12 +413,12 @@ package final class Connection {
     /// the levels above the one that failed go on in a transaction that only rolls back
     /// (``transactionEndedByEngine``).
     package var isInFailedTransaction: Bool {
-        transactionEndedByEngine || (sqlite == nil && engine.isInFailedTransaction)
+        transactionEndedByEngine || engine.isInFailedTransaction
     }
 
     /// Whether the engine has a transaction open (see ``EngineConnection/hasOpenTransaction``).
     package var hasOpenTransaction: Bool {
-        if let sqlite { sqlite.hasOpenTransaction } else { engine.hasOpenTransaction }
+        engine.hasOpenTransaction
     }
 
     /// Whether the engine ended the current transaction by itself, under a nested level: its
@@ -430,7 +428,7 @@ package final class Connection {
 
     /// Whether the connection can still be used (a server connection may have been lost).
     package var isUsable: Bool {
-        sqlite != nil || engine.isUsable
+        engine.isUsable
     }
 
     /// Forgets every cached statement (finalizing them), for a pooled connection that goes

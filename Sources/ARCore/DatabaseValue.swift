@@ -106,3 +106,15 @@ extension DatabaseValue {
         try Value.fromSQL(self)
     }
 }
+
+extension DatabaseValue {
+    /// The value as text, for reading the schema: text as it is, numbers written out.
+    package var schemaText: String? {
+        switch self {
+        case .text(let text): text
+        case .integer(let value): String(value)
+        case .real(let value): String(value)
+        default: nil
+        }
+    }
+}

@@ -83,52 +83,62 @@ package protocol EngineConnection {
     func close()
 }
 
-/// One prepared statement of an engine connection: bind, step through its rows, read them.
-/// Parameters are 1-based, result columns 0-based.
-package protocol EngineStatement {
-    /// Binds a value to parameter `index`.
-    /// - Throws: `.invalidValue` for a value the engine cannot hold, `.misuse` for an index
-    ///   beyond the statement's parameters.
-    func bind(_ value: DatabaseValue, at index: Int32) throws
+/// One prepared statement of an engine connection: bind a row of parameters, step through
+/// its rows, read each row whole. Whole-row operations, so that the library calls through
+/// the protocol once per row, not once per value, and each engine reads its own format its
+/// own way. Parameters are 1-based, result columns 0-based.
+package protocol EngineStatement: AnyObject {
+    /// How many `?` parameters the statement has.
+    var parameterCount: Int32 { get }
+    /// Binds `parameters` to parameters 1… (`parameters.count` is ``parameterCount``). The
+    /// bytes of a ``StatementParameter/text(_:)`` or ``StatementParameter/blob(_:)`` stay
+    /// valid until the statement is bound again or finalized: an engine may read them in
+    /// place then.
+    /// - Throws: `.invalidValue` for a value the engine cannot hold (naming the parameter).
+    func bind(_ parameters: UnsafeBufferPointer<StatementParameter>) throws
     /// Runs the statement on the first call, then moves to the next row: `true` while there is one.
     /// - Throws: the engine's error mapped to an ``ActiveRecordError`` (constraint kinds
     ///   recognisable, see ``ActiveRecordError/isUniqueViolation``), with the SQL. The
     ///   statement is reset.
     func step() throws -> Bool
+    /// The current row (after a step that returned `true`, or ``upsert()``): one cell per
+    /// result column, text and bytes borrowed from the engine until the next step, reset or
+    /// finalize. Text is UTF-8 not yet validated, followed by a NUL byte (outside the cell).
+    func row() -> UnsafeBufferPointer<Cell>
     /// Runs an `INSERT` made by ``SQLDialect/insertSQL(into:columns:)`` and returns the new row's id.
     func insert() throws -> Int64
     /// Runs an upsert made by ``SQLDialect/upsertSQL(into:columns:conflictColumns:updateColumns:returning:)``
-    /// to its one row, which it leaves readable (the `returning` columns from 0), and says
-    /// whether the statement inserted that row (`false`: it updated an existing one).
+    /// to its one row, which it leaves readable (``row()``, the `returning` columns from 0),
+    /// and says whether the statement inserted that row (`false`: it updated an existing one).
     /// - Throws: the engine's error; `.misuse` when the upsert returned no row.
     func upsert() throws -> Bool
-    /// Ready to run again: rows released, bindings cleared.
+    /// Ready to run again: rows released, every parameter bound to `NULL`.
     func reset()
+    /// Ready to run again, the parameters left as bound (the caller binds them all again).
+    func resetKeepingBindings()
     /// Releases the statement (it is not used again).
     func finalize()
     /// The SQL text with the bound values written in (for ``Database/includesBoundValuesInErrors``).
     func expandedSQL() -> String?
     /// The number of result columns (known once the statement has run: read it after a step).
     var columnCount: Int32 { get }
+    /// A result column's name.
     func columnName(_ index: Int32) -> String
-    func isNull(_ index: Int32) -> Bool
-    func int64(_ index: Int32) -> Int64
-    func double(_ index: Int32) -> Double
-    /// The column's text; `nil` when it is not valid UTF-8.
-    func string(_ index: Int32) -> String?
-    func data(_ index: Int32) -> Data
-    /// The column as a ``DatabaseValue``, mapped from the engine's type.
-    /// - Throws: `.typeMismatch` for text that is not valid UTF-8.
-    func value(_ index: Int32) throws -> DatabaseValue
-    /// The column's value with text and bytes borrowed, not copied (text not validated):
-    /// valid until the next step, reset or call of `cell`.
-    func cell(_ index: Int32) -> Cell
+}
+
+/// A statement parameter as the library binds it: a value, or text or bytes borrowed from
+/// the caller (valid as ``EngineStatement/bind(_:)`` says).
+@_spi(Engines) public enum StatementParameter {
+    case value(DatabaseValue)
+    /// UTF-8 text (valid, with no NUL byte required after it).
+    case text(UnsafeRawBufferPointer)
+    case blob(UnsafeRawBufferPointer)
 }
 
 /// A column's value without copying: text and bytes borrowed from the row or the record.
 ///
-/// Public only as SPI, with ``sqliteCell(_:_:)``: the C shim's getters inline the read (this
-/// toolchain inlines no `package` function across modules, however it is marked).
+/// Public only as SPI: the C shim's getters read a row's cells inline (this toolchain
+/// inlines no `package` function across modules, however it is marked).
 @_spi(Engines) public enum Cell {
     case null
     case integer(Int64)

@@ -63,15 +63,25 @@ package struct StatementKey: Hashable {
 ///
 /// The statement is finalized in `deinit`, so nothing leaks on an error path. Parameters
 /// are 1-based; result columns are 0-based.
+///
+/// It calls its engine's statement once per row, not once per value: parameters are
+/// gathered here (``bind(_:at:)``) and handed over together before the statement runs, and
+/// each row the engine returns is read here from its cells (``row``).
 package final class Statement {
-    // The engine's statement, through ``EngineStatement``; and SQLite's, when it is one, called
-    // directly (a trivial value: reading it copies a pointer). Neither is optional where it is
-    // called through: an Optional existential would be copied through a value witness per call.
-    package let sqlite: SQLiteStatement?
     private let engine: any EngineStatement
     /// The SQL text, with `?` placeholders.
     package let sql: String
     unowned let connection: Connection
+    /// The parameters bound since the statement last ran, handed to the engine when it runs
+    /// (``parameterCount`` of them; all `NULL` at first).
+    private let parameters: UnsafeMutablePointer<StatementParameter>
+    /// How many parameters the statement has.
+    package let parameterCount: Int32
+    /// Whether a parameter was bound since the engine last received them.
+    @exclusivity(unchecked) private var hasNewBindings = false
+    /// The current row's cells: valid after a step that returned `true`, until the next
+    /// step, reset or finalize.
+    @exclusivity(unchecked) package private(set) var row = UnsafeBufferPointer<Cell>(start: nil, count: 0)
     /// Set while a caller steps the statement, so that re-entrant use prepares a copy.
     @exclusivity(unchecked) var isInUse = false
     /// The key it is cached under, for statements the library generates.
@@ -81,71 +91,83 @@ package final class Statement {
     /// ``cacheKey``'s ``StatementKey/code``.
     @exclusivity(unchecked) private(set) var cacheCode: UInt64 = 0
     /// Whether every use binds all its parameters again (the library's own SQL, cached by
-    /// key), so that resetting it need not clear the bindings first: clearing frees SQLite's
-    /// copies of the texts and blobs, which the next bind then allocates again (~700
-    /// instructions an insert of the benchmark's row). The last values bound stay held by
-    /// SQLite until the statement's next use.
+    /// key), so that resetting it need not clear the bindings first (see the benchmark docs).
     @exclusivity(unchecked) var rebindsEveryParameter = false
 
-    init(sqlite: SQLiteStatement, sql: String, connection: Connection) {
-        self.sqlite = sqlite
-        engine = sqlite
-        self.sql = sql
-        self.connection = connection
-    }
-
     init(engine: any EngineStatement, sql: String, connection: Connection) {
-        sqlite = nil
         self.engine = engine
         self.sql = sql
         self.connection = connection
+        parameterCount = engine.parameterCount
+        parameters = .allocate(capacity: Int(parameterCount))
+        parameters.initialize(repeating: .value(.null), count: Int(parameterCount))
     }
 
     deinit {
-        if let sqlite { sqlite.finalize() } else { engine.finalize() }
+        engine.finalize()
+        parameters.deinitialize(count: Int(parameterCount))
+        parameters.deallocate()
     }
 
     // MARK: Binding (1-based)
 
+    /// Binds `value` to parameter `index`.
+    /// - Throws: `.misuse` for an index beyond the statement's parameters.
     @inline(__always)
     package func bind(_ value: DatabaseValue, at index: Int32) throws {
-        if let sqlite { try sqlite.bind(value, at: index) } else { try engine.bind(value, at: index) }
+        try set(.value(value), at: index)
     }
 
     /// Binds text the caller keeps valid until this parameter is bound again or the
-    /// statement is finalized (SQLite reads it in place; other engines copy it).
+    /// statement is finalized (an engine may read it in place).
     @inline(__always)
     package func bindText(borrowing utf8: UnsafeRawBufferPointer, at index: Int32) throws {
-        if let sqlite {
-            try sqlite.bindText(borrowing: utf8, at: index)
-        } else {
-            try engine.bind(.text(String(decoding: utf8, as: UTF8.self)), at: index)
-        }
+        try set(.text(utf8), at: index)
     }
 
     /// Binds bytes as ``bindText(borrowing:at:)`` binds text.
     @inline(__always)
     package func bindBlob(borrowing bytes: UnsafeRawBufferPointer, at index: Int32) throws {
-        if let sqlite { try sqlite.bindBlob(borrowing: bytes, at: index) } else { try engine.bind(.blob(Data(bytes)), at: index) }
+        try set(.blob(bytes), at: index)
     }
 
     package func bind(_ values: [DatabaseValue], from start: Int32 = 1) throws {
-        // The engine told apart once, not per value.
-        if let sqlite {
-            for index in values.indices { try sqlite.bind(values[index], at: start + Int32(index)) }
-        } else {
-            for index in values.indices { try engine.bind(values[index], at: start + Int32(index)) }
+        for index in values.indices { try bind(values[index], at: start + Int32(index)) }
+    }
+
+    @inline(__always)
+    private func set(_ parameter: consuming StatementParameter, at index: Int32) throws {
+        guard index >= 1, index <= parameterCount else { throw parameterOutOfRange(index) }
+        parameters[Int(index &- 1)] = parameter
+        hasNewBindings = true
+    }
+
+    @inline(never)
+    private func parameterOutOfRange(_ index: Int32) -> ActiveRecordError {
+        ActiveRecordError(
+            .misuse, "parameter \(index) is out of range: the statement has \(parameterCount) parameter(s)", sql: sql)
+    }
+
+    /// Hands the parameters bound since the last run to the engine.
+    @inline(__always)
+    private func bindPending() throws {
+        if hasNewBindings {
+            hasNewBindings = false
+            try engine.bind(UnsafeBufferPointer(start: parameters, count: Int(parameterCount)))
         }
     }
 
     // MARK: Stepping
 
-    /// Runs one step: `true` when a row is available, `false` when done.
+    /// Runs one step: `true` when a row is available (``row``), `false` when done.
     /// - Throws: the engine's error; the statement is dropped from its connection's cache.
     @inline(__always)
     package func step() throws -> Bool {
         do {
-            if let sqlite { return try sqlite.step() } else { return try engine.step() }
+            try bindPending()
+            guard try engine.step() else { return false }
+            row = engine.row()
+            return true
         } catch {
             throw failed(error)
         }
@@ -155,7 +177,8 @@ package final class Statement {
     @inline(__always)
     package func insert() throws -> Int64 {
         do {
-            if let sqlite { return try sqlite.insert() } else { return try engine.insert() }
+            try bindPending()
+            return try engine.insert()
         } catch {
             throw failed(error)
         }
@@ -165,7 +188,10 @@ package final class Statement {
     /// to its row (readable next) and says whether it inserted the row rather than updated one.
     package func upsert() throws -> Bool {
         do {
-            if let sqlite { return try sqlite.upsert() } else { return try engine.upsert() }
+            try bindPending()
+            let inserted = try engine.upsert()
+            row = engine.row()
+            return inserted
         } catch {
             throw failed(error)
         }
@@ -177,18 +203,14 @@ package final class Statement {
     private func failed(_ error: any Error) -> any Error {
         connection.evict(self)
         guard var failure = error as? ActiveRecordError else { return error }
-        if failure.code == .timeout, sqlite != nil, let limit = connection.activeTimeout {
-            // SQLite says "interrupted": name the limit that interrupted it.
-            failure.message = "the statement ran longer than its statement timeout of \(limit.limitDescription) and SQLite "
-                + "interrupted it; raise the limit (Database.statementTimeout, withStatementTimeout) or make the statement faster"
-        }
         if connection.includesBoundValuesInErrors { failure.expandedSQL = expandedSQL() }
         return failure
     }
 
     /// The SQL with the bound values written in (`nil` when the engine cannot say).
     package func expandedSQL() -> String? {
-        if let sqlite { sqlite.expandedSQL() } else { engine.expandedSQL() }
+        try? bindPending()
+        return engine.expandedSQL()
     }
 
     /// After a run through ``Connection``: reset for the next use (keeping the bindings of a
@@ -199,73 +221,165 @@ package final class Statement {
         isInUse = false
     }
 
-    /// Resets the statement and clears its bindings, ready for reuse.
-    @inline(__always)
+    /// Resets the statement and binds every parameter to `NULL`, ready for reuse.
     package func reset() {
-        if let sqlite { sqlite.reset() } else { engine.reset() }
+        engine.reset()
+        row = UnsafeBufferPointer(start: nil, count: 0)
+        for index in 0..<Int(parameterCount) { parameters[index] = .value(.null) }
+        hasNewBindings = false
     }
 
     /// Resets the statement for a caller that binds every parameter again (a batch's next
-    /// row): SQLite keeps the old bindings rather than clearing them first.
+    /// row): the engine keeps the old bindings rather than clearing them first.
     @inline(__always)
     package func resetForRebinding() {
-        if let sqlite { sqlite.resetKeepingBindings() } else { engine.reset() }
+        engine.resetKeepingBindings()
+        row = UnsafeBufferPointer(start: nil, count: 0)
     }
 
-    // MARK: Columns (0-based)
+    // MARK: Columns (0-based), read from the current row's cells
 
-    package var columnCount: Int32 {
-        if let sqlite { sqlite.columnCount } else { engine.columnCount }
-    }
+    package var columnCount: Int32 { engine.columnCount }
 
-    package func columnName(_ index: Int32) -> String {
-        if let sqlite { sqlite.columnName(index) } else { engine.columnName(index) }
-    }
+    package func columnName(_ index: Int32) -> String { engine.columnName(index) }
 
     @inline(__always)
     package func isNull(_ index: Int32) -> Bool {
-        if let sqlite { sqlite.isNull(index) } else { engine.isNull(index) }
+        if case .null = row[Int(index)] { return true }
+        return false
     }
 
+    /// The column as an integer, converted as SQLite converts (a real truncated toward zero,
+    /// text by its leading number, `NULL` as 0).
     @inline(__always)
     package func int64(_ index: Int32) -> Int64 {
-        if let sqlite { sqlite.int64(index) } else { engine.int64(index) }
+        if case .integer(let int) = row[Int(index)] { return int }
+        return row[Int(index)].convertedInt64
     }
 
+    /// The column as a double, converted as SQLite converts (`NULL` as 0).
     @inline(__always)
     package func double(_ index: Int32) -> Double {
-        if let sqlite { sqlite.double(index) } else { engine.double(index) }
+        if case .real(let real) = row[Int(index)] { return real }
+        return row[Int(index)].convertedDouble
     }
 
     /// The column as a `Double`, or `nil` when it is NULL.
     @inline(__always)
     package func optionalDouble(_ index: Int32) -> Double? {
-        if let sqlite { sqlite.optionalDouble(index) } else { engine.isNull(index) ? nil : engine.double(index) }
+        switch row[Int(index)] {
+        case .null: nil
+        case .real(let real): real
+        case let other: other.convertedDouble
+        }
     }
 
     /// The column's text; `nil` when its bytes are not valid UTF-8 (written by another
     /// program): read as a String they would be changed, so they are a mismatch instead.
     @inline(__always)
     package func string(_ index: Int32) -> String? {
-        if let sqlite { sqlite.string(index) } else { engine.string(index) }
+        switch row[Int(index)] {
+        case .text(let utf8): decodedText(utf8)
+        case .null: ""
+        case .integer(let int): String(int)
+        case .real(let real): "\(real)"
+        case .blob(let bytes): String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self)
+        }
     }
 
     package func data(_ index: Int32) -> Data {
-        if let sqlite { sqlite.data(index) } else { engine.data(index) }
+        switch row[Int(index)] {
+        case .text(let bytes), .blob(let bytes): Data(bytes)
+        case .null: Data()
+        case .integer(let int): Data(String(int).utf8)
+        case .real(let real): Data("\(real)".utf8)
+        }
     }
 
     /// The column as a ``DatabaseValue``.
     /// - Throws: `.typeMismatch` for text that is not valid UTF-8.
     @inline(__always)
     package func value(_ index: Int32) throws -> DatabaseValue {
-        if let sqlite { try sqlite.value(index) } else { try engine.value(index) }
+        switch row[Int(index)] {
+        case .null: return .null
+        case .integer(let int): return .integer(int)
+        case .real(let real): return .real(real)
+        case .text(let utf8):
+            guard let text = decodedText(utf8) else { throw invalidUTF8Error(column: index, bytes: utf8.count) }
+            return .text(text)
+        case .blob(let bytes): return .blob(bytes.isEmpty ? Data() : Data(bytes))
+        }
     }
 
     /// The column's value with text and bytes borrowed from the row, not copied: valid until
-    /// the next step, reset or call of `cell`.
+    /// the next step or reset.
     @inline(__always)
-    package func cell(_ index: Int32) -> Cell {
-        if let sqlite { sqlite.cell(index) } else { engine.cell(index) }
+    package func cell(_ index: Int32) -> Cell { row[Int(index)] }
+}
+
+/// Text from a row's cell (followed by a NUL byte, see ``EngineStatement/row()``); `nil` when
+/// it is not valid UTF-8. Without a NUL inside, the C-string initializer validates on its fast
+/// path (the generic `String(validating:as:)` looks up type metadata per call).
+@inline(__always)
+package func decodedText(_ utf8: UnsafeRawBufferPointer) -> String? {
+    guard let base = utf8.baseAddress, utf8.count > 0 else { return "" }
+    return base.withMemoryRebound(to: CChar.self, capacity: utf8.count + 1) { cString in
+        if strlen(cString) == utf8.count { return String(validatingCString: cString) }
+        return String(validating: utf8.bindMemory(to: UInt8.self), as: UTF8.self)
+    }
+}
+
+/// The error for a result column holding text that is not valid UTF-8 (any engine).
+package func invalidUTF8Error(column: Int32, bytes: Int) -> ActiveRecordError {
+    ActiveRecordError(
+        .typeMismatch,
+        "result column \(column) holds TEXT that is not valid UTF-8 (\(bytes) bytes); it cannot be read as text")
+}
+
+extension Cell {
+    /// A value that is not an integer, as an integer (SQLite's conversions).
+    @inline(never)
+    var convertedInt64: Int64 {
+        switch self {
+        case .null: return 0
+        case .integer(let int): return int
+        case .real(let real): return Self.truncated(real)
+        case .text(let bytes), .blob(let bytes):
+            let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+            if let int = Int64(text) { return int }
+            return Self.truncated(Self.leadingDouble(text))
+        }
+    }
+
+    /// A value that is not a real, as a double (SQLite's conversions).
+    @inline(never)
+    var convertedDouble: Double {
+        switch self {
+        case .null: return 0
+        case .integer(let int): return Double(int)
+        case .real(let real): return real
+        case .text(let bytes), .blob(let bytes):
+            return Self.leadingDouble(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces))
+        }
+    }
+
+    private static func truncated(_ real: Double) -> Int64 {
+        guard !real.isNaN else { return 0 }
+        if real >= 9.223372036854775807e18 { return .max }
+        if real <= -9.223372036854775808e18 { return .min }
+        return Int64(real)
+    }
+
+    /// The number at the start of `text` (0 when none).
+    private static func leadingDouble(_ text: String) -> Double {
+        let text = text.prefix(64)
+        var end = text.startIndex
+        var best = 0.0
+        while end < text.endIndex {
+            end = text.index(after: end)
+            if let value = Double(text[..<end]), value.isFinite { best = value }
+        }
+        return best
     }
 }
 

@@ -119,8 +119,7 @@ struct StoredValue {
     /// The value of result column `column` of `statement`'s row, its text or bytes copied.
     /// - Throws: `.typeMismatch` for text that is not valid UTF-8.
     static func decoding(_ statement: Statement, at column: Int32, into arena: inout ByteArena) throws -> StoredValue {
-        guard let sqlite = statement.sqlite else { return StoredValue(try statement.value(column), into: &arena) }
-        switch sqliteCell(sqlite.handle, column) {
+        switch statement.cell(column) {
         case .null: return .null
         case .integer(let int): return .integer(int)
         case .real(let real): return .real(real)

@@ -49,10 +49,11 @@ public struct DynamicQuery: @unchecked Sendable {
     }
 
     /// Checks the predicate's columns and syntax without running anything (arguments may be
-    /// placeholders' stand-ins).
-    /// - Throws: `.invalidPredicate` (with the position), `.unknownColumn`.
+    /// placeholders' stand-ins), compiling for the dialect of the database models use.
+    /// - Throws: `.invalidPredicate` (with the position), `.unknownColumn`; what opening the
+    ///   default database throws when none is configured.
     public func check() throws {
-        _ = try clauses.compileShape(QueryTable(model), dialect: SQLiteDialect(), defaultsToIdOrder: true)
+        _ = try clauses.compileShape(QueryTable(model), dialect: try Database.current.dialect, defaultsToIdOrder: true)
     }
 
     private func compile() throws -> CompiledQuery {

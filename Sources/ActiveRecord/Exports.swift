@@ -3,5 +3,6 @@
 @_exported import ARCore
 @_exported import ARMigrations
 @_exported import ARQuery
+@_exported import ARSQLite
 @_exported import ARRelations
 @_exported import ARValidation

@@ -187,18 +187,18 @@ private func blobBytes(_ bytes: UnsafeRawPointer?, _ length: UInt, _ function: S
     set(record, column, "ar_record_set_null") { record, index, _ in try record.setNull(at: index) }
 }
 
-/// The SQLite row and result column a getter reads `column` of `record` from directly (see
-/// `RecordHandle.sqliteLocation(of:)`); `nil`: take the general path, which also explains errors.
+/// The cursor's row and result column a getter reads `column` of `record` from directly (see
+/// `RecordHandle.rowLocation(of:)`); `nil`: take the general path, which also explains errors.
 @inline(__always)
-private func sqliteLocation(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?) -> (row: OpaquePointer, index: Int32)? {
+private func rowLocation(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?) -> (row: UnsafePointer<Cell>, index: Int32)? {
     guard let record, let column else { return nil }
     return Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(record))._withUnsafeGuaranteedRef { handle in
         guard handle.kind == .record else { return nil }
-        return unsafeDowncast(handle, to: RecordHandle.self).sqliteLocation(of: column)
+        return unsafeDowncast(handle, to: RecordHandle.self).rowLocation(of: column)
     }
 }
 
-/// The record handle behind `record`, which `sqliteLocation` found to be one.
+/// The record handle behind `record`, which `rowLocation` found to be one.
 @inline(__always)
 private func knownRecord<R>(_ record: OpaquePointer?, _ body: (RecordHandle) -> R) -> R {
     Unmanaged<RecordHandle>.fromOpaque(UnsafeRawPointer(record.unsafelyUnwrapped))._withUnsafeGuaranteedRef(body)
@@ -230,8 +230,8 @@ private func get<T>(
 @c public func ar_record_get_text(
     _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<UnsafePointer<CChar>?>?
 ) -> ar_result {
-    if let value_out, let (row, index) = sqliteLocation(record, column) {
-        switch sqliteCell(row, index) {
+    if let value_out, let (row, index) = rowLocation(record, column) {
+        switch row[Int(index)] {
         case .text(let bytes):
             value_out.pointee = knownRecord(record) { $0.keep(bytes) }
             return .ok
@@ -272,7 +272,7 @@ private func get<T>(
 
 /// Reads an integer or bool column (SQL NULL: AR_TYPE_MISMATCH; check ar_record_is_null first).
 @c public func ar_record_get_int64(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<Int64>?) -> ar_result {
-    if let value_out, let (row, index) = sqliteLocation(record, column), case .integer(let int) = sqliteCell(row, index) {
+    if let value_out, let (row, index) = rowLocation(record, column), case .integer(let int) = row[Int(index)] {
         value_out.pointee = int
         return .ok
     }
@@ -283,7 +283,7 @@ private func get<T>(
 
 /// Reads a real or date column (an integer is converted).
 @c public func ar_record_get_double(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<Double>?) -> ar_result {
-    if let value_out, let (row, index) = sqliteLocation(record, column), let real = readReal(sqliteCell(row, index)) {
+    if let value_out, let (row, index) = rowLocation(record, column), let real = readReal(row[Int(index)]) {
         value_out.pointee = real
         return .ok
     }
@@ -292,7 +292,7 @@ private func get<T>(
 
 /// Reads a bool column as 0 or 1.
 @c public func ar_record_get_bool(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ value_out: UnsafeMutablePointer<Int32>?) -> ar_result {
-    if let value_out, let (row, index) = sqliteLocation(record, column), case .integer(let int) = sqliteCell(row, index) {
+    if let value_out, let (row, index) = rowLocation(record, column), case .integer(let int) = row[Int(index)] {
         value_out.pointee = int == 0 ? 0 : 1
         return .ok
     }
@@ -303,7 +303,7 @@ private func get<T>(
 
 /// Reads a date column in seconds since 1970-01-01 UTC.
 @c public func ar_record_get_date(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ seconds_out: UnsafeMutablePointer<Double>?) -> ar_result {
-    if let seconds_out, let (row, index) = sqliteLocation(record, column), let real = readReal(sqliteCell(row, index)) {
+    if let seconds_out, let (row, index) = rowLocation(record, column), let real = readReal(row[Int(index)]) {
         seconds_out.pointee = real
         return .ok
     }
@@ -328,8 +328,8 @@ private func readReal(_ cell: Cell) -> Double? {
     _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ bytes_out: UnsafeMutablePointer<UnsafeRawPointer?>?,
     _ length_out: UnsafeMutablePointer<UInt>?
 ) -> ar_result {
-    if let bytes_out, let length_out, let (row, index) = sqliteLocation(record, column) {
-        switch sqliteCell(row, index) {
+    if let bytes_out, let length_out, let (row, index) = rowLocation(record, column) {
+        switch row[Int(index)] {
         case .blob(let bytes):
             bytes_out.pointee = UnsafeRawPointer(knownRecord(record) { $0.keep(bytes) })
             length_out.pointee = UInt(bytes.count)
@@ -368,8 +368,8 @@ private func readReal(_ cell: Cell) -> Double? {
 
 /// Sets `*is_null_out` to 1 when the column is SQL NULL, else 0.
 @c public func ar_record_is_null(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ is_null_out: UnsafeMutablePointer<Int32>?) -> ar_result {
-    if let is_null_out, let (row, index) = sqliteLocation(record, column) {
-        if case .null = sqliteCell(row, index) { is_null_out.pointee = 1 } else { is_null_out.pointee = 0 }
+    if let is_null_out, let (row, index) = rowLocation(record, column) {
+        if case .null = row[Int(index)] { is_null_out.pointee = 1 } else { is_null_out.pointee = 0 }
         return .ok
     }
     return get(record, column, is_null_out, cleared: 0, "ar_record_is_null") { _, cell in

@@ -21,13 +21,13 @@ final class RecordHandle: Handle {
     @exclusivity(unchecked) private var row: Statement? {
         didSet {
             unretainedRow = row.map(Unmanaged.passUnretained)
-            sqliteRow = row?.sqlite?.handle
+            rowCells = row?.row.baseAddress
         }
     }
     /// ``row``, read by the getters without a retain and release (``row`` keeps it alive).
     @exclusivity(unchecked) private var unretainedRow: Unmanaged<Statement>?
-    /// ``row``'s SQLite statement when it is one, which the getters read with the calls inlined.
-    @exclusivity(unchecked) private var sqliteRow: OpaquePointer?
+    /// ``row``'s current row, which the getters read in place.
+    @exclusivity(unchecked) private var rowCells: UnsafePointer<Cell>?
     /// The text or bytes a getter returned last: a copy, because a row's bytes change at the
     /// cursor's next step and a small `Data` is stored inline (its address would not outlive
     /// the call). Allocated on first use: most records never return any.
@@ -79,7 +79,7 @@ final class RecordHandle: Handle {
         hasDecimalColumn = frozen.hasDecimalColumn
         self.row = row
         unretainedRow = Unmanaged.passUnretained(row)
-        sqliteRow = row.sqlite?.handle
+        rowCells = row.row.baseAddress
         super.init(kind: .record)
     }
 
@@ -165,15 +165,15 @@ final class RecordHandle: Handle {
         return unretainedStored._withUnsafeGuaranteedRef { body($0, position &- 3, type) }
     }
 
-    /// The SQLite statement and result column a getter reads `column` from directly: for a
-    /// record reading a cursor's row on SQLite, a column of the model that is not decimal.
+    /// The row and result column a getter reads `column` from directly: for a record reading
+    /// a cursor's row, a column of the model that is not decimal.
     /// `nil` otherwise (and for an unknown column): the getter then takes ``withCell(at:_:)``.
     @inline(__always)
-    func sqliteLocation(of column: UnsafePointer<CChar>) -> (row: OpaquePointer, index: Int32)? {
-        guard let sqliteRow, let position = position(of: column),
+    func rowLocation(of column: UnsafePointer<CChar>) -> (row: UnsafePointer<Cell>, index: Int32)? {
+        guard let rowCells, let position = position(of: column),
             !hasDecimalColumn || !isDecimal(position)
         else { return nil }
-        return (sqliteRow, Int32(truncatingIfNeeded: position))
+        return (rowCells, Int32(truncatingIfNeeded: position))
     }
 
     /// Calls `body` with the value at `position` in the schema's `allColumnNames`; text and
@@ -182,8 +182,8 @@ final class RecordHandle: Handle {
     /// number back as an integer, which a decimal column shows as its digits.
     func withCell<R>(at position: Int, _ body: (Cell) throws -> R) throws -> R {
         let cell: Cell
-        if let sqliteRow {
-            cell = sqliteCell(sqliteRow, Int32(position))
+        if let rowCells {
+            cell = rowCells[position]
         } else if let unretainedRow {
             cell = unretainedRow._withUnsafeGuaranteedRef { $0.cell(Int32(position)) }
         } else {

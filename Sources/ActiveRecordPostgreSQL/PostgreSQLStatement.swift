@@ -23,7 +23,7 @@ final class PostgreSQLStatement: EngineStatement {
     private let sql: String
     /// The SQL with numbered placeholders (`$1`).
     private let text: String
-    private let parameterCount: Int
+    private let placeholderCount: Int
     private let use: StatementUse
     @exclusivity(unchecked) private var values: [DatabaseValue]
     /// Server-side names of this statement, one per set of parameter types it ran with, and
@@ -35,7 +35,7 @@ final class PostgreSQLStatement: EngineStatement {
     /// The current result, its row count, and the row a step is on.
     @exclusivity(unchecked) private var result: OpaquePointer?
     @exclusivity(unchecked) private var rowCount: Int32 = 0
-    @exclusivity(unchecked) private var row: Int32 = -1
+    @exclusivity(unchecked) private var rowIndex: Int32 = -1
     @exclusivity(unchecked) private var hasRun = false
     /// The result's column types (OIDs), read once per result.
     @exclusivity(unchecked) private var columnTypes: [Int] = []
@@ -52,8 +52,11 @@ final class PostgreSQLStatement: EngineStatement {
     @exclusivity(unchecked) private var types: [Oid] = []
     /// Where each parameter's bytes start, for the call (rebuilt per call: `buffer` may move).
     @exclusivity(unchecked) private var pointers: [UnsafePointer<CChar>?] = []
-    /// The bytes of the last `bytea` cell read (``cell(_:)``), valid until the next one.
-    @exclusivity(unchecked) private var cellBytes = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    /// The current row's cells (``row()``), and how many they have room for.
+    private var cells = UnsafeMutablePointer<Cell>.allocate(capacity: 1)
+    private var cellCapacity: Int32 = 1
+    /// What the current row's decoded cells point to (freed at the next row).
+    private var kept: [UnsafeMutableRawBufferPointer] = []
 
     /// - Throws: `.misuse` for SQL with a second statement (the extended protocol runs one).
     init(sql: String, use: StatementUse, connection: PostgreSQLConnection) throws {
@@ -64,28 +67,38 @@ final class PostgreSQLStatement: EngineStatement {
         guard !rewritten.hasMoreStatements else {
             throw ActiveRecordError(.misuse, "only one SQL statement may run at a time", sql: sql)
         }
-        (text, parameterCount) = (rewritten.sql, rewritten.count)
-        values = Array(repeating: .null, count: parameterCount)
+        (text, placeholderCount) = (rewritten.sql, rewritten.count)
+        values = Array(repeating: .null, count: placeholderCount)
     }
 
     deinit {
         clearResult()
-        cellBytes.deallocate()
+        for bytes in kept { bytes.deallocate() }
+        cells.deallocate()
     }
 
     // MARK: Binding
 
-    func bind(_ value: DatabaseValue, at index: Int32) throws {
-        guard index >= 1, Int(index) <= parameterCount else {
-            throw ActiveRecordError(
-                .misuse, "parameter \(index) is out of range: the statement has \(parameterCount) parameter(s)", sql: sql)
+    var parameterCount: Int32 { Int32(placeholderCount) }
+
+    /// Keeps the values until the statement runs (borrowed text and bytes copied).
+    func bind(_ parameters: UnsafeBufferPointer<StatementParameter>) throws {
+        for (offset, parameter) in parameters.enumerated() {
+            switch parameter {
+            case .value(let value):
+                if case .text(let string) = value, string.utf8.contains(0) { throw nulInText(offset + 1) }
+                values[offset] = value
+            case .text(let utf8):
+                if utf8.contains(0) { throw nulInText(offset + 1) }
+                values[offset] = .text(String(decoding: utf8, as: UTF8.self))
+            case .blob(let bytes): values[offset] = .blob(Data(bytes))
+            }
         }
-        if case .text(let string) = value, string.utf8.contains(0) {
-            throw ActiveRecordError(
-                .invalidValue, "PostgreSQL text cannot hold a NUL character (parameter \(index)); store the bytes as Data",
-                sql: sql)
-        }
-        values[Int(index) - 1] = value
+    }
+
+    private func nulInText(_ index: Int) -> ActiveRecordError {
+        ActiveRecordError(
+            .invalidValue, "PostgreSQL text cannot hold a NUL character (parameter \(index)); store the bytes as Data", sql: sql)
     }
 
     /// Lays the bound values out for libpq: text (NUL-terminated) or binary `bytea`.
@@ -152,12 +165,12 @@ final class PostgreSQLStatement: EngineStatement {
             try execute()
             hasRun = true
         }
-        row += 1
-        if row < rowCount { return true }
+        rowIndex += 1
+        if rowIndex < rowCount { return true }
         guard use == .cursor, cursorMayHaveMore, let cursorName else { return false }
         try run("FETCH FORWARD \(Self.cursorBatch) FROM \(cursorName.quotedIdentifier)", parameters: false)
         cursorMayHaveMore = rowCount == Self.cursorBatch
-        row = 0
+        rowIndex = 0
         return rowCount > 0
     }
 
@@ -201,7 +214,7 @@ final class PostgreSQLStatement: EngineStatement {
             let executed = try connection.exchange {
                 withParameters { values, lengths, formats in
                     PQsendQueryPrepared(
-                        connection.handle, statement.name, Int32(parameterCount), values, lengths, formats, statement.binary ? 1 : 0)
+                        connection.handle, statement.name, Int32(placeholderCount), values, lengths, formats, statement.binary ? 1 : 0)
                 }
             }
             try adopt(executed, binary: statement.binary)
@@ -215,14 +228,14 @@ final class PostgreSQLStatement: EngineStatement {
         let name = connection.makeName("statement")
         let prepareResult = try connection.exchange {
             types.withUnsafeBufferPointer { types in
-                PQsendPrepare(connection.handle, name, text, Int32(parameterCount), types.baseAddress)
+                PQsendPrepare(connection.handle, name, text, Int32(placeholderCount), types.baseAddress)
             }
         }
         try check(prepareResult)
         PQclear(prepareResult)
         // The description lists the parameters too, in one message; libpq before 17 takes a
         // message over 30,000 bytes for a lost connection. Many parameters: text results.
-        guard parameterCount <= Self.maximumDescribedParameters else { return (name, false) }
+        guard placeholderCount <= Self.maximumDescribedParameters else { return (name, false) }
         let description = try connection.exchange { PQsendDescribePrepared(connection.handle, name) }
         try check(description)  // clears it when it failed
         let columns = PQnfields(description)
@@ -244,7 +257,7 @@ final class PostgreSQLStatement: EngineStatement {
     private func run(_ sql: String, parameters: Bool) throws {
         clearResult()
         if parameters { encodeParameters() }
-        let count = parameters ? Int32(parameterCount) : 0
+        let count = parameters ? Int32(placeholderCount) : 0
         let connection = self.connection
         let executed = try connection.exchange {
             withParameters { values, lengths, formats in
@@ -290,7 +303,7 @@ final class PostgreSQLStatement: EngineStatement {
         result = executed
         self.binary = binary
         rowCount = PQntuples(executed)
-        row = -1
+        rowIndex = -1
         columnTypes.removeAll(keepingCapacity: true)
         for column in 0..<PQnfields(executed) { columnTypes.append(Int(PQftype(executed, column))) }
         // The command tag (`INSERT 0 1`, `UPDATE 3`): the rows a write changed.
@@ -309,13 +322,17 @@ final class PostgreSQLStatement: EngineStatement {
         if let result { PQclear(result) }
         result = nil
         rowCount = 0
-        row = -1
+        rowIndex = -1
     }
 
     func reset() {
+        resetKeepingBindings()
+        for index in values.indices { values[index] = .null }
+    }
+
+    func resetKeepingBindings() {
         clearResult()
         hasRun = false
-        for index in values.indices { values[index] = .null }
     }
 
     /// A cursor closes with its transaction (closing it here could fail, and abort the
@@ -350,17 +367,17 @@ final class PostgreSQLStatement: EngineStatement {
 
     private var current: OpaquePointer { result.unsafelyUnwrapped }
 
-    func isNull(_ index: Int32) -> Bool { PQgetisnull(current, row, index) == 1 }
+    private func isNull(_ index: Int32) -> Bool { PQgetisnull(current, rowIndex, index) == 1 }
 
     /// The column's type (OID), read once per result.
     private func type(_ index: Int32) -> Int { columnTypes[Int(index)] }
 
     /// The column's value as libpq holds it: text (NUL-terminated) or binary.
     private func bytes(_ index: Int32) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: PQgetvalue(current, row, index), count: Int(PQgetlength(current, row, index)))
+        UnsafeRawBufferPointer(start: PQgetvalue(current, rowIndex, index), count: Int(PQgetlength(current, rowIndex, index)))
     }
 
-    func int64(_ index: Int32) -> Int64 {
+    private func int64(_ index: Int32) -> Int64 {
         switch decode(index) {
         case .integer(let int): return int
         case .real(let double): return Int64(exactly: double.rounded(.towardZero)) ?? 0
@@ -369,47 +386,9 @@ final class PostgreSQLStatement: EngineStatement {
         }
     }
 
-    func double(_ index: Int32) -> Double {
-        switch decode(index) {
-        case .real(let double): return double
-        case .integer(let int): return Double(int)
-        case .text(let text): return Double(text) ?? 0
-        default: return 0
-        }
-    }
 
-    func string(_ index: Int32) -> String? {
-        switch decode(index) {
-        case .text(let text): return text
-        case .integer(let int): return String(int)
-        case .real(let double): return "\(double)"
-        case .blob(let data): return String(validating: data, as: UTF8.self)
-        case .null: return ""
-        case .invalid: return nil
-        }
-    }
 
-    func data(_ index: Int32) -> Data {
-        switch decode(index) {
-        case .blob(let data): return data
-        case .null: return Data()
-        default: return Data(bytes(index))
-        }
-    }
 
-    /// By the column's type: integers and booleans (0/1) as INTEGER, floating point as REAL,
-    /// `numeric` as INTEGER when it is a whole number in Int64's range and as TEXT otherwise
-    /// (exact), `uuid` as its lower-case text, `bytea` as BLOB, anything else as TEXT.
-    func value(_ index: Int32) throws -> DatabaseValue {
-        switch decode(index) {
-        case .null: return .null
-        case .integer(let int): return .integer(int)
-        case .real(let double): return .real(double)
-        case .text(let text): return .text(text)
-        case .blob(let data): return .blob(data)
-        case .invalid: throw invalidUTF8Error(column: index, bytes: Int(PQgetlength(current, row, index)))
-        }
-    }
 
     /// A column's value, decoded from the result's format by its type.
     private enum Decoded {
@@ -421,8 +400,8 @@ final class PostgreSQLStatement: EngineStatement {
     @inline(__always)
     private func decode(_ index: Int32) -> Decoded {
         let result = current
-        guard PQgetisnull(result, row, index) == 0, let pointer = PQgetvalue(result, row, index) else { return .null }
-        let value = UnsafeRawBufferPointer(start: pointer, count: Int(PQgetlength(result, row, index)))
+        guard PQgetisnull(result, rowIndex, index) == 0, let pointer = PQgetvalue(result, rowIndex, index) else { return .null }
+        let value = UnsafeRawBufferPointer(start: pointer, count: Int(PQgetlength(result, rowIndex, index)))
         return binary ? decodeBinary(value, type: type(index)) : decodeText(value, type: type(index))
     }
 
@@ -477,29 +456,51 @@ final class PostgreSQLStatement: EngineStatement {
         return text.map(Decoded.text) ?? .invalid
     }
 
-    func cell(_ index: Int32) -> Cell {
+    /// The current row's cells: text and `bytea` as libpq holds them (binary results), other
+    /// types decoded (``decode(_:)``), what they decode to kept until the next row.
+    func row() -> UnsafeBufferPointer<Cell> {
+        for bytes in kept { bytes.deallocate() }
+        kept.removeAll(keepingCapacity: true)
+        let count = columnCount
+        if count > cellCapacity {
+            cells.deallocate()
+            cells = .allocate(capacity: Int(count))
+            cellCapacity = count
+        }
+        var index: Int32 = 0
+        while index < count {
+            cells[Int(index)] = cell(index)
+            index &+= 1
+        }
+        return UnsafeBufferPointer(start: cells, count: Int(count))
+    }
+
+    private func cell(_ index: Int32) -> Cell {
         guard !isNull(index) else { return .null }
         let raw = bytes(index)
         switch (binary, type(index)) {
-        case (false, AR_PG_TEXT), (false, AR_PG_VARCHAR), (true, AR_PG_TEXT), (true, AR_PG_VARCHAR): return .text(raw)
+        case (_, AR_PG_TEXT), (_, AR_PG_VARCHAR): return .text(raw)
+        case (true, AR_PG_BYTEA): return .blob(raw)
+        case (true, AR_PG_INT8): return .integer(raw.count == 8 ? Int64(bigEndian: raw.loadUnaligned(as: Int64.self)) : 0)
         default: break
         }
         switch decode(index) {
         case .null: return .null
         case .integer(let int): return .integer(int)
         case .real(let double): return .real(double)
-        case .text(let text): return .text(keep(Data(text.utf8)))
-        case .blob(let data): return .blob(keep(data))
+        case .text(var text): return text.withUTF8 { .text(keep(UnsafeRawBufferPointer($0), terminated: true)) }
+        case .blob(let data): return data.withUnsafeBytes { .blob(keep($0, terminated: false)) }
         case .invalid: return .text(raw)
         }
     }
 
-    /// `bytes` copied where a ``cell(_:)`` may point until the next one.
-    private func keep(_ bytes: Data) -> UnsafeRawBufferPointer {
-        cellBytes.deallocate()
-        cellBytes = .allocate(byteCount: bytes.count, alignment: 1)
-        bytes.withUnsafeBytes { cellBytes.copyMemory(from: $0) }
-        return UnsafeRawBufferPointer(cellBytes)
+    /// A copy of `bytes` (followed by a NUL when `terminated`) that lasts until the next row.
+    private func keep(_ bytes: UnsafeRawBufferPointer, terminated: Bool) -> UnsafeRawBufferPointer {
+        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count + 1, alignment: 1)
+        copy.copyMemory(from: bytes)
+        copy[bytes.count] = 0
+        kept.append(copy)
+        return UnsafeRawBufferPointer(rebasing: copy[..<bytes.count])
     }
 }
 

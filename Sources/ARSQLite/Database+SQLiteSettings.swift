@@ -1,3 +1,4 @@
+import ARCore
 import Synchronization
 
 extension Database {

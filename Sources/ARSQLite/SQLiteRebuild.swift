@@ -1,3 +1,4 @@
+import ARCore
 import Foundation
 
 /// SQLite's procedure for the schema changes `ALTER TABLE` cannot make (drop a column,
@@ -13,7 +14,7 @@ struct SQLiteRebuild {
     /// Runs `body` with SQLite's double-quoted-string misfeature off, so that a double-quoted
     /// name that is no column is an error rather than a string (how the views remade are checked).
     private func withStrictIdentifiers<R>(_ body: () throws -> R) throws -> R {
-        guard let sqlite = connection.sqlite else { return try body() }
+        guard let sqlite = connection.engineConnection as? SQLiteConnection else { return try body() }
         sqlite.setDoubleQuotedStrings(false)
         defer { sqlite.setDoubleQuotedStrings(true) }
         return try body()

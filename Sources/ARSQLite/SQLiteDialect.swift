@@ -1,3 +1,4 @@
+import ARCore
 import Foundation
 
 /// SQLite's SQL: storage classes in DDL (the seeds' on-disk format), `rowid` ids,
@@ -204,14 +205,3 @@ package func affinity(of type: String) -> String {
     return "NUMERIC"
 }
 
-extension DatabaseValue {
-    /// The value as text, for reading the schema: text as it is, numbers written out.
-    package var schemaText: String? {
-        switch self {
-        case .text(let text): text
-        case .integer(let value): String(value)
-        case .real(let value): String(value)
-        default: nil
-        }
-    }
-}

@@ -1,5 +1,6 @@
 import ARSQLiteMutexes
 import ActiveRecordSQLite
+@_spi(Engines) import ARCore
 import Foundation
 
 /// One SQLite connection: opened with WAL, `synchronous=NORMAL`, foreign keys on, a finite
@@ -7,9 +8,11 @@ import Foundation
 /// that is not a database fails at open. A reader is `query_only`. Opening waits for other
 /// processes up to the busy timeout, the switch to WAL included (see `whileBusy`).
 ///
-/// A value around the `sqlite3` handle: ``Connection`` owns it and closes it.
-package struct SQLiteConnection: EngineConnection {
-    package let handle: OpaquePointer
+/// The `sqlite3` handle: ``Connection`` owns it and closes it.
+final class SQLiteConnection: EngineConnection {
+    let handle: OpaquePointer
+    /// The limit ``setStatementTimeout(_:)`` set (for the error of a statement it interrupts).
+    private(set) var statementTimeout: Duration?
 
     /// How long a connection waits for a lock held by another connection.
     package static let busyTimeoutMilliseconds: Int32 = 10_000
@@ -89,7 +92,8 @@ package struct SQLiteConnection: EngineConnection {
     private func journalMode() throws -> String {
         let statement = try prepareStatement("PRAGMA journal_mode", .once)
         defer { statement.finalize() }
-        return try statement.step() ? statement.string(0)?.lowercased() ?? "" : ""
+        guard try statement.step(), case .text(let utf8) = statement.row()[0] else { return "" }
+        return String(decoding: utf8, as: UTF8.self).lowercased()
     }
 
     /// Runs `body` again after a short pause while it fails with SQLITE_BUSY or SQLITE_LOCKED
@@ -154,7 +158,7 @@ package struct SQLiteConnection: EngineConnection {
     }
 
     /// Prepares exactly one statement; SQL with a second statement is refused.
-    package func prepareStatement(_ sql: String, _ use: StatementUse) throws -> SQLiteStatement {
+    func prepareStatement(_ sql: String, _ use: StatementUse) throws -> SQLiteStatement {
         var statement: OpaquePointer?
         let flags = use == .cached ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
         // The tail points into the C string, which lives only inside this closure.
@@ -172,7 +176,7 @@ package struct SQLiteConnection: EngineConnection {
             sqlite3_finalize(statement)
             throw ActiveRecordError(.misuse, "only one SQL statement may run at a time", sql: sql)
         }
-        return SQLiteStatement(handle: statement)
+        return SQLiteStatement(handle: statement, connection: self)
     }
 
     package var changedRowCount: Int { Int(sqlite3_changes64(handle)) }
@@ -187,6 +191,7 @@ package struct SQLiteConnection: EngineConnection {
     /// A deadline `timeout` from now for the statements that run next (a progress handler
     /// that interrupts them: `.timeout`); `nil` removes it.
     package func setStatementTimeout(_ timeout: Duration?) {
+        statementTimeout = timeout
         guard let timeout else { return ar_sqlite_set_statement_timeout(handle, 0) }
         let (seconds, attoseconds) = timeout.components
         let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
