@@ -1,7 +1,7 @@
 /// The one error type thrown by swift-activerecord.
 ///
 /// Every error has an extensible ``Code``, a readable message and, for failures the engine
-/// reports, its code (SQLite's extended result code, PostgreSQL's SQLSTATE) and the SQL text
+/// reports, the engine's own code or state (``engineCode``, ``engineState``) and the SQL text
 /// that failed. Bound values are never part of an error: a failing `INSERT` shows its `?`
 /// placeholders, not the user's data.
 ///
@@ -23,10 +23,9 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
         /// The code's name.
         public var description: String { rawValue }
 
-        /// SQLite reported an error not covered by a more specific code.
-        public static let sqlite = Code(rawValue: "sqlite")
-        /// PostgreSQL reported an error not covered by a more specific code (``ActiveRecordError/sqlState`` says which).
-        public static let postgreSQL = Code(rawValue: "postgreSQL")
+        /// The engine reported an error not covered by a more specific code
+        /// (``ActiveRecordError/engineCode`` or ``ActiveRecordError/engineState`` says which).
+        public static let engine = Code(rawValue: "engine")
         /// The record was changed (or destroyed) by another transaction since it was loaded: its
         /// lock version (see `Model.lockingColumn`) no longer matches the row's, and nothing
         /// was written. Retryable: reload the record (or run the transaction again, reading it
@@ -43,7 +42,7 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
         /// The database stayed locked, or every pooled connection stayed in use, longer than
         /// the time allowed to wait.
         public static let busy = Code(rawValue: "busy")
-        /// The file exists but is not an SQLite database.
+        /// The file exists but is not a database of the engine.
         public static let notADatabase = Code(rawValue: "notADatabase")
         /// The database cannot be opened (missing directory, permissions, a server that
         /// cannot be reached or refuses the login), or the connection to its server was lost.
@@ -93,13 +92,15 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
     public var code: Code
     /// A readable explanation: what failed, where, and what to do.
     public var message: String
-    /// The SQLite extended result code, for SQLite failures.
-    public var resultCode: Int32?
-    /// The SQLSTATE, for PostgreSQL failures (`23505` for a unique violation).
-    public var sqlState: String?
+    /// The engine's own numeric code, for failures an engine that has them reports (SQLite's
+    /// extended result code: `2067` for a unique violation).
+    public var engineCode: Int32?
+    /// The engine's own state, for failures an engine that has them reports (PostgreSQL's
+    /// SQLSTATE: `23505` for a unique violation).
+    public var engineState: String?
     /// The kind of constraint that failed, set by the engine from its code.
     package var constraint: Constraint?
-    /// The SQL text that failed, with `?` placeholders, for SQLite failures.
+    /// The SQL text that failed, with `?` placeholders, for failures of a statement.
     public var sql: String?
 
     /// The failing SQL with its bound values written in, only when the
@@ -111,10 +112,10 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
     public var validationFailures: [ValidationFailure] = []
 
     /// Makes an error.
-    public init(_ code: Code, _ message: String, resultCode: Int32? = nil, sql: String? = nil) {
+    public init(_ code: Code, _ message: String, engineCode: Int32? = nil, sql: String? = nil) {
         self.code = code
         self.message = message
-        self.resultCode = resultCode
+        self.engineCode = engineCode
         self.sql = sql
     }
 
@@ -175,11 +176,11 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
                 + "the database before running it again (running it twice may apply it twice)")
     }
 
-    /// `"<code>: <message> (SQLite result code N) [SQL: …]"`.
+    /// `"<code>: <message> (engine code N) [SQL: …]"` (or `(engine state S)`).
     public var description: String {
         var text = "\(code): \(message)"
-        if let resultCode { text += " (SQLite result code \(resultCode))" }
-        if let sqlState { text += " (SQLSTATE \(sqlState))" }
+        if let engineCode { text += " (engine code \(engineCode))" }
+        if let engineState { text += " (engine state \(engineState))" }
         if let sql { text += " [SQL: \(sql)]" }
         if let expandedSQL { text += " [with values: \(expandedSQL)]" }
         return text

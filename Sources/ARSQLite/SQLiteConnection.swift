@@ -46,7 +46,7 @@ final class SQLiteConnection: EngineConnection {
             try configure(readOnly: readOnly, role: role)
         } catch let error as ActiveRecordError {
             sqlite3_close_v2(handle)
-            throw Self.openError(code: error.resultCode ?? SQLITE_ERROR, path: path, detail: error.message)
+            throw Self.openError(code: error.engineCode ?? SQLITE_ERROR, path: path, detail: error.message)
         }
     }
 
@@ -75,7 +75,7 @@ final class SQLiteConnection: EngineConnection {
         // so a file that is not a database is left exactly as it was.
         try whileBusy(until: deadline) { try execute("SELECT count(*) FROM sqlite_master") }
         if !readOnly, sqlite3_db_readonly(handle, "main") == 1 {
-            throw ActiveRecordError(.readOnly, "the file is read-only", resultCode: SQLITE_READONLY)
+            throw ActiveRecordError(.readOnly, "the file is read-only", engineCode: SQLITE_READONLY)
         }
         // Switching to WAL writes the file's header under an exclusive lock, which other
         // processes opening the same new file may hold or block: the switch is made only when
@@ -111,7 +111,7 @@ final class SQLiteConnection: EngineConnection {
             do {
                 return try body()
             } catch let error as ActiveRecordError {
-                guard let code = error.resultCode, code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED,
+                guard let code = error.engineCode, code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED,
                     ContinuousClock.now < deadline
                 else { throw error }
                 // A pause of 1 to 5 ms, random so that processes retrying together fall out of step.
@@ -134,20 +134,20 @@ final class SQLiteConnection: EngineConnection {
                 .notADatabase,
                 "\(path) is not an SQLite database (\(detail)); it was left untouched. "
                     + "Point the configuration at a database file or at a new path.",
-                resultCode: code)
+                engineCode: code)
         case SQLITE_READONLY:
             return ActiveRecordError(
                 .readOnly,
                 "the database file \(path) is read-only; make it writable or open it read-only.",
-                resultCode: code)
+                engineCode: code)
         case SQLITE_CANTOPEN:
             let directory = (path as NSString).deletingLastPathComponent
             let reason = FileManager.default.fileExists(atPath: directory.isEmpty ? "." : directory)
                 ? "check that the path is a file and that it is readable and writable"
                 : "the directory \(directory) does not exist; create it first"
-            return ActiveRecordError(.cannotOpen, "cannot open database at \(path): \(reason).", resultCode: code)
+            return ActiveRecordError(.cannotOpen, "cannot open database at \(path): \(reason).", engineCode: code)
         default:
-            return ActiveRecordError(.cannotOpen, "cannot open database at \(path): \(detail)", resultCode: code)
+            return ActiveRecordError(.cannotOpen, "cannot open database at \(path): \(detail)", engineCode: code)
         }
     }
 
@@ -221,9 +221,9 @@ final class SQLiteConnection: EngineConnection {
         case SQLITE_BUSY: kind = .busy
         // Interrupted by the statement timeout's progress handler (the only interrupt the library makes).
         case SQLITE_INTERRUPT: kind = .timeout
-        default: kind = .sqlite
+        default: kind = .engine
         }
-        var error = ActiveRecordError(kind, message, resultCode: code, sql: sql)
+        var error = ActiveRecordError(kind, message, engineCode: code, sql: sql)
         switch code {
         case AR_SQLITE_CONSTRAINT_UNIQUE, AR_SQLITE_CONSTRAINT_PRIMARYKEY: error.constraint = .unique
         case AR_SQLITE_CONSTRAINT_FOREIGNKEY: error.constraint = .foreignKey

@@ -20,7 +20,7 @@ func postgreSQLError(_ result: OpaquePointer?, _ owner: PostgreSQLConnection, sq
         var error = ActiveRecordError(
             .cannotOpen, "the connection to the PostgreSQL server was lost (\(message)); the database will open another",
             sql: sql)
-        error.sqlState = state
+        error.engineState = state
         return error
     }
     let code: ActiveRecordError.Code
@@ -48,10 +48,10 @@ func postgreSQLError(_ result: OpaquePointer?, _ owner: PostgreSQLConnection, sq
         code = .invalidValue
         message = maskingQuotedText(message)
     case let other where other.hasPrefix("08") || other.hasPrefix("28") || other.hasPrefix("3D"): code = .cannotOpen
-    default: code = .postgreSQL
+    default: code = .engine
     }
     var error = ActiveRecordError(code, message, sql: sql)
-    error.sqlState = state
+    error.engineState = state
     error.constraint = constraint
     return error
 }

@@ -176,7 +176,7 @@ final class PostgreSQLStatement: EngineStatement {
 
     func insert() throws -> Int64 {
         guard try step() else {
-            throw ActiveRecordError(.postgreSQL, "the INSERT returned no id", sql: sql)
+            throw ActiveRecordError(.engine, "the INSERT returned no id", sql: sql)
         }
         return int64(0)
     }

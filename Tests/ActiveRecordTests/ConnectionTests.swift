@@ -84,11 +84,11 @@ struct ConnectionTests {
             let insert = #"INSERT INTO "Account" ("createdAt", "updatedAt", "email") VALUES (?, ?, ?)"#
             switch engine {
             case .sqlite:
-                #expect(error?.resultCode == 2067)  // SQLITE_CONSTRAINT_UNIQUE
+                #expect(error?.engineCode == 2067)  // SQLITE_CONSTRAINT_UNIQUE
                 #expect(error?.sql == insert)
                 #expect(error?.message.contains("UNIQUE constraint failed: Account.email") == true)
             case .postgres:
-                #expect(error?.sqlState == "23505")
+                #expect(error?.engineState == "23505")
                 #expect(error?.sql == insert + #" RETURNING "id""#)
                 #expect(error?.message.contains(#"violates unique constraint "Account_email_unique""#) == true)
             }

@@ -126,7 +126,7 @@ struct PostgreSQLTests {
                     switch outcome {
                     case .success: outcomes.withLock { $0.append("committed") }
                     case .failure(let error as ActiveRecordError):
-                        outcomes.withLock { $0.append("\(error.code) \(error.isRetryable) \(error.sqlState ?? "")") }
+                        outcomes.withLock { $0.append("\(error.code) \(error.isRetryable) \(error.engineState ?? "")") }
                     case .failure(let error): outcomes.withLock { $0.append("\(error)") }
                     }
                 }
@@ -153,7 +153,7 @@ struct PostgreSQLTests {
                     try Account.create(["email": "other"])
                 }
             }
-            #expect(next?.sqlState == "25P02")
+            #expect(next?.engineState == "25P02")
             let swallowed = expectError(.transactionAborted) {
                 try db.transaction { _ = try? Account.create(["email": "taken"]) }
             }

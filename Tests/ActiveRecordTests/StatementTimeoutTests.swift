@@ -126,7 +126,7 @@ struct StatementTimeoutTests {
             db.statementTimeout = .milliseconds(500)
             var error: ActiveRecordError?
             let took = Self.timed { error = expectError(.timeout) { _ = try db.rows("SELECT pg_sleep(5)") } }
-            #expect(error?.sqlState == "57014")
+            #expect(error?.engineState == "57014")
             #expect(error?.message.contains("statement timeout of 500 ms, and PostgreSQL canceled it") == true, "\(error?.message ?? "")")
             #expect(took < .seconds(2), "\(took)")
             #expect(try db.rows("SHOW statement_timeout") == [[.text("500ms")]])
@@ -134,7 +134,7 @@ struct StatementTimeoutTests {
             db.statementTimeout = nil
             #expect(try db.rows("SHOW statement_timeout") == [[.text("0")]])
             error = expectError(.timeout) { try db.withStatementTimeout(.milliseconds(500)) { _ = try db.rows("SELECT pg_sleep(5)") } }
-            #expect(error?.sqlState == "57014")
+            #expect(error?.engineState == "57014")
             _ = try db.rows("SELECT pg_sleep(0.7)")  // no limit any more
             #expect(try db.rows("SHOW statement_timeout") == [[.text("0")]])
         }

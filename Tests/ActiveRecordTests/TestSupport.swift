@@ -35,7 +35,7 @@ enum TestEngine: String, Sendable, CustomTestStringConvertible {
     var real: String { self == .sqlite ? "REAL" : "DOUBLE PRECISION" }
 
     /// The code of an error the engine reports that no more specific code covers.
-    var genericErrorCode: ActiveRecordError.Code { self == .sqlite ? .sqlite : .postgreSQL }
+    var genericErrorCode: ActiveRecordError.Code { .engine }
 
     /// A fresh, empty database of this engine: SQLite in memory (or, with `file`, in a
     /// temporary file, for readers and WAL); PostgreSQL in a schema of its own, dropped by

@@ -276,7 +276,7 @@ struct UniqueIndexTests {
             other.code = "a"
             let constraint = expectError(.constraint) { try other.save() }
             #expect(constraint?.isUniqueViolation == true)
-            #expect(engine == .sqlite ? constraint?.resultCode == 2067 : constraint?.sqlState == "23505")
+            #expect(engine == .sqlite ? constraint?.engineCode == 2067 : constraint?.engineState == "23505")
             #expect(other.isNewRecord)
             #expect(try Respelled.count() == 1)
         }
@@ -289,7 +289,7 @@ struct UniqueIndexTests {
                 #"CREATE TABLE "Child" ("# + engine.idColumn + #", "parentId" \#(engine.integer) NOT NULL REFERENCES "Parent"("id"), "#
                     + #""n" \#(engine.integer) CHECK ("n" > 0))"#)
             try db.execute(#"INSERT INTO "Parent" ("id") VALUES (1)"#)
-            func code(_ error: ActiveRecordError?) -> String? { engine == .sqlite ? error?.resultCode.map(String.init) : error?.sqlState }
+            func code(_ error: ActiveRecordError?) -> String? { engine == .sqlite ? error?.engineCode.map(String.init) : error?.engineState }
             let foreign = expectError(.constraint) { try db.execute(#"INSERT INTO "Child" ("parentId", "n") VALUES (2, 1)"#) }
             #expect(foreign?.isForeignKeyViolation == true && foreign?.isUniqueViolation == false)
             #expect(code(foreign) == (engine == .sqlite ? "787" : "23503"))
