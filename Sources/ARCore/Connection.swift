@@ -6,7 +6,7 @@ import Logging
 /// prepared inside it, the records a destroy cascade is destroying).
 ///
 /// A connection is confined: ``Database`` hands it to one thread at a time.
-package final class Connection {
+@_spi(Engines) public final class Connection {
     /// The engine's connection.
     private let engine: any EngineConnection
     /// The engine's connection, for its own dialect's use (settings of its own).

@@ -13,7 +13,7 @@ import Foundation
 
 /// An engine and where its database is: how to open connections, how they are shared, and
 /// the engine's SQL dialect.
-package protocol DatabaseEngine: Sendable {
+@_spi(Engines) public protocol DatabaseEngine: Sendable {
     /// The engine's SQL dialect.
     var dialect: any SQLDialect { get }
     /// How the database shares its connections between threads.
@@ -28,7 +28,7 @@ package protocol DatabaseEngine: Sendable {
 }
 
 /// What a connection is opened for.
-package enum ConnectionRole: Sendable {
+@_spi(Engines) public enum ConnectionRole: Sendable {
     /// Reads and writes.
     case writer
     /// Reads outside transactions only (an engine may make it unable to write).
@@ -36,7 +36,7 @@ package enum ConnectionRole: Sendable {
 }
 
 /// How a database shares its connections between threads.
-package enum ConnectionSharing: Sendable {
+@_spi(Engines) public enum ConnectionSharing: Sendable {
     /// One writer connection, used by one thread at a time (a transaction holds it until it
     /// ends), and up to `readers` reader connections for reads outside transactions. SQLite:
     /// its writers are serialized by the file anyway.
@@ -48,7 +48,7 @@ package enum ConnectionSharing: Sendable {
 }
 
 /// How a statement will be used, so that the engine prepares it accordingly.
-package enum StatementUse: Sendable {
+@_spi(Engines) public enum StatementUse: Sendable {
     /// Cached by the connection and run many times (the engine may keep it prepared).
     case cached
     /// Run once or a few times, then finalized.
@@ -60,7 +60,7 @@ package enum StatementUse: Sendable {
 
 /// One connection of an engine. Confined: used by one thread at a time (the database hands
 /// it out), and finalizes none of its statements itself.
-package protocol EngineConnection {
+@_spi(Engines) public protocol EngineConnection {
     /// Prepares exactly one statement, with `?` placeholders (as all of the library's SQL).
     /// - Throws: the engine's error, with the SQL; `.misuse` for more than one statement.
     func prepare(_ sql: String, _ use: StatementUse) throws -> any EngineStatement
@@ -87,7 +87,7 @@ package protocol EngineConnection {
 /// its rows, read each row whole. Whole-row operations, so that the library calls through
 /// the protocol once per row, not once per value, and each engine reads its own format its
 /// own way. Parameters are 1-based, result columns 0-based.
-package protocol EngineStatement: AnyObject {
+@_spi(Engines) public protocol EngineStatement: AnyObject {
     /// How many `?` parameters the statement has.
     var parameterCount: Int32 { get }
     /// Binds `parameters` to parameters 1… (`parameters.count` is ``parameterCount``). The
@@ -161,7 +161,7 @@ package protocol EngineStatement: AnyObject {
 /// Where SQL differs between engines. The SQL the library writes is otherwise common to
 /// both: double-quoted identifiers, `?` placeholders (an engine may rewrite them when it
 /// prepares), `LIMIT ? OFFSET ?`, `SAVEPOINT`/`RELEASE`/`ROLLBACK TO`, standard joins.
-package protocol SQLDialect: Sendable {
+@_spi(Engines) public protocol SQLDialect: Sendable {
     /// The engine's name, for messages: `SQLite`, `PostgreSQL`.
     var name: String { get }
 
@@ -315,12 +315,12 @@ public struct IndexDescription: Sendable, Equatable {
 }
 
 /// A foreign key as the database describes it: one referencing column.
-package struct ForeignKeyDescription: Sendable, Equatable {
-    package var column: String
-    package var table: String
-    package var referencedColumn: String
+@_spi(Engines) public struct ForeignKeyDescription: Sendable, Equatable {
+    public var column: String
+    public var table: String
+    public var referencedColumn: String
 
-    package init(column: String, table: String, referencedColumn: String) {
+    public init(column: String, table: String, referencedColumn: String) {
         self.column = column
         self.table = table
         self.referencedColumn = referencedColumn
@@ -330,7 +330,7 @@ package struct ForeignKeyDescription: Sendable, Equatable {
 /// ` ON CONFLICT (…) DO UPDATE SET c = excluded.c, … RETURNING …`: the upsert clause SQLite
 /// and PostgreSQL share. With nothing to update, the row is "updated" to itself (a conflict
 /// column set to its own value), so that it is still returned.
-package func onConflictUpdate(_ table: String, _ conflict: [String], _ update: [String], _ returning: [String]) -> String {
+@_spi(Engines) public func onConflictUpdate(_ table: String, _ conflict: [String], _ update: [String], _ returning: [String]) -> String {
     let assignments = update.isEmpty
         ? ["\(conflict[0].quotedIdentifier) = \(table.quotedIdentifier).\(conflict[0].quotedIdentifier)"]
         : update.map { "\($0.quotedIdentifier) = excluded.\($0.quotedIdentifier)" }

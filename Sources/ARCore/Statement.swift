@@ -67,7 +67,7 @@ package struct StatementKey: Hashable {
 /// It calls its engine's statement once per row, not once per value: parameters are
 /// gathered here (``bind(_:at:)``) and handed over together before the statement runs, and
 /// each row the engine returns is read here from its cells (``row``).
-package final class Statement {
+@_spi(Engines) public final class Statement {
     private let engine: any EngineStatement
     /// The SQL text, with `?` placeholders.
     package let sql: String

@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 extension Database {
     /// What differs between these models and the database, without changing anything:

@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 /// What a migration step can do, and read. Every change runs inside the step's transaction.
 ///

@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 import Foundation
 
 /// Versioned migrations: named steps for what automatic migration cannot do

@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 /// A query over a `DynamicModel`: the predicate language with arguments as
 /// database values, order, limit and offset. What the C API runs, through the

@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 /// A condition written with key paths: `\.age > 30`, `\.name == "Alex" || \.note == nil`.
 ///

@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 /// Parsed predicates by format string, so that a query repeated in a loop
 /// parses its format once. Bounded: cleared when it holds too many.

@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 // The predicate language's parser: tokens to a `PredicateNode` tree.
 // Pure Swift, compiled on its own by the fuzz target.
 //

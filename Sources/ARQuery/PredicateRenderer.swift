@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 // Renders a `PredicateNode` to SQL text in which every value — placeholder
 // arguments and literals of the format string alike — is a `?` parameter.
 // Pure Swift, compiled on its own by the fuzz target.

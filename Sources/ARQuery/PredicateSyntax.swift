@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 // The predicate language's tokenizer and syntax tree. Pure Swift with no
 // dependency on SQLite or the rest of the library, so that the fuzz target
 // (`make fuzz`) can compile it on its own.

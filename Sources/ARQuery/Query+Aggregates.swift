@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 extension Query {
     /// `sum(column)` over the query's records, as a `Double` whatever the column; `0` when

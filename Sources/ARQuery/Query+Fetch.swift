@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 extension Query {
     /// The query's SQL for the current database; see ``QueryClauses/compile(_:caching:for:defaultsToIdOrder:)``.

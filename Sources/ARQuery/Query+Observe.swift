@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 extension Database {
     /// Calls `onChange` with the query's records now, and again after every committed

@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 extension Query {
     /// The values of one or more columns of the matching records, typed, without making

@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 /// A lazy, chainable query over a model's table: the seeds' `ARLazyFetcher`.
 ///

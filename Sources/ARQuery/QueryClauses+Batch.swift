@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 import Foundation
 
 extension CompiledQuery {

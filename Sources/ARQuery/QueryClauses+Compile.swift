@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 import Synchronization
 
 /// One table of a query: the queried one or a joined one.

@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 /// What a query asks for, clause by clause: the part that ``Query`` (a model class's
 /// records) and ``DynamicQuery`` (a run-time model's, what the C API runs) share, and

@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 /// What a relation query (`group.users`) knows beyond its SQL: its owner and
 /// how to add and remove records. `ARRelations` implements it.

@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 /// What decides a query's SQL: every clause, the base table, the dialect, and of each
 /// argument only whether it is `NULL`, a value, or a list of so many (`= NULL` becomes

@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 /// Iterates a query's records one row at a time, in constant memory.
 ///

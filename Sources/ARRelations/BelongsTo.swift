@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 import ARQuery
 
 /// Declares that a model belongs to a parent: it holds the parent's id in a

@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 /// What destroying a record does to its children (`@HasMany`) or to the records it is
 /// related to through a join model (`@HasManyThrough`): the seeds' `ARDependencyDestroy`

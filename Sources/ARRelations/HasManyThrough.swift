@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 import ARQuery
 
 /// Declares a many-to-many relation through a join model that holds both

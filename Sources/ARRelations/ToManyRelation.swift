@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 import ARQuery
 
 /// What a to-many relation keeps inside its owner: records queued while the

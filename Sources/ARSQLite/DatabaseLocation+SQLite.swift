@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 import Foundation
 
 /// The embedded locations: SQLite in memory, in a file, or in a file of a standard directory.

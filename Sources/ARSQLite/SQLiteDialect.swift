@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 import Foundation
 
 /// SQLite's SQL: storage classes in DDL (the seeds' on-disk format), `rowid` ids,

@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 /// SQLite, in a file or in memory: one writer connection and, for a file opened for writing,
 /// up to four reader connections (WAL lets them read while the writer writes).
 package struct SQLiteEngine: DatabaseEngine {

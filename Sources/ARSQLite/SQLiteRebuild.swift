@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 import Foundation
 
 /// SQLite's procedure for the schema changes `ALTER TABLE` cannot make (drop a column,

@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 /// A model with validations: adopt it and declare ``validations``. `save()`
 /// then validates first and writes nothing when a validation fails.

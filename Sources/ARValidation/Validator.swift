@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 /// A custom validator: the seeds' `ARValidatorProtocol`.
 ///

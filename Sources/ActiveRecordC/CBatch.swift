@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 // Batch writes: delete or update every record a query matches with one statement, and
 // insert many records with one prepared statement in one transaction. SQL only, as in
 // Swift: records already in memory are not changed.

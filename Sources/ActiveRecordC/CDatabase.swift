@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 // ar_version, opening and closing, errors, memory, transactions.
 import ActiveRecord
 import ActiveRecordPostgreSQL

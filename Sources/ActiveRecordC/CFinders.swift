@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 // Finding records by id, and counting them.
 import ActiveRecord
 

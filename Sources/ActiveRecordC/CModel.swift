@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 // Models defined at run time.
 import ActiveRecord
 import Foundation

@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 // Queries: the predicate language with values bound by position, order, limit,
 // offset, count and iteration.
 import ActiveRecord

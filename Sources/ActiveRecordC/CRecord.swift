@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 // Records: new, free, id, save, reload, destroy, validation errors.
 import ActiveRecord
 import Foundation

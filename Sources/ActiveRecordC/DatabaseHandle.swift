@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 import ActiveRecord
 
 /// `ar_database`: a database and its last error message.

@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 // The C ABI's handles: Swift objects passed to C as opaque pointers (retained
 // while C holds them, released by the matching ar_*_free / ar_close).
 import ActiveRecord

@@ -1,6 +1,6 @@
 // Which handles C holds: consulted when C gives one back (ar_close, ar_*_free), so that
 // giving one back twice is refused instead of releasing freed memory.
-import ARCore
+@_spi(Engines) import ARCore
 import Synchronization
 
 /// The addresses of the handles C holds, each with its kind: a handle is entered when it is

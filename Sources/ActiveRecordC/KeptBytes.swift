@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 import Foundation
 
 /// Bytes kept for C (a string or a blob, always followed by a NUL byte) that stay valid

@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 // The last error messages: per thread, like errno.
 import Foundation
 import Synchronization

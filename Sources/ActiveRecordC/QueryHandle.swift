@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 import ActiveRecord
 
 /// `ar_query`: a query being built, then iterated.

@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 // Result codes and type tags of the C ABI.
 import ActiveRecord
 

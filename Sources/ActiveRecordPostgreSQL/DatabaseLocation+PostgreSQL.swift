@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 
 extension DatabaseLocation {
     /// A PostgreSQL database, reached through libpq.

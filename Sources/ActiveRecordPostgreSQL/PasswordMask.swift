@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 /// The passwords a connection string holds, and the one way text that libpq or the library
 /// writes about it is shown: with every password replaced by `***`.
 ///

@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 /// The library writes `?` placeholders (SQLite's); PostgreSQL numbers them (`$1`, `$2`).
 /// `rewritingPlaceholders(sql)` numbers every `?` that is a placeholder: not inside a string
 /// (`'…'`, `E'…'` with backslash escapes, `$tag$…$tag$`), a quoted name (`"…"`) or a comment

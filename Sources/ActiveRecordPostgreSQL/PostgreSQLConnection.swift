@@ -1,6 +1,6 @@
 import Foundation
 import ActiveRecordLibPQ
-import ARCore
+@_spi(Engines) import ARCore
 
 /// One libpq connection: every call sends one command to the server and waits for its whole
 /// result. Confined to one thread at a time (``Database`` hands it out).

@@ -1,4 +1,4 @@
-import ARCore
+@_spi(Engines) import ARCore
 import Foundation
 
 /// PostgreSQL's SQL: native types (see ``columnType(_:_:)``), identity ids returned by

@@ -1,5 +1,5 @@
 import ActiveRecordLibPQ
-import ARCore
+@_spi(Engines) import ARCore
 import Foundation
 
 /// PostgreSQL through libpq: a pool of connections, each transaction owning one.

@@ -1,5 +1,5 @@
 import ActiveRecordLibPQ
-import ARCore
+@_spi(Engines) import ARCore
 
 /// The ``ActiveRecordError`` for a failed result (or, without one, the connection's error):
 /// the code from its SQLSTATE, PostgreSQL's primary message, and the SQL. Never the
