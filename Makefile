@@ -1,9 +1,9 @@
 # swift-activerecord — the front door.
 #   make run     build and run the quickstart on the default database (SQLite, a file)
 #   make run-postgres  the second example: the same models on a throwaway PostgreSQL server
-#   make test    every test (what CI runs): Swift and the C examples and tests on SQLite and on a
-#                throwaway PostgreSQL server (scripts/with-postgres.sh), then the package-graph,
-#                snippet and seam checks
+#   make test    every test (what CI runs): the documentation's code blocks compiled, Swift and the
+#                C examples and tests on SQLite and on a throwaway PostgreSQL server
+#                (scripts/with-postgres.sh), then the package-graph, snippet and seam checks
 #   make test-tsan  the Swift tests under the thread sanitizer (.ci/run runs it after make test)
 #   make bench   the release benchmark against the raw sqlite3 C API, and on a throwaway PostgreSQL
 #                server against raw libpq
@@ -33,7 +33,7 @@ SWIFTFLAGS  ?= -Xswiftc -warnings-as-errors -Xcc -gdwarf-4
 APT_PACKAGES = libsqlite3-dev libpq-dev postgresql pkg-config gcc g++ valgrind python3
 
 .PHONY: all deps build run run-postgres test test-engines examples bench fuzz lib test-lib-replace header check-header c-examples c-test clean \
-        package-graph check-snippets check-seams test-tsan install-build install uninstall test-install swift-examples \
+        package-graph check-snippets check-doc-snippets check-seams test-tsan install-build install uninstall test-install swift-examples \
         docs release-check
 
 all: build
@@ -92,6 +92,7 @@ swift-examples: deps
 
 test: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
+	$(MAKE) --no-print-directory check-doc-snippets
 	$(MAKE) --no-print-directory lib
 	scripts/with-postgres.sh $(MAKE) --no-print-directory test-engines
 	$(MAKE) --no-print-directory check-header check-snippets check-seams package-graph swift-examples test-install test-lib-replace docs
@@ -121,11 +122,18 @@ package-graph: deps
 	  [ "$$output" = "$(PACKAGE_GRAPH_EXPECTED)" ] \
 	  || { echo "package-graph: expected '$(PACKAGE_GRAPH_EXPECTED)'" >&2; exit 1; }
 
-# The README's first Swift example compiles as written; Tests/Compile/*.swift must not
-# compile (options that would do nothing, names that must not exist), each with its error.
+# Tests/Compile/*.swift must not compile (options that would do nothing, names that must not
+# exist), each with its error.
 check-snippets: deps
 	$(SWIFT) build $(SWIFTFLAGS)
 	python3 scripts/check-swift-snippets.py $$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/Modules
+
+# Every ```swift and ```c block of README.md and of the DocC articles compiles against the
+# built modules and include/activerecord.h (scripts/check-doc-snippets.py says how fragments
+# are compiled and which markers a block may carry; Tests/DocSnippets holds the pages' preludes).
+check-doc-snippets: deps
+	$(SWIFT) build $(SWIFTFLAGS)
+	python3 scripts/check-doc-snippets.py $$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/Modules
 
 # Quoting, raw memory, error recognition and ARValidation's dependencies keep to their seams.
 check-seams:

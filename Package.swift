@@ -9,7 +9,7 @@ import PackageDescription
 let package = Package(
     name: "swift-activerecord",
     // What the code needs: Synchronization's Atomic (macOS 15, iOS 18 and their kin). Tested
-    // on Linux only (see the README's Platforms).
+    // on Linux only (see Platforms in the Getting started article, ActiveRecord.docc).
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ActiveRecord", targets: ["ActiveRecord"]),

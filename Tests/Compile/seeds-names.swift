@@ -1,5 +1,5 @@
 // expect-error: type 'Note' has no member 'lazyFetcher'
-// The seeds' names live in the README's map to this API, not in aliases.
+// The seeds' names live in the map to this API (MigratingFromIActiveRecord.md), not in aliases.
 import ActiveRecord
 
 final class Note: Model {

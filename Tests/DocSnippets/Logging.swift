@@ -1,0 +1,3 @@
+// What Logging.md's blocks take as given.
+
+let db = try! Database(.inMemory)
