@@ -91,10 +91,14 @@ let package = Package(
             dependencies: ["ActiveRecord", "ActiveRecordPostgreSQL"],
             path: "Tests/StressChild"
         ),
+        // The engine conformance suite: what every engine must do, checked through a database of
+        // it (`EngineConformance.runAll`), and an engine that only records the SQL it is given,
+        // for compiler tests without a database. Not a product: the tests run it on each engine.
+        .target(name: "ARConformance", dependencies: ["ActiveRecord"]),
         .testTarget(
             name: "ActiveRecordTests",
             dependencies: [
-                "ActiveRecord", "ActiveRecordPostgreSQL", "ActiveRecordQuickstart", "ActiveRecordPostgreSQLExample",
+                "ActiveRecord", "ActiveRecordPostgreSQL", "ARConformance", "ActiveRecordQuickstart", "ActiveRecordPostgreSQLExample",
                 "ActiveRecordStressChild", .product(name: "Logging", package: "swift-log"),
                 // SQLite's mutex API, to test the mutexes the library gives it (SQLiteMutexTests).
                 "ActiveRecordSQLite",

@@ -1,0 +1,89 @@
+import ActiveRecord
+import Foundation
+@_spi(Engines) import ARCore
+
+/// An engine that runs nothing: every statement returns no row, every write changes one row,
+/// an insert returns the next id of a counter, an upsert says "inserted". With ``Database/trace(_:)`` it shows the SQL each call of
+/// the library writes in a dialect, without a database (as Fluent's dummy database and
+/// GRDB's `assertEqualSQL`): the SQL compiler's tests read it as text.
+///
+/// ```swift
+/// let database = try Database(RecordingEngine.location(SQLiteDialect()))
+/// database.trace { sql in print(sql) }
+/// try database.use { _ = try Book.query().where("pages > %@", 100).fetch() }
+/// ```
+///
+/// Schema reads return nothing, so a model's first use writes its `CREATE TABLE`.
+package struct RecordingEngine: DatabaseEngine {
+    package let dialect: any SQLDialect
+    package var sharing: ConnectionSharing { .singleWriter(readers: 0) }
+    package var description: String { "nothing (\(dialect.name) SQL recorded)" }
+    package var notes: [String] { [] }
+
+    /// A location that opens a database of this engine, writing `dialect`'s SQL.
+    package static func location(_ dialect: any SQLDialect) -> DatabaseLocation {
+        .engine(description: "nothing (\(dialect.name) SQL recorded)", identity: UUID().uuidString) { _ in
+            RecordingEngine(dialect: dialect)
+        }
+    }
+
+    package func connect(_ role: ConnectionRole) throws -> any EngineConnection { RecordingConnection() }
+}
+
+/// A connection of ``RecordingEngine``: it knows only whether a transaction is open.
+final class RecordingConnection: EngineConnection {
+    /// Whether a transaction is open, from the statements run (`BEGIN…`, `COMMIT`, `ROLLBACK`).
+    var isInTransaction = false
+    /// The last id ``RecordingStatement/insert()`` returned.
+    var lastId: Int64 = 0
+    /// 1 after a write (`INSERT`, `UPDATE`, `DELETE`), 0 after anything else.
+    var changedRowCount = 0
+
+    func prepare(_ sql: String, _ use: StatementUse) throws -> any EngineStatement { RecordingStatement(sql: sql, connection: self) }
+    var isInFailedTransaction: Bool { false }
+    var hasOpenTransaction: Bool { isInTransaction }
+    var isUsable: Bool { true }
+    func setStatementTimeout(_ timeout: Duration?) {}
+    func close() {}
+}
+
+/// A statement of ``RecordingEngine``: no rows, every column `NULL`.
+final class RecordingStatement: EngineStatement {
+    let sql: String
+    unowned let connection: RecordingConnection
+
+    init(sql: String, connection: RecordingConnection) {
+        self.sql = sql
+        self.connection = connection
+    }
+
+    func bind(_ value: DatabaseValue, at index: Int32) throws {}
+
+    func step() throws -> Bool {
+        let verb = sql.prefix { $0 != " " }.uppercased()
+        connection.changedRowCount = ["INSERT", "UPDATE", "DELETE"].contains(verb) ? 1 : 0
+        if verb == "BEGIN" { connection.isInTransaction = true }
+        if verb == "COMMIT" || (verb == "ROLLBACK" && !sql.uppercased().hasPrefix("ROLLBACK TO")) { connection.isInTransaction = false }
+        return false
+    }
+
+    func insert() throws -> Int64 {
+        connection.changedRowCount = 1
+        connection.lastId += 1
+        return connection.lastId
+    }
+
+    func upsert() throws -> Bool { _ = try insert(); return true }
+    func reset() {}
+    func finalize() {}
+    func expandedSQL() -> String? { nil }
+    var columnCount: Int32 { 0 }
+    func columnName(_ index: Int32) -> String { "" }
+    func isNull(_ index: Int32) -> Bool { true }
+    func int64(_ index: Int32) -> Int64 { 0 }
+    func double(_ index: Int32) -> Double { 0 }
+    func string(_ index: Int32) -> String? { nil }
+    func data(_ index: Int32) -> Data { Data() }
+    func value(_ index: Int32) throws -> DatabaseValue { .null }
+    func cell(_ index: Int32) -> Cell { .null }
+}
