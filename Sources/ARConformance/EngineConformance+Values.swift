@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 import ActiveRecord
 import Testing
 import Foundation

@@ -51,13 +51,34 @@ final class RecordingConnection: EngineConnection {
 final class RecordingStatement: EngineStatement {
     let sql: String
     unowned let connection: RecordingConnection
+    let parameterCount: Int32
+    /// The row an upsert leaves readable: `NULL`s.
+    private let nulls = UnsafeMutableBufferPointer<Cell>.allocate(capacity: 64)
 
     init(sql: String, connection: RecordingConnection) {
         self.sql = sql
         self.connection = connection
+        // The `?` outside quoted text and names.
+        var count: Int32 = 0
+        var quote: Character?
+        for character in sql {
+            if let open = quote {
+                if character == open { quote = nil }
+            } else if character == "'" || character == "\"" {
+                quote = character
+            } else if character == "?" {
+                count += 1
+            }
+        }
+        parameterCount = count
+        nulls.initialize(repeating: .null)
     }
 
-    func bind(_ value: DatabaseValue, at index: Int32) throws {}
+    deinit { nulls.deallocate() }
+
+    func bind(_ parameters: UnsafeBufferPointer<StatementParameter>) throws {}
+    func row() -> UnsafeBufferPointer<Cell> { UnsafeBufferPointer(nulls) }
+    func resetKeepingBindings() {}
 
     func step() throws -> Bool {
         let verb = sql.prefix { $0 != " " }.uppercased()
@@ -79,11 +100,4 @@ final class RecordingStatement: EngineStatement {
     func expandedSQL() -> String? { nil }
     var columnCount: Int32 { 0 }
     func columnName(_ index: Int32) -> String { "" }
-    func isNull(_ index: Int32) -> Bool { true }
-    func int64(_ index: Int32) -> Int64 { 0 }
-    func double(_ index: Int32) -> Double { 0 }
-    func string(_ index: Int32) -> String? { nil }
-    func data(_ index: Int32) -> Data { Data() }
-    func value(_ index: Int32) throws -> DatabaseValue { .null }
-    func cell(_ index: Int32) -> Cell { .null }
 }

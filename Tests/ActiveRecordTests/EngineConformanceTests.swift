@@ -1,3 +1,4 @@
+@_spi(Engines) import ARCore
 import ARConformance
 import ActiveRecord
 import Testing
