@@ -76,7 +76,7 @@ final class RecordingStatement: EngineStatement {
 
     deinit { nulls.deallocate() }
 
-    func bind(_ parameters: UnsafeBufferPointer<StatementParameter>) throws {}
+    func bind(_ parameters: UnsafeBufferPointer<Cell>) throws {}
     func row() -> UnsafeBufferPointer<Cell> { UnsafeBufferPointer(nulls) }
     func resetKeepingBindings() {}
 

@@ -91,11 +91,11 @@ import Foundation
     /// How many `?` parameters the statement has.
     var parameterCount: Int32 { get }
     /// Binds `parameters` to parameters 1… (`parameters.count` is ``parameterCount``). The
-    /// bytes of a ``StatementParameter/text(_:)`` or ``StatementParameter/blob(_:)`` stay
-    /// valid until the statement is bound again or finalized: an engine may read them in
-    /// place then.
+    /// bytes of a text or blob cell stay valid, unchanged, until the statement is bound again,
+    /// reset or finalized: an engine may read them in place until then. Text is valid UTF-8
+    /// (not followed by a NUL byte).
     /// - Throws: `.invalidValue` for a value the engine cannot hold (naming the parameter).
-    func bind(_ parameters: UnsafeBufferPointer<StatementParameter>) throws
+    func bind(_ parameters: UnsafeBufferPointer<Cell>) throws
     /// Runs the statement on the first call, then moves to the next row: `true` while there is one.
     /// - Throws: the engine's error mapped to an ``ActiveRecordError`` (constraint kinds
     ///   recognisable, see ``ActiveRecordError/isUniqueViolation``), with the SQL. The
@@ -124,15 +124,6 @@ import Foundation
     var columnCount: Int32 { get }
     /// A result column's name.
     func columnName(_ index: Int32) -> String
-}
-
-/// A statement parameter as the library binds it: a value, or text or bytes borrowed from
-/// the caller (valid as ``EngineStatement/bind(_:)`` says).
-@_spi(Engines) public enum StatementParameter {
-    case value(DatabaseValue)
-    /// UTF-8 text (valid, with no NUL byte required after it).
-    case text(UnsafeRawBufferPointer)
-    case blob(UnsafeRawBufferPointer)
 }
 
 /// A column's value without copying: text and bytes borrowed from the row or the record.

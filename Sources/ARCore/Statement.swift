@@ -74,7 +74,9 @@ package struct StatementKey: Hashable {
     unowned let connection: Connection
     /// The parameters bound since the statement last ran, handed to the engine when it runs
     /// (``parameterCount`` of them; all `NULL` at first).
-    private let parameters: UnsafeMutablePointer<StatementParameter>
+    private let parameters: UnsafeMutablePointer<Cell>
+    /// Where the texts and bytes of bound values are copied, until the statement's next use.
+    @exclusivity(unchecked) private var parameterBytes = ParameterBytes()
     /// How many parameters the statement has.
     package let parameterCount: Int32
     /// Whether a parameter was bound since the engine last received them.
@@ -100,22 +102,29 @@ package struct StatementKey: Hashable {
         self.connection = connection
         parameterCount = engine.parameterCount
         parameters = .allocate(capacity: Int(parameterCount))
-        parameters.initialize(repeating: .value(.null), count: Int(parameterCount))
+        parameters.initialize(repeating: .null, count: Int(parameterCount))
     }
 
     deinit {
         engine.finalize()
-        parameters.deinitialize(count: Int(parameterCount))
         parameters.deallocate()
+        parameterBytes.release()
     }
 
     // MARK: Binding (1-based)
 
-    /// Binds `value` to parameter `index`.
+    /// Binds `value` to parameter `index` (its text or bytes copied, for the engine to read
+    /// in place).
     /// - Throws: `.misuse` for an index beyond the statement's parameters.
     @inline(__always)
     package func bind(_ value: DatabaseValue, at index: Int32) throws {
-        try set(.value(value), at: index)
+        switch value {
+        case .null: try set(.null, at: index)
+        case .integer(let int): try set(.integer(int), at: index)
+        case .real(let real): try set(.real(real), at: index)
+        case .text(let text): try set(.text(parameterBytes.copy(text)), at: index)
+        case .blob(let data): try set(.blob(parameterBytes.copy(data)), at: index)
+        }
     }
 
     /// Binds text the caller keeps valid until this parameter is bound again or the
@@ -136,7 +145,7 @@ package struct StatementKey: Hashable {
     }
 
     @inline(__always)
-    private func set(_ parameter: consuming StatementParameter, at index: Int32) throws {
+    private func set(_ parameter: Cell, at index: Int32) throws {
         guard index >= 1, index <= parameterCount else { throw parameterOutOfRange(index) }
         parameters[Int(index &- 1)] = parameter
         hasNewBindings = true
@@ -225,7 +234,8 @@ package struct StatementKey: Hashable {
     package func reset() {
         engine.reset()
         row = UnsafeBufferPointer(start: nil, count: 0)
-        for index in 0..<Int(parameterCount) { parameters[index] = .value(.null) }
+        parameters.update(repeating: .null, count: Int(parameterCount))
+        parameterBytes.reset()
         hasNewBindings = false
     }
 
@@ -235,6 +245,7 @@ package struct StatementKey: Hashable {
     package func resetForRebinding() {
         engine.resetKeepingBindings()
         row = UnsafeBufferPointer(start: nil, count: 0)
+        parameterBytes.reset()
     }
 
     // MARK: Columns (0-based), read from the current row's cells
@@ -315,6 +326,81 @@ package struct StatementKey: Hashable {
     /// the next step or reset.
     @inline(__always)
     package func cell(_ index: Int32) -> Cell { row[Int(index)] }
+}
+
+/// Where a statement copies the texts and bytes of the values bound to it, so that its engine
+/// can read them in place (SQLite: `SQLITE_STATIC`, no copy of its own): one block, reused by
+/// each use of the statement, and blocks of their own for what does not fit, after which the
+/// first block grows. Emptied when the statement is reset, when nothing reads them any more.
+struct ParameterBytes {
+    private var block: UnsafeMutableRawPointer?
+    private var capacity = 0
+    private var used = 0
+    private var aside: [UnsafeMutableRawPointer] = []
+    private var asideBytes = 0
+
+    /// A copy of `text`'s UTF-8.
+    @inline(__always)
+    mutating func copy(_ text: String) -> UnsafeRawBufferPointer {
+        if let copied = text.utf8.withContiguousStorageIfAvailable({ copy(UnsafeRawBufferPointer($0)) }) { return copied }
+        var text = text
+        return text.withUTF8 { copy(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// A copy of `data`'s bytes.
+    @inline(__always)
+    mutating func copy(_ data: Data) -> UnsafeRawBufferPointer {
+        data.withUnsafeBytes { copy($0) }
+    }
+
+    @inline(__always)
+    mutating func copy(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        let count = bytes.count
+        guard count > 0, let source = bytes.baseAddress else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        guard let block, count <= capacity &- used else { return copyAside(source, count) }
+        let target = block + used
+        target.copyMemory(from: source, byteCount: count)
+        used &+= count
+        return UnsafeRawBufferPointer(start: target, count: count)
+    }
+
+    @inline(never)
+    private mutating func copyAside(_ source: UnsafeRawPointer, _ count: Int) -> UnsafeRawBufferPointer {
+        if block == nil {
+            capacity = max(256, count)
+            block = .allocate(byteCount: capacity, alignment: 16)
+            return copy(UnsafeRawBufferPointer(start: source, count: count))
+        }
+        let target = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
+        target.copyMemory(from: source, byteCount: count)
+        aside.append(target)
+        asideBytes += count
+        return UnsafeRawBufferPointer(start: target, count: count)
+    }
+
+    /// Empties the block (what was copied is not read any more); after values did not fit,
+    /// one block as large as all of them.
+    @inline(__always)
+    mutating func reset() {
+        used = 0
+        if !aside.isEmpty { grow() }
+    }
+
+    @inline(never)
+    private mutating func grow() {
+        for bytes in aside { bytes.deallocate() }
+        aside.removeAll()
+        block?.deallocate()
+        capacity += asideBytes
+        asideBytes = 0
+        block = .allocate(byteCount: capacity, alignment: 16)
+    }
+
+    /// Frees every block (the statement is finalized).
+    func release() {
+        block?.deallocate()
+        for bytes in aside { bytes.deallocate() }
+    }
 }
 
 /// Text from a row's cell (followed by a NUL byte, see ``EngineStatement/row()``); `nil` when

@@ -2,8 +2,6 @@ import ActiveRecordSQLite
 @_spi(Engines) import ARCore
 import Foundation
 
-/// `SQLITE_TRANSIENT`: SQLite copies the bytes before the bind call returns.
-private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// A prepared SQLite statement: the `sqlite3_stmt` handle, which ``Statement`` finalizes
 /// (``finalize()``), and the cells of its current row. Every method is a direct sqlite3 call.
@@ -31,15 +29,17 @@ final class SQLiteStatement: EngineStatement {
 
     var parameterCount: Int32 { sqlite3_bind_parameter_count(handle) }
 
-    /// Borrowed text and bytes are read in place (`SQLITE_STATIC`): the caller keeps them
-    /// until the next bind. A value's text and bytes are copied by SQLite (`SQLITE_TRANSIENT`).
+    /// Text and bytes are read in place (`SQLITE_STATIC`): the caller keeps them until the
+    /// next bind, reset or finalize.
     @inline(__always)
-    func bind(_ parameters: UnsafeBufferPointer<StatementParameter>) throws {
+    func bind(_ parameters: UnsafeBufferPointer<Cell>) throws {
         var index: Int32 = 1
         for parameter in parameters {
             let code: Int32
             switch parameter {
-            case .value(let value): code = bind(value, at: index)
+            case .null: code = sqlite3_bind_null(handle, index)
+            case .integer(let int): code = sqlite3_bind_int64(handle, index, int)
+            case .real(let double): code = sqlite3_bind_double(handle, index, double)
             case .text(let utf8):
                 // An empty buffer may have no base address; SQLite would read that as NULL.
                 code = utf8.isEmpty
@@ -52,44 +52,6 @@ final class SQLiteStatement: EngineStatement {
             }
             if code != SQLITE_OK { throw failure(code) }
             index &+= 1
-        }
-    }
-
-    @inline(__always)
-    private func bind(_ value: DatabaseValue, at index: Int32) -> Int32 {
-        switch value {
-        case .null: sqlite3_bind_null(handle, index)
-        case .integer(let int): sqlite3_bind_int64(handle, index, int)
-        case .real(let double): sqlite3_bind_double(handle, index, double)
-        case .text(let string): bindText(string, at: index)
-        case .blob(let data): bindBlob(data, at: index)
-        }
-    }
-
-    private func bindText(_ string: String, at index: Int32) -> Int32 {
-        // A native string's bytes are read in place, without a copy of the string (which
-        // `withUTF8` needs, being mutating); a bridged one is made contiguous first.
-        if string.isContiguousUTF8,
-            let code = string.utf8.withContiguousStorageIfAvailable({ bindText(UnsafeRawBufferPointer($0), at: index) })
-        {
-            return code
-        }
-        var string = string
-        return string.withUTF8 { bindText(UnsafeRawBufferPointer($0), at: index) }
-    }
-
-    /// Binds UTF-8 bytes, which SQLite copies.
-    @inline(__always)
-    private func bindText(_ bytes: UnsafeRawBufferPointer, at index: Int32) -> Int32 {
-        // An empty buffer may have no base address; SQLite would read that as NULL.
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return sqlite3_bind_text(handle, index, "", 0, nil) }
-        return sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), transient)
-    }
-
-    private func bindBlob(_ data: Data, at index: Int32) -> Int32 {
-        guard !data.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
-        return data.withUnsafeBytes { bytes in
-            sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), transient)
         }
     }
 

@@ -81,13 +81,13 @@ final class PostgreSQLStatement: EngineStatement {
 
     var parameterCount: Int32 { Int32(placeholderCount) }
 
-    /// Keeps the values until the statement runs (borrowed text and bytes copied).
-    func bind(_ parameters: UnsafeBufferPointer<StatementParameter>) throws {
+    /// Keeps the values until the statement runs (text and bytes copied).
+    func bind(_ parameters: UnsafeBufferPointer<Cell>) throws {
         for (offset, parameter) in parameters.enumerated() {
             switch parameter {
-            case .value(let value):
-                if case .text(let string) = value, string.utf8.contains(0) { throw nulInText(offset + 1) }
-                values[offset] = value
+            case .null: values[offset] = .null
+            case .integer(let int): values[offset] = .integer(int)
+            case .real(let real): values[offset] = .real(real)
             case .text(let utf8):
                 if utf8.contains(0) { throw nulInText(offset + 1) }
                 values[offset] = .text(String(decoding: utf8, as: UTF8.self))
