@@ -39,13 +39,13 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev", "pkg-config"])]
         ),
-        // The core: the backend boundary (no engine of its own), connections, statements, values,
-        // schema, reflection and key-path resolution, records and their CRUD, transactions,
-        // automatic migration, and the hooks the feature targets plug into (callbacks,
-        // validation, relation fields).
         // SQLite's mutexes as glibc's adaptive ones (they spin before they sleep), which the
         // library installs before SQLite initializes: reader threads then overlap.
         .target(name: "ARSQLiteMutexes", dependencies: ["ActiveRecordSQLite"]),
+        // The core: the backend boundary (it names no engine), connections, statements, values,
+        // schema, reflection and key-path resolution, records and their CRUD, transactions,
+        // automatic migration, and the hooks the feature targets plug into (callbacks,
+        // validation, relation fields).
         .target(name: "ARCore", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // The SQLite engine: the backend boundary implemented over the system sqlite3, and the
         // embedded locations (a file, memory, a temporary file, the program's default).

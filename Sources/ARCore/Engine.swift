@@ -2,14 +2,17 @@ import Foundation
 
 // The backend boundary: what a database engine provides, so that everything above it —
 // records, the query compiler, relations, validations, migrations, the C shim — is written
-// once. Two engines implement it: SQLite (`Sources/ARCore/SQLite/`, built in) and PostgreSQL
-// (the `ActiveRecordPostgreSQL` target, over libpq). A third engine is one more
-// implementation of these four protocols, and a `DatabaseLocation` that opens it.
+// once. ARCore names no engine. Two engines implement it: SQLite (the `ARSQLite` target,
+// which `import ActiveRecord` brings as the embedded default) and PostgreSQL (the
+// `ActiveRecordPostgreSQL` target, over libpq). The protocols are `@_spi(Engines) public`, so
+// that a third engine can live in a package of its own: it implements these four protocols,
+// offers a `DatabaseLocation` that opens it (`DatabaseLocation.engine(description:identity:open:)`),
+// and proves itself with the conformance suite (`ARConformance`'s `EngineConformance.runAll()`).
 //
 // Above the boundary, ``Connection`` and ``Statement`` wrap an engine's connection and
-// statement. They call SQLite's (value types, every method inlinable) without going through
-// a protocol witness, so that SQLite's per-row paths keep the speed of hand-written sqlite3
-// code; any other engine is called through the protocols.
+// statement and call every engine alike, through the protocols, once per row rather than
+// once per value: a row of parameters is bound in one call, and each row is read in one call
+// into cells (``Cell``) that the record decoders read.
 
 /// An engine and where its database is: how to open connections, how they are shared, and
 /// the engine's SQL dialect.

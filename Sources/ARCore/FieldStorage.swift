@@ -90,10 +90,19 @@ package struct BindField: FieldOperation {
 package struct DecodeField: FieldOperation {
     let statement: Statement
     let column: Int32
+    /// The statement's current row (read once, not per column's property access).
+    let row: UnsafePointer<Cell>
+
+    @inline(__always)
+    init(statement: Statement, column: Int32) {
+        self.statement = statement
+        self.column = column
+        row = statement.row.baseAddress.unsafelyUnwrapped
+    }
 
     @inline(__always)
     package func run<Value: ColumnValue>(_ type: Value.Type, _ field: FieldAddress) throws -> Void {
-        let decoded = try Value.fromSQL(try statement.value(column))
+        let decoded = try Value.fromSQL(try row[Int(column)].databaseValue(column: column))
         field.value(Value.self).pointee = decoded
         field.original(Value.self).pointee = decoded
     }

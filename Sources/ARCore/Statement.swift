@@ -311,15 +311,7 @@ package struct StatementKey: Hashable {
     /// - Throws: `.typeMismatch` for text that is not valid UTF-8.
     @inline(__always)
     package func value(_ index: Int32) throws -> DatabaseValue {
-        switch row[Int(index)] {
-        case .null: return .null
-        case .integer(let int): return .integer(int)
-        case .real(let real): return .real(real)
-        case .text(let utf8):
-            guard let text = decodedText(utf8) else { throw invalidUTF8Error(column: index, bytes: utf8.count) }
-            return .text(text)
-        case .blob(let bytes): return .blob(bytes.isEmpty ? Data() : Data(bytes))
-        }
+        try row[Int(index)].databaseValue(column: index)
     }
 
     /// The column's value with text and bytes borrowed from the row, not copied: valid until
@@ -423,6 +415,21 @@ package func invalidUTF8Error(column: Int32, bytes: Int) -> ActiveRecordError {
 }
 
 extension Cell {
+    /// The cell as a ``DatabaseValue`` (text and bytes copied).
+    /// - Throws: `.typeMismatch` for text that is not valid UTF-8 (naming result `column`).
+    @inline(__always)
+    package func databaseValue(column: Int32) throws -> DatabaseValue {
+        switch self {
+        case .null: return .null
+        case .integer(let int): return .integer(int)
+        case .real(let real): return .real(real)
+        case .text(let utf8):
+            guard let text = decodedText(utf8) else { throw invalidUTF8Error(column: column, bytes: utf8.count) }
+            return .text(text)
+        case .blob(let bytes): return .blob(bytes.isEmpty ? Data() : Data(bytes))
+        }
+    }
+
     /// A value that is not an integer, as an integer (SQLite's conversions).
     @inline(never)
     var convertedInt64: Int64 {

@@ -137,6 +137,7 @@ final class SQLiteStatement: EngineStatement {
     func row() -> UnsafeBufferPointer<Cell> {
         let count = sqlite3_column_count(handle)
         if count > capacity { grow(to: count) }
+        let cells = self.cells, handle = self.handle
         var index: Int32 = 0
         while index < count {
             cells[Int(index)] = sqliteCell(handle, index)
