@@ -64,12 +64,31 @@ extension Database {
     /// inlinable: unspecialised, it copies the value out through `Optional`'s value
     /// witness, ~190 instructions a call where the look-up itself is ~70. Every
     /// model-level call (`find`, `delete(id:)`, `save`) reads `current` once.
+    ///
+    /// The runtime's entry point is ABI-stable, but read by its symbol: it is used only on the
+    /// compilers it was checked with, and ``scopedAddressPortably()`` everywhere else (the
+    /// tests check that both find the same database).
     @inline(__always)
     private static func scopedAddress() -> UnsafeRawPointer? {
+        #if compiler(>=6.0) && compiler(<7.0)
+        return scopedAddressFromRuntime()
+        #else
+        return scopedAddressPortably()
+        #endif
+    }
+
+    /// ``scopedAddress()`` through the Concurrency runtime's look-up.
+    @inline(__always)
+    package static func scopedAddressFromRuntime() -> UnsafeRawPointer? {
         var key = scopedKey.load(ordering: .acquiring)
         if key == 0 { key = loadScopedKey() }
         // A `Database?` is stored as one address, zero for `nil`.
         return taskLocalValue(forKey: UnsafeRawPointer(bitPattern: key)!)?.load(as: UnsafeRawPointer?.self)
+    }
+
+    /// ``scopedAddress()`` through `TaskLocal.get()`: what any compiler supports.
+    package static func scopedAddressPortably() -> UnsafeRawPointer? {
+        $scoped.get().map { UnsafeRawPointer(Unmanaged.passUnretained($0).toOpaque()) }
     }
 
     /// `$scoped`'s address (the task-local key), once read: a global with a constant initial

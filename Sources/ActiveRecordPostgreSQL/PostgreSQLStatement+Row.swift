@@ -1,0 +1,119 @@
+import ActiveRecordLibPQ
+@_spi(Engines) import ARCore
+import Foundation
+
+/// A statement's current row: each column decoded from the result's format by its type.
+extension PostgreSQLStatement {
+    /// A column's value, decoded from the result's format by its type.
+    enum Decoded {
+        case null, integer(Int64), real(Double), text(String), blob(Data)
+        /// Text that is not valid UTF-8.
+        case invalid
+    }
+
+    @inline(__always)
+    func decode(_ index: Int32) -> Decoded {
+        let result = current
+        guard PQgetisnull(result, rowIndex, index) == 0, let pointer = PQgetvalue(result, rowIndex, index) else { return .null }
+        let value = UnsafeRawBufferPointer(start: pointer, count: Int(PQgetlength(result, rowIndex, index)))
+        return binary ? decodeBinary(value, type: type(index)) : decodeText(value, type: type(index))
+    }
+
+    func decodeText(_ text: UnsafeRawBufferPointer, type: Int) -> Decoded {
+        switch type {
+        case AR_PG_BOOL: return .integer(text.first == UInt8(ascii: "t") ? 1 : 0)
+        case AR_PG_INT8, AR_PG_INT4, AR_PG_INT2, AR_PG_OID: return .integer(parseInteger(text) ?? 0)
+        case AR_PG_FLOAT8, AR_PG_FLOAT4: return .real(parseDouble(text))
+        case AR_PG_BYTEA: return .blob(decodingHex(text))
+        case AR_PG_NUMERIC:
+            if let int = parseInteger(text) { return .integer(int) }
+            fallthrough
+        default:
+            return utf8(text)
+        }
+    }
+
+    /// PostgreSQL's binary formats (network byte order) of ``binaryTypes``.
+    func decodeBinary(_ value: UnsafeRawBufferPointer, type: Int) -> Decoded {
+        func load<T: FixedWidthInteger>(_: T.Type) -> T {
+            value.count >= MemoryLayout<T>.size ? T(bigEndian: value.loadUnaligned(as: T.self)) : 0
+        }
+        switch type {
+        case AR_PG_INT8: return .integer(load(Int64.self))
+        case AR_PG_INT4: return .integer(Int64(load(Int32.self)))
+        case AR_PG_INT2: return .integer(Int64(load(Int16.self)))
+        case AR_PG_OID: return .integer(Int64(load(UInt32.self)))
+        case AR_PG_BOOL: return .integer(value.first == 0 || value.isEmpty ? 0 : 1)
+        case AR_PG_FLOAT8: return .real(Double(bitPattern: load(UInt64.self)))
+        case AR_PG_FLOAT4: return .real(Double(Float(bitPattern: load(UInt32.self))))
+        case AR_PG_BYTEA: return .blob(Data(value))
+        case AR_PG_NUMERIC:
+            guard let numeric = numericText(value) else { return .invalid }
+            if numeric.isInteger, let int = Int64(numeric.text) { return .integer(int) }
+            return .text(numeric.text)
+        case AR_PG_UUID: return value.count == 16 ? .text(uuidText(value)) : .invalid
+        case AR_PG_JSONB: return value.isEmpty ? .invalid : utf8(UnsafeRawBufferPointer(rebasing: value.dropFirst()))
+        default: return utf8(value)
+        }
+    }
+
+    /// Text from libpq, which ends every value with a NUL (PostgreSQL text holds none): the
+    /// C-string initializer validates on its fast path (the generic `String(validating:as:)`
+    /// looks up type metadata per call).
+    func utf8(_ bytes: UnsafeRawBufferPointer) -> Decoded {
+        guard let base = bytes.baseAddress else { return .text("") }
+        let text = base.withMemoryRebound(to: CChar.self, capacity: bytes.count + 1) { cString in
+            strlen(cString) == bytes.count
+                ? String(validatingCString: cString)
+                : String(validating: UnsafeRawBufferPointer(start: base, count: bytes.count).bindMemory(to: UInt8.self), as: UTF8.self)
+        }
+        return text.map(Decoded.text) ?? .invalid
+    }
+
+    /// The current row's cells: text and `bytea` as libpq holds them (binary results), other
+    /// types decoded (``decode(_:)``), what they decode to kept until the next row.
+    func row() -> UnsafeBufferPointer<Cell> {
+        for bytes in kept { bytes.deallocate() }
+        kept.removeAll(keepingCapacity: true)
+        let count = columnCount
+        if count > cellCapacity {
+            cells.deallocate()
+            cells = .allocate(capacity: Int(count))
+            cellCapacity = count
+        }
+        var index: Int32 = 0
+        while index < count {
+            cells[Int(index)] = cell(index)
+            index &+= 1
+        }
+        return UnsafeBufferPointer(start: cells, count: Int(count))
+    }
+
+    func cell(_ index: Int32) -> Cell {
+        guard !isNull(index) else { return .null }
+        let raw = bytes(index)
+        switch (binary, type(index)) {
+        case (_, AR_PG_TEXT), (_, AR_PG_VARCHAR): return .text(raw)
+        case (true, AR_PG_BYTEA): return .blob(raw)
+        case (true, AR_PG_INT8): return .integer(raw.count == 8 ? Int64(bigEndian: raw.loadUnaligned(as: Int64.self)) : 0)
+        default: break
+        }
+        switch decode(index) {
+        case .null: return .null
+        case .integer(let int): return .integer(int)
+        case .real(let double): return .real(double)
+        case .text(var text): return text.withUTF8 { .text(keep(UnsafeRawBufferPointer($0), terminated: true)) }
+        case .blob(let data): return data.withUnsafeBytes { .blob(keep($0, terminated: false)) }
+        case .invalid: return .text(raw)
+        }
+    }
+
+    /// A copy of `bytes` (followed by a NUL when `terminated`) that lasts until the next row.
+    func keep(_ bytes: UnsafeRawBufferPointer, terminated: Bool) -> UnsafeRawBufferPointer {
+        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count + 1, alignment: 1)
+        copy.copyMemory(from: bytes)
+        copy[bytes.count] = 0
+        kept.append(copy)
+        return UnsafeRawBufferPointer(rebasing: copy[..<bytes.count])
+    }
+}
