@@ -7,8 +7,13 @@
 #  3. SQLite failures are recognised by their extended result code, never by message text.
 #  4. ARValidation depends on ARCore only.
 #  5. Engines stay behind the backend boundary (Sources/ARCore/Engine.swift): SQLite's C API,
-#     its pragmas and its schema table appear only in Sources/ARCore/SQLite, libpq only in
+#     its pragmas and its schema table appear only in Sources/ARSQLite, libpq only in
 #     Sources/ActiveRecordPostgreSQL; everything above is written once, for every engine.
+#  6. ARCore names no engine: no SQLite (or PostgreSQL) identifier in its code; comments may
+#     name them as engines among others, and so may a message that says why no engine stores a
+#     value (marked `// names an engine among others`).
+#  7. Every `@exclusivity(unchecked)` has its reason: a comment saying "exclusivity" in the
+#     type (or extension) that declares it, before the first one.
 set -u
 cd "$(dirname "$0")/.."
 status=0
@@ -28,11 +33,36 @@ hits=$(grep -rnE '^import (ARQuery|ARRelations|ARMigrations|ActiveRecord)$' Sour
 [ -z "$hits" ] || fail "ARValidation imports more than ARCore:" "$hits"
 
 hits=$(grep -rnE 'import ActiveRecordSQLite|sqlite3_|sqlite_master|pragma_|PRAGMA ' Sources --include=*.swift \
-    | grep -v '^Sources/ARCore/SQLite/')
-[ -z "$hits" ] || fail "SQLite itself outside Sources/ARCore/SQLite (put it behind the SQLDialect/EngineConnection boundary):" "$hits"
+    | grep -v '^Sources/ARSQLite/')
+[ -z "$hits" ] || fail "SQLite itself outside Sources/ARSQLite (put it behind the SQLDialect/EngineConnection boundary):" "$hits"
+
+hits=$(grep -rniE 'sqlite|postgres' Sources/ARCore --include=*.swift | grep -vE '^[^:]+:[0-9]+: *//|// names an engine among others$')
+[ -z "$hits" ] || fail "an engine named in ARCore's code (ARCore is written for every engine; the engine's own target holds what is its own):" "$hits"
+
+hits=$(python3 - <<'PY'
+import pathlib, re
+for path in sorted(pathlib.Path("Sources").rglob("*.swift")):
+    lines = path.read_text().splitlines()
+    for number, line in enumerate(lines):
+        if "@exclusivity(unchecked)" not in line or line.lstrip().startswith("//"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        explained = False
+        for above in reversed(lines[:number]):
+            stripped = above.lstrip()
+            if stripped.startswith("//") and "exclusivity" in stripped.lower():
+                explained = True
+                break
+            if re.match(r"(?:\w+ )*(?:class|struct|enum|extension|actor)\b", stripped) and len(above) - len(stripped) < indent:
+                break
+        if not explained:
+            print(f"{path}:{number + 1}: {line.strip()}")
+PY
+)
+[ -z "$hits" ] || fail "unchecked exclusivity without its reason (say why, in a comment with the word exclusivity, in the declaring type before it; or drop it):" "$hits"
 
 hits=$(grep -rnE 'import ActiveRecordLibPQ|\bPQ[a-z]+\(' Sources --include=*.swift | grep -v '^Sources/ActiveRecordPostgreSQL/')
 [ -z "$hits" ] || fail "libpq outside Sources/ActiveRecordPostgreSQL:" "$hits"
 
-[ $status -eq 0 ] && echo "check-seams: quoting, raw memory, error codes, ARValidation's dependencies and the engines keep to their seams"
+[ $status -eq 0 ] && echo "check-seams: quoting, raw memory, error codes, ARValidation's dependencies, the engines and unchecked exclusivity keep to their seams"
 exit $status

@@ -237,14 +237,14 @@ extension Double {
     package static var nanRefused: ActiveRecordError {
         ActiveRecordError(
             .invalidValue,
-            "NaN cannot be stored: SQLite would store it as NULL, so no engine stores it; store nil (NULL) in an optional column instead")
+            "NaN cannot be stored: SQLite would store it as NULL, so no engine stores it; store nil (NULL) in an optional column instead")  // names an engine among others
     }
 
     /// Why -0.0 is refused where it would be stored: SQLite stores it as 0.0, losing the sign,
     /// so no engine takes it.
     package static var negativeZeroRefused: ActiveRecordError {
         ActiveRecordError(
-            .invalidValue, "-0.0 cannot be stored: SQLite stores it as 0.0, losing the sign, so no engine stores it; store 0.0 instead")
+            .invalidValue, "-0.0 cannot be stored: SQLite stores it as 0.0, losing the sign, so no engine stores it; store 0.0 instead")  // names an engine among others
     }
 }
 

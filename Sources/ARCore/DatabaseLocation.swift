@@ -108,5 +108,5 @@ extension Database {
 
 /// The embedded engine's default location (see ``DatabaseLocation/default``), defined by the
 /// embedded engine's module (linked with every program that imports ActiveRecord).
-@_silgen_name("$s8ARSQLite31embeddedDefaultDatabaseLocation")
+@_silgen_name("$s12ActiveRecord31embeddedDefaultDatabaseLocation")
 func embeddedDefaultLocation() -> DatabaseLocation

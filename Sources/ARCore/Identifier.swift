@@ -26,13 +26,16 @@ extension String {
     package var quotedIdentifier: String { quoteIdentifier(self) }
 }
 
-/// `name` folded the way SQLite compares identifiers: ASCII letters without case, every
-/// other character exactly. (Swift's `lowercased()` folds far more: `É` to `é`, the Kelvin
-/// sign to `k`, so two columns SQLite keeps apart would look like one.)
-package func sqliteFolded(_ name: String) -> String {
+/// `name` folded by the library's portable naming rule: ASCII letters without case, every
+/// other character exactly. A model must open on every engine, and the most lenient of them
+/// (SQLite) takes names that differ only in ASCII case for one name: so the library refuses
+/// two columns, or two tables, that only this folding tells apart, on every engine. (Swift's
+/// `lowercased()` folds far more: `É` to `é`, the Kelvin sign to `k`, so two names an engine
+/// keeps apart would look like one.)
+package func foldedName(_ name: String) -> String {
     guard name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return name }
     return String(decoding: name.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
 }
 
-/// Whether SQLite takes two identifiers for the same name (see ``sqliteFolded(_:)``).
-package func sqliteSameName(_ lhs: String, _ rhs: String) -> Bool { sqliteFolded(lhs) == sqliteFolded(rhs) }
+/// Whether two identifiers are one name by the portable naming rule (see ``foldedName(_:)``).
+package func isSameName(_ lhs: String, _ rhs: String) -> Bool { foldedName(lhs) == foldedName(rhs) }

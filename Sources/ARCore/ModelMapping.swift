@@ -67,12 +67,7 @@ package final class ModelMapping: Sendable {
     /// The entry each thread looked up last, as an unretained address in a thread-specific
     /// slot: a loop over one class finds its mapping with no lock and no closure (through a
     /// generic per-thread box, ~170 instructions a look-up; this way, ~40).
-    private static let lastEntry: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "pthread_key_create failed (\(status))")
-        return key
-    }()
+    private static let lastEntry = PerThreadWord()
     /// The entry last looked up under the lock, by any thread (its address; 0: none),
     /// checked before ``lastEntry``: reading it is one load, and a loop over one class never
     /// writes it, so threads share it without contention. Entries are never freed.
@@ -107,12 +102,12 @@ package final class ModelMapping: Sendable {
         // A loop over one class finds its mapping in the last one looked up, or the thread's
         // last one, without the lock.
         if let last = mapping(of: key, in: UnsafeRawPointer(bitPattern: lastShared.load(ordering: .acquiring)))
-            ?? mapping(of: key, in: pthread_getspecific(lastEntry).map(UnsafeRawPointer.init))
+            ?? mapping(of: key, in: UnsafeRawPointer(bitPattern: lastEntry.value))
         {
             return last
         }
         if let known = mappings.withLock({ $0[key] }) {
-            pthread_setspecific(lastEntry, Unmanaged.passUnretained(known).toOpaque())
+            lastEntry.value = UInt(bitPattern: Unmanaged.passUnretained(known).toOpaque())
             lastShared.store(UInt(bitPattern: Unmanaged.passUnretained(known).toOpaque()), ordering: .releasing)
             return Unmanaged.passUnretained(known.mapping)
         }
@@ -178,7 +173,7 @@ package final class ModelMapping: Sendable {
         let probe = DefaultTableName.Probe()
         let name = DefaultTableName.$probe.withValue(probe) { type.tableName }
         let isExplicit = !probe.used
-        let key = sqliteFolded(name)
+        let key = foldedName(name)
         let owner = tableOwners.withLock { owners -> (type: ObjectIdentifier, name: String, isExplicit: Bool)? in
             if let owner = owners[key] { return owner }
             owners[key] = (ObjectIdentifier(type), String(reflecting: type), isExplicit)

@@ -82,19 +82,14 @@ final class ReaderPool: @unchecked Sendable {
     /// one reader, each read moving its state word and its page cache to the other core.
     @inline(__always)
     private func ownSlot() -> Int {
-        let taken = UInt(bitPattern: pthread_getspecific(Self.lastTaken))
+        let taken = Self.lastTaken.value
         if taken != 0 { return Int(truncatingIfNeeded: taken - 1) % slots.count }
         return Int(truncatingIfNeeded: (currentThreadNumber &* 0x9E37_79B9_7F4A_7C15) >> 40) % slots.count
     }
 
     /// Per thread, the slot it took last, plus one (0: none yet). One key for every pool: a
     /// thread reading two databases shares the hint, which only orders the slots it tries.
-    private static let lastTaken: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "pthread_key_create failed (\(status))")
-        return key
-    }()
+    private static let lastTaken = PerThreadWord()
 
     func checkIn(_ reader: Reader) {
         reader.state.store(Reader.idle, ordering: .releasing)
@@ -132,7 +127,7 @@ final class ReaderPool: @unchecked Sendable {
         for step in 1..<slots.count {
             let slot = (own + step) % slots.count
             if let reader = try take(slots[slot]) {
-                pthread_setspecific(Self.lastTaken, UnsafeRawPointer(bitPattern: UInt(slot + 1)))
+                Self.lastTaken.value = UInt(slot + 1)
                 return reader
             }
         }

@@ -25,7 +25,7 @@ public struct TableSchema: Sendable, Hashable {
 
     /// Whether `name` is one of ``reservedColumnNames`` as SQLite compares names.
     public static func isReserved(_ name: String) -> Bool {
-        let folded = sqliteFolded(name)
+        let folded = foldedName(name)
         return folded == "id" || folded == "createdat" || folded == "updatedat"
     }
 
@@ -60,7 +60,7 @@ public struct TableSchema: Sendable, Hashable {
                     .invalidModel,
                     "table \(name): column '\(column.name)' is reserved (every table has id, createdAt, updatedAt)")
             }
-            guard seen.insert(sqliteFolded(column.name)).inserted else {
+            guard seen.insert(foldedName(column.name)).inserted else {
                 throw ActiveRecordError(.invalidModel, "table \(name): column '\(column.name)' is declared twice")
             }
         }

@@ -338,7 +338,7 @@ extension QueryClauses {
         var from = "FROM \(base.quotedName)"
         for join in joins {
             let joined = try QueryTable(join.model)
-            guard !tables.contains(where: { sqliteSameName($0.table.schema.name, joined.table.schema.name) }) else {
+            guard !tables.contains(where: { isSameName($0.table.schema.name, joined.table.schema.name) }) else {
                 throw ActiveRecordError(
                     .invalidPredicate, "the table \(joined.table.schema.name) is already in the query; it cannot be joined twice")
             }
@@ -572,7 +572,7 @@ extension QueryClauses {
         var candidates = tables
         if let qualifier {
             candidates = tables.filter {
-                sqliteSameName($0.table.schema.name, qualifier) || sqliteSameName($0.modelName, qualifier)
+                isSameName($0.table.schema.name, qualifier) || isSameName($0.modelName, qualifier)
             }
             guard !candidates.isEmpty else {
                 throw ResolutionError(

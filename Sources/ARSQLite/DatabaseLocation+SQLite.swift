@@ -142,5 +142,5 @@ extension DatabaseLocation {
 
 /// ``DatabaseLocation/default``, which ARCore reads through this symbol: the embedded engine is
 /// linked into every program that imports ActiveRecord, and ARCore names no engine.
-@_silgen_name("$s8ARSQLite31embeddedDefaultDatabaseLocation")
+@_silgen_name("$s12ActiveRecord31embeddedDefaultDatabaseLocation")
 package func embeddedDefaultLocation() -> DatabaseLocation { .sqliteDefault }

@@ -99,7 +99,7 @@ package struct SQLiteDialect: SQLDialect {
 
     // MARK: Names
 
-    package func sameName(_ lhs: String, _ rhs: String) -> Bool { sqliteSameName(lhs, rhs) }
+    package func sameName(_ lhs: String, _ rhs: String) -> Bool { isSameName(lhs, rhs) }
 
     // MARK: Reading the schema
 
@@ -170,7 +170,7 @@ package struct SQLiteDialect: SQLDialect {
 
     package func dropColumn(_ column: String, from table: String, _ connection: Connection) throws {
         try SQLiteRebuild(table: table, connection: connection).run { columns in
-            columns.filter { !sqliteSameName($0.name, column) }
+            columns.filter { !isSameName($0.name, column) }
         }
     }
 
@@ -182,7 +182,7 @@ package struct SQLiteDialect: SQLDialect {
         try SQLiteRebuild(table: table, connection: connection).run { columns in
             columns.map { definition in
                 var changed = definition
-                if sqliteSameName(definition.name, column) { changed.type = type.rawValue }
+                if isSameName(definition.name, column) { changed.type = type.rawValue }
                 return changed
             }
         }

@@ -65,14 +65,14 @@ struct SQLiteRebuild {
         let columns = try SQLiteDialect().columns(of: table, connection).map(ColumnDefinition.init)
         let kept = transform(columns)
         let temporary = "activerecord_rebuild_\(table)"
-        let keptNames = Set(kept.map { sqliteFolded($0.name) })
+        let keptNames = Set(kept.map { foldedName($0.name) })
         // Indexes to recreate: those whose columns all remain (read before the old table goes).
         var schemaSQL: [String] = []
         for row in try connection.rows(
             "SELECT name, sql FROM sqlite_master WHERE tbl_name = ? AND type = 'index' AND sql IS NOT NULL", [.text(table)]) {
             guard let index = row[0].schemaText, let sql = row[1].schemaText else { continue }
             let indexed = try connection.rows("SELECT name FROM pragma_index_info(?)", [.text(index)]).compactMap { $0[0].schemaText }
-            if indexed.allSatisfy({ keptNames.contains(sqliteFolded($0)) }) { schemaSQL.append(sql) }
+            if indexed.allSatisfy({ keptNames.contains(foldedName($0)) }) { schemaSQL.append(sql) }
         }
         schemaSQL += try connection.rows(
             "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type = 'trigger' AND sql IS NOT NULL", [.text(table)])
@@ -126,9 +126,9 @@ struct SQLiteRebuild {
             keys[id] = key
         }
         let deferred = try deferredForeignKeyColumns()
-        for (_, key) in keys.sorted(by: { $0.key < $1.key }) where key.from.allSatisfy({ kept.contains(sqliteFolded($0)) }) {
+        for (_, key) in keys.sorted(by: { $0.key < $1.key }) where key.from.allSatisfy({ kept.contains(foldedName($0)) }) {
             let target = key.to.isEmpty ? "" : "(" + key.to.map(\.quotedIdentifier).joined(separator: ", ") + ")"
-            let isDeferred = key.from.contains { deferred.contains(sqliteFolded($0)) }
+            let isDeferred = key.from.contains { deferred.contains(foldedName($0)) }
             constraints.append(
                 "FOREIGN KEY (" + key.from.map(\.quotedIdentifier).joined(separator: ", ") + ") REFERENCES "
                     + key.table.quotedIdentifier + target + " ON UPDATE \(try foreignKeyAction(key.onUpdate))"
@@ -138,7 +138,7 @@ struct SQLiteRebuild {
             guard let index = row[0].schemaText else { continue }
             let columns = try connection.rows("SELECT name FROM pragma_index_info(?) ORDER BY seqno", [.text(index)])
                 .compactMap { $0[0].schemaText }
-            if !columns.isEmpty, columns.allSatisfy({ kept.contains(sqliteFolded($0)) }) {
+            if !columns.isEmpty, columns.allSatisfy({ kept.contains(foldedName($0)) }) {
                 constraints.append("UNIQUE (" + columns.map(\.quotedIdentifier).joined(separator: ", ") + ")")
             }
         }
@@ -161,10 +161,10 @@ struct SQLiteRebuild {
             if upper.first == "FOREIGN", upper.count > 2, upper[1] == "KEY" {
                 // FOREIGN KEY (a, b) …: the names between the first parentheses.
                 if let open = words.firstIndex(of: "("), let close = words.firstIndex(of: ")"), open < close {
-                    for word in words[(open + 1)..<close] where word != "," { columns.insert(sqliteFolded(unquoted(word))) }
+                    for word in words[(open + 1)..<close] where word != "," { columns.insert(foldedName(unquoted(word))) }
                 }
             } else if let first = words.first, !["CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK"].contains(upper[0]) {
-                columns.insert(sqliteFolded(unquoted(first)))
+                columns.insert(foldedName(unquoted(first)))
             }
         }
         return columns

@@ -47,7 +47,7 @@ import Foundation
     let problem: String? = handle.withDefinition { definition, isFrozen in
         guard !isFrozen else { return "\(handle.name): add columns before the first record, query or find" }
         guard !column.isEmpty, !TableSchema.isReserved(column),
-              !definition.columns.contains(where: { sqliteSameName($0.name, column) }) else {
+              !definition.columns.contains(where: { isSameName($0.name, column) }) else {
             return "\(handle.name): the column name '\(column)' is empty, reserved or declared twice"
         }
         let kind: ColumnKind = type == .bool ? .boolean : type == .decimal ? .decimal : .plain

@@ -34,6 +34,8 @@ struct KeptBuffer: ~Copyable {
 /// using the record, a last error message by its own thread (see ``LastErrors``); the
 /// shared empty one is never written.
 final class KeptBytes: @unchecked Sendable {
+    // Unchecked exclusivity: one thread at a time (above), and every C getter that returns
+    // text writes the buffer.
     @exclusivity(unchecked) private var buffer = KeptBuffer()
     /// The text kept, or "".
     var text: String { buffer.pointer.map { String(cString: $0) } ?? "" }

@@ -13,14 +13,7 @@ enum LastErrors {
         var messages: [UInt64: KeptBytes] = [:]
     }
 
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key) { table in
-            if let table { Unmanaged<Table>.fromOpaque(table).release() }
-        }
-        precondition(status == 0, "pthread_key_create failed (\(status)): no thread-local storage for error messages")
-        return key
-    }()
+    private static let tables = PerThread { Table() }
 
     private static let serials = Atomic<UInt64>(0)
 
@@ -28,12 +21,7 @@ enum LastErrors {
     static func newSerial() -> UInt64 { serials.add(1, ordering: .relaxed).newValue }
 
     /// The calling thread's table, made on first use.
-    private static var table: Table {
-        if let table = pthread_getspecific(key) { return Unmanaged<Table>.fromOpaque(table).takeUnretainedValue() }
-        let table = Table()
-        pthread_setspecific(key, Unmanaged.passRetained(table).toOpaque())
-        return table
-    }
+    private static var table: Table { tables.withValue { $0 } }
 
     /// Keeps `message` as the calling thread's last error for `database`.
     static func set(_ message: String, for database: UInt64) {

@@ -16,6 +16,8 @@ final class QueryHandle: Handle {
     /// Set when ar_query_next first runs the query: the cursor over its rows, on a leased
     /// reader (outside a transaction) or on the writer (see ``RowCursor``).
     var rows: RowCursor?
+    // Unchecked exclusivity: a query handle is used by one thread at a time (the C API's
+    // rule), and ar_query_next reads this on every row.
     /// The record last returned, kept to be reused once C releases it.
     @exclusivity(unchecked) var current: RecordHandle?
 

@@ -1,0 +1,91 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The library's thread-local storage: one kind for values, one for words. Every per-thread
+// use goes through these two (no raw pthread key elsewhere).
+
+/// A word of which each thread has its own (0 until the thread sets it), with nothing to
+/// release when the thread ends: a hint, or the address of something that outlives threads.
+/// One `pthread_getspecific` a read, without the generic box of ``PerThread``.
+package struct PerThreadWord: @unchecked Sendable {
+    // @unchecked Sendable: each thread reads and writes only its own slot of the key.
+    private let key: pthread_key_t
+
+    package init() {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key, nil)
+        precondition(status == 0, "pthread_key_create failed (\(status))")
+        self.key = key
+    }
+
+    /// The calling thread's word.
+    package var value: UInt {
+        @inline(__always) get { UInt(bitPattern: pthread_getspecific(key)) }
+        @inline(__always) nonmutating set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue)) }
+    }
+}
+
+/// A value of which each thread has its own copy, made on the thread's first use and
+/// released when the thread ends: a cache that threads never contend for (no lock, one
+/// `pthread_getspecific` per use).
+///
+/// ```swift
+/// private static let shapes = PerThread { [String: Int]() }
+/// let hit = shapes.withValue { $0["key"] }
+/// ```
+/// Not re-entrant: calling `withValue` on the same instance inside `body` is refused.
+package final class PerThread<Value>: @unchecked Sendable {
+    // @unchecked Sendable: a thread reaches only its own box, through its own key slot.
+    @usableFromInline
+    final class Box {
+        // Unchecked exclusivity: a box is reached by its own thread only, and `withValue`'s
+        // flag refuses re-entry; the dynamic checks cost ~40 instructions a look-up.
+        @exclusivity(unchecked) @usableFromInline var value: Value
+        @exclusivity(unchecked) @usableFromInline var isInUse = false
+        @usableFromInline init(_ value: Value) { self.value = value }
+    }
+
+    @usableFromInline let key: pthread_key_t
+    @usableFromInline let make: @Sendable () -> Value
+
+    package init(_ make: @escaping @Sendable () -> Value) {
+        self.make = make
+        var key = pthread_key_t()
+        // The destructor runs when a thread with a value ends: it releases the thread's box.
+        let status = pthread_key_create(&key) { pointer in
+            guard let pointer = pointer as UnsafeMutableRawPointer? else { return }
+            Unmanaged<AnyObject>.fromOpaque(pointer).release()
+        }
+        precondition(status == 0, "pthread_key_create failed (\(status))")
+        self.key = key
+    }
+
+    // A per-thread value lives as long as its thread: instances are meant to be `static`,
+    // and deleting the key would leak the boxes of threads still running.
+
+    /// Runs `body` with the calling thread's value. Inlinable, so that a caller in another
+    /// module runs it specialised for its `Value` (unspecialised, ~180 instructions a call).
+    @inlinable
+    package func withValue<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        guard let pointer = pthread_getspecific(key) else { return try withNewValue(body) }
+        return try Unmanaged<Box>.fromOpaque(pointer)._withUnsafeGuaranteedRef { box in
+            precondition(!box.isInUse, "PerThread.withValue re-entered on one thread")
+            box.isInUse = true
+            defer { box.isInUse = false }
+            return try body(&box.value)
+        }
+    }
+
+    /// ``withValue(_:)`` on a thread that has no value yet: makes it.
+    @usableFromInline
+    func withNewValue<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        let box = Box(make())
+        pthread_setspecific(key, Unmanaged.passRetained(box as AnyObject).toOpaque())
+        box.isInUse = true
+        defer { box.isInUse = false }
+        return try body(&box.value)
+    }
+}
