@@ -4,14 +4,15 @@ import Foundation
 
 /// A statement's parameters as libpq takes them.
 extension PostgreSQLStatement {
-    /// Lays the bound values out for libpq: text (NUL-terminated) or binary `bytea`.
+    /// Lays the bound cells out for libpq: text (NUL-terminated) or binary `bytea`.
     func encodeParameters() {
         buffer.removeAll(keepingCapacity: true)
         offsets.removeAll(keepingCapacity: true)
         lengths.removeAll(keepingCapacity: true)
         formats.removeAll(keepingCapacity: true)
         types.removeAll(keepingCapacity: true)
-        for value in values {
+        for index in 0..<placeholderCount {
+            let value = index < bound.count ? bound[index] : .null
             var format: Int32 = 0
             var type: Oid = 0
             let start = buffer.count
@@ -27,9 +28,9 @@ extension PostgreSQLStatement {
                 type = Oid(AR_PG_FLOAT8)
                 let text = double.isNaN ? "NaN" : double.isInfinite ? (double < 0 ? "-Infinity" : "Infinity") : "\(double)"
                 buffer.append(contentsOf: text.utf8)
-            case .text(let string): buffer.append(contentsOf: string.utf8)
-            case .blob(let data):
-                buffer.append(contentsOf: data)
+            case .text(let utf8): buffer.append(contentsOf: utf8)
+            case .blob(let bytes):
+                buffer.append(contentsOf: bytes)
                 format = 1
                 type = Oid(AR_PG_BYTEA)
             }

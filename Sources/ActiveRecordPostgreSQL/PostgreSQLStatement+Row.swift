@@ -73,8 +73,10 @@ extension PostgreSQLStatement {
     /// The current row's cells: text and `bytea` as libpq holds them (binary results), other
     /// types decoded (``decode(_:)``), what they decode to kept until the next row.
     func row() -> UnsafeBufferPointer<Cell> {
-        for bytes in kept { bytes.deallocate() }
-        kept.removeAll(keepingCapacity: true)
+        if !kept.isEmpty {
+            for bytes in kept { bytes.deallocate() }
+            kept.removeAll(keepingCapacity: true)
+        }
         let count = columnCount
         if count > cellCapacity {
             cells.deallocate()
@@ -89,16 +91,19 @@ extension PostgreSQLStatement {
         return UnsafeBufferPointer(start: cells, count: Int(count))
     }
 
+    /// A column's cell: the value read from libpq once; text (in either format) and binary
+    /// `bytea` as libpq holds them, other types decoded.
     func cell(_ index: Int32) -> Cell {
-        guard !isNull(index) else { return .null }
-        let raw = bytes(index)
-        switch (binary, type(index)) {
-        case (_, AR_PG_TEXT), (_, AR_PG_VARCHAR): return .text(raw)
-        case (true, AR_PG_BYTEA): return .blob(raw)
-        case (true, AR_PG_INT8): return .integer(raw.count == 8 ? Int64(bigEndian: raw.loadUnaligned(as: Int64.self)) : 0)
+        let result = current
+        guard PQgetisnull(result, rowIndex, index) == 0, let pointer = PQgetvalue(result, rowIndex, index) else { return .null }
+        let raw = UnsafeRawBufferPointer(start: pointer, count: Int(PQgetlength(result, rowIndex, index)))
+        let type = type(index)
+        switch type {
+        case AR_PG_TEXT, AR_PG_VARCHAR, AR_PG_NAME, AR_PG_BPCHAR, AR_PG_JSON: return .text(raw)
+        case AR_PG_BYTEA where binary: return .blob(raw)
         default: break
         }
-        switch decode(index) {
+        switch binary ? decodeBinary(raw, type: type) : decodeText(raw, type: type) {
         case .null: return .null
         case .integer(let int): return .integer(int)
         case .real(let double): return .real(double)

@@ -23,9 +23,12 @@ final class PostgreSQLStatement: EngineStatement {
     private let sql: String
     /// The SQL with numbered placeholders (`$1`).
     private let text: String
-    private let placeholderCount: Int
+    let placeholderCount: Int
     private let use: StatementUse
-    var values: [DatabaseValue]
+    /// The parameters last bound: the caller's cells, whose text and bytes stay valid until
+    /// the next bind, reset or finalize (see ``EngineStatement/bind(_:)``); fewer than
+    /// ``placeholderCount`` (none bound yet, or reset): the others are `NULL`.
+    var bound = UnsafeBufferPointer<Cell>(start: nil, count: 0)
     /// Server-side names of this statement, one per set of parameter types it ran with, and
     /// whether it asks for binary results.
     private var prepared: [[Oid]: (name: String, binary: Bool)] = [:]
@@ -68,7 +71,6 @@ final class PostgreSQLStatement: EngineStatement {
             throw ActiveRecordError(.misuse, "only one SQL statement may run at a time", sql: sql)
         }
         (text, placeholderCount) = (rewritten.sql, rewritten.count)
-        values = Array(repeating: .null, count: placeholderCount)
     }
 
     deinit {
@@ -81,19 +83,16 @@ final class PostgreSQLStatement: EngineStatement {
 
     var parameterCount: Int32 { Int32(placeholderCount) }
 
-    /// Keeps the values until the statement runs (text and bytes copied).
+    /// Keeps the caller's cells (read when the statement runs), after checking that no text
+    /// holds a NUL character, which PostgreSQL's text cannot.
     func bind(_ parameters: UnsafeBufferPointer<Cell>) throws {
         for (offset, parameter) in parameters.enumerated() {
-            switch parameter {
-            case .null: values[offset] = .null
-            case .integer(let int): values[offset] = .integer(int)
-            case .real(let real): values[offset] = .real(real)
-            case .text(let utf8):
-                if utf8.contains(0) { throw nulInText(offset + 1) }
-                values[offset] = .text(String(decoding: utf8, as: UTF8.self))
-            case .blob(let bytes): values[offset] = .blob(Data(bytes))
+            if case .text(let utf8) = parameter, let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil {
+                bound = UnsafeBufferPointer(start: nil, count: 0)
+                throw nulInText(offset + 1)
             }
         }
+        bound = parameters
     }
 
     private func nulInText(_ index: Int) -> ActiveRecordError {
@@ -251,7 +250,7 @@ final class PostgreSQLStatement: EngineStatement {
 
     func reset() {
         resetKeepingBindings()
-        for index in values.indices { values[index] = .null }
+        bound = UnsafeBufferPointer(start: nil, count: 0)
     }
 
     func resetKeepingBindings() {
@@ -270,12 +269,12 @@ final class PostgreSQLStatement: EngineStatement {
 
     func expandedSQL() -> String? {
         rewritingPlaceholders(sql) { number in
-            switch values[number - 1] {
+            switch number <= bound.count ? bound[number - 1] : .null {
             case .null: "NULL"
             case .integer(let int): String(int)
             case .real(let double): "\(double)"
-            case .text(let text): quoteSQL(text, with: "'")
-            case .blob(let data): "'\\x" + data.map { String(format: "%02x", $0) }.joined() + "'::bytea"
+            case .text(let utf8): quoteSQL(String(decoding: utf8, as: UTF8.self), with: "'")
+            case .blob(let bytes): "'\\x" + bytes.map { String(format: "%02x", $0) }.joined() + "'::bytea"
             }
         }.sql
     }
