@@ -103,13 +103,17 @@ public final class DynamicModel: Sendable {
     /// - Throws: `.unknownColumn`.
     public func all(where column: String, equals value: DatabaseValue) throws -> [DynamicRecord] {
         let (condition, arguments) = try table.condition(column, value)
-        return try fetch(table.selectAllSQL + " WHERE \(condition) ORDER BY \"id\"", key: nil, arguments)
+        let sql = try Database.current.dialect.selectSQL(
+            schema.allColumnNames.map(SelectedColumn.column), from: schema.name, where: [condition], order: [.ascending("id")],
+            limitOne: false)
+        return try fetch(sql, key: nil, arguments)
     }
 
     /// The number of records.
     public func count() throws -> Int {
         try Database.current.withReader(table) { connection in
-            try connection.withStatement("SELECT count(*) FROM \(schema.name.quotedIdentifier)") { statement in
+            let sql = connection.dialect.selectSQL([.count], from: schema.name, where: [], order: [], limitOne: false)
+            return try connection.withStatement(sql) { statement in
                 try statement.step() ? Int(statement.int64(0)) : 0
             }
         }
@@ -121,7 +125,7 @@ public final class DynamicModel: Sendable {
     @discardableResult
     public func destroyAll() throws -> Int {
         try Database.current.withTable(table) { connection in
-            try connection.execute("DELETE FROM \(schema.name.quotedIdentifier)")
+            try connection.execute(connection.dialect.deleteSQL(from: schema.name, where: []))
             connection.noteChange(schema.name)
             return connection.changedRowCount
         }
