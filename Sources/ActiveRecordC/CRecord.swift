@@ -64,9 +64,9 @@ func position(_ column: UnsafePointer<CChar>?, in handle: RecordHandle, _ functi
 /// Saves the record: INSERT when new, else an UPDATE of the changed columns. Validations
 /// run first (for a new record, or one with changes): on failure nothing is written and
 /// AR_VALIDATION_FAILED is returned (see ar_record_error_count and ar_record_error).
-/// The record lifecycle is the Swift models' (ARCore's `RecordLifecycle`): the validations
-/// and the write in one transaction, a unique violation that a uniqueness validation
-/// explains (a concurrent saver won) reported as that validation's `already_exists`.
+// The record lifecycle is the Swift models' (ARCore's RecordLifecycle): the validations and
+// the write in one transaction, a unique violation that a uniqueness validation explains (a
+// concurrent saver won) reported as that validation's already_exists.
 @c public func ar_record_save(_ record: OpaquePointer?) -> ar_result {
     let status = Handle.borrow(record, as: RecordHandle.self) { handle -> ar_result in
         // Saved through the handle's database, not made current (a task-local scope costs
