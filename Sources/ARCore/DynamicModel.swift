@@ -135,8 +135,8 @@ public final class DynamicModel: Sendable {
 extension DynamicModel {
     /// Inserts new records of this model with one prepared statement, in one transaction
     /// (the caller's, or one of its own), and gives each its id and timestamps: the C API's
-    /// `ar_record_insert_all`. The model's validations (see ``validationHook``) run first, for
-    /// every record (SQL only otherwise: see ``RecordLifecycle``).
+    /// `ar_record_insert_all`. The model's validations (those the C API declares) run first,
+    /// for every record; SQL only otherwise (no callbacks), as a model class's `insertAll`.
     /// - Throws: `.misuse` for a record of another model or one that is not new;
     ///   `.validationFailed` for the first invalid record (its position in the message); the
     ///   engine's error. Nothing is inserted on error, and the records are new again.

@@ -225,9 +225,9 @@ public final class DynamicRecord: RecordStorage {
     }
 
     /// Saves the record: `INSERT` when new, else an `UPDATE` of the changed columns; no SQL
-    /// at all when nothing changed. With validations (``DynamicModel/validationHook``), they
-    /// run first, in the save's transaction (see ``RecordLifecycle``).
-    /// - Throws: `.validationFailed` (the failures in ``errors`` too), `.constraint`,
+    /// at all when nothing changed. When the model has validations (those the C API
+    /// declares), they run first, in the save's transaction, as a model class's do.
+    /// - Throws: `.validationFailed`, `.constraint`,
     ///   `.notFound`, `.misuse` (the record was destroyed). The record is unchanged on error.
     public func save() throws { try Database.withCurrent { try save(in: $0) } }
 
