@@ -63,7 +63,7 @@ public final class DynamicModel: Sendable {
     /// straight to the table.
     package var validationHook: (any DynamicValidationHook)? {
         get {
-            guard validates.load(ordering: .acquiring) else { return nil }
+            guard hasValidations else { return nil }
             return validation.withLock { $0 }
         }
         set {
@@ -71,6 +71,10 @@ public final class DynamicModel: Sendable {
             validates.store(newValue != nil, ordering: .releasing)
         }
     }
+
+    /// Whether ``validationHook`` is set (without taking its lock).
+    @inline(__always)
+    package var hasValidations: Bool { validates.load(ordering: .acquiring) }
 
     deinit {
         for index in defaultValues.indices { defaultSlots[index].release() }
@@ -145,7 +149,7 @@ extension DynamicModel {
         for (index, record) in records.enumerated() where record.model.table !== table || !record.isNewRecord || record.isDestroyed {
             throw ActiveRecordError(.misuse, "insertAll: record \(index + 1) is not a new record of \(table.schema.name)")
         }
-        try RecordLifecycle.insertAll(records, into: table, validates: validationHook != nil)
+        try RecordLifecycle.insertAll(records, into: table, validates: hasValidations)
     }
 }
 

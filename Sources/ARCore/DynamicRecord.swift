@@ -82,8 +82,9 @@ public final class DynamicRecord: RecordStorage {
     /// Whether the record was destroyed.
     public var isDestroyed: Bool { header.isDestroyed }
     /// The failures of the record's last validation (its model's ``DynamicModel/validationHook``),
-    /// as ``Model/errors`` are a model class's.
-    package var errors: [ValidationFailure] = []
+    /// as ``Model/errors`` are a model class's. Unchecked exclusivity, as the values': read on
+    /// every save of the C API.
+    @exclusivity(unchecked) package var errors: [ValidationFailure] = []
     /// Whether any column differs from its value as last loaded or saved (for a new record:
     /// from its default).
     public var hasChanges: Bool {
@@ -235,7 +236,7 @@ public final class DynamicRecord: RecordStorage {
     package func save(in database: Database) throws {
         // The table through an unretained reference (the model keeps it): the C API's save path.
         try Unmanaged.passUnretained(model.table)._withUnsafeGuaranteedRef { table in
-            guard model.validationHook != nil else { return try table.save(self, in: database) }
+            guard model.hasValidations else { return try table.save(self, in: database) }
             try database.use { try RecordLifecycle.save(self, SavePlan(table: table, validates: true)) }
         }
     }

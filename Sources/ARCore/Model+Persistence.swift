@@ -89,18 +89,21 @@ extension Model {
     ///   cannot be stored), `.notFound` (the row was deleted elsewhere),
     ///   `.misuse` (the record was destroyed). The record is unchanged on error.
     public func save() throws {
-        // Without callbacks, validations or relation work: straight to the table (`nil`).
-        let plan: SavePlan? = try withMapping { mapping in
+        // Without callbacks, validations or relation work: straight to the table (`nil`). The
+        // closure returns no more than that flag: a plan made in it costs the straight path too.
+        let pendingHookWork: Bool? = try withMapping { mapping in
             let pending = mapping.hooks.contains { $0.kind.hasPendingWork(in: self, at: $0.offset) }
             guard mapping.hasLifecycle || pending, !header.isDestroyed else {
                 try mapping.table.save(self)  // also throws the error for a destroyed record
                 return nil
             }
-            return SavePlan(
-                table: mapping.table, validates: mapping.validates, callbacks: mapping.hasCallbacks ? self as? any Callbacks : nil,
-                hasRelations: !mapping.hooks.isEmpty, hasPendingWork: pending)
+            return pending
         }
-        guard let plan else { return }
+        guard let pending = pendingHookWork else { return }
+        let mapping = try mapping()
+        let plan = SavePlan(
+            table: mapping.table, validates: mapping.validates, callbacks: mapping.hasCallbacks ? self as? any Callbacks : nil,
+            hasRelations: !mapping.hooks.isEmpty, hasPendingWork: pending)
         try RecordLifecycle.save(self, plan)
     }
 

@@ -80,7 +80,9 @@ func position(_ column: UnsafePointer<CChar>?, in handle: RecordHandle, _ functi
                     handle.keepErrors(of: record, failed: error)
                     throw error
                 }
-                if !record.errors.isEmpty { record.errors = [] }  // the last save found none
+                // The last save found none. Touched only when the model validates: an access to
+                // the record's errors from this module is checked for exclusivity at run time.
+                if record.model.hasValidations, !record.errors.isEmpty { record.errors = [] }
             }
             handle.clearErrors()
             return .ok
