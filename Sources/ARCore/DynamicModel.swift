@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A model defined at run time from a ``TableSchema``, with no Swift class:
 /// what the C API builds on. It shares the engine with ``Model``.
@@ -28,6 +29,10 @@ public final class DynamicModel: Sendable {
     /// The bytes a record allocates with its slots for its text and blobs (see ``ByteArena``):
     /// 32 per text or blob column, enough for most short values.
     let arenaSize: Int
+    /// The validations a save runs (see ``validationHook``), set at any time.
+    private let validation = Lock<(any DynamicValidationHook)?>(nil)
+    /// Whether ``validation`` holds any, read without the lock on every save.
+    private let validates = Atomic<Bool>(false)
 
     /// Makes a model for `schema`. A column that ``ColumnSchema/references`` a table needs
     /// that table to exist before records are written (SQLite's foreign keys).
@@ -51,6 +56,25 @@ public final class DynamicModel: Sendable {
         arenaSize = 32 * columnTypes.count { $0 == .text || $0 == .blob }
         defaultsHaveBytes = defaultValues.indices.contains { [defaultSlots] in defaultSlots[$0].hasBytes }
     }
+
+    /// The validations a save of a record of this model runs, as a model class's
+    /// ``ValidationHook``: ARValidation's `Validations` implements the hook, and the C API
+    /// sets it when C declares a validation (at any time). `nil`: none, and a save goes
+    /// straight to the table.
+    package var validationHook: (any DynamicValidationHook)? {
+        get {
+            guard hasValidations else { return nil }
+            return validation.withLock { $0 }
+        }
+        set {
+            validation.withLock { $0 = newValue }
+            validates.store(newValue != nil, ordering: .releasing)
+        }
+    }
+
+    /// Whether ``validationHook`` is set (without taking its lock).
+    @inline(__always)
+    package var hasValidations: Bool { validates.load(ordering: .acquiring) }
 
     deinit {
         for index in defaultValues.indices { defaultSlots[index].release() }
@@ -83,13 +107,17 @@ public final class DynamicModel: Sendable {
     /// - Throws: `.unknownColumn`.
     public func all(where column: String, equals value: DatabaseValue) throws -> [DynamicRecord] {
         let (condition, arguments) = try table.condition(column, value)
-        return try fetch(table.selectAllSQL + " WHERE \(condition) ORDER BY \"id\"", key: nil, arguments)
+        let sql = try Database.current.dialect.selectSQL(
+            schema.allColumnNames.map(SelectedColumn.column), from: schema.name, where: [condition], order: [.ascending("id")],
+            limitOne: false)
+        return try fetch(sql, key: nil, arguments)
     }
 
     /// The number of records.
     public func count() throws -> Int {
         try Database.current.withReader(table) { connection in
-            try connection.withStatement("SELECT count(*) FROM \(schema.name.quotedIdentifier)") { statement in
+            let sql = connection.dialect.selectSQL([.count], from: schema.name, where: [], order: [], limitOne: false)
+            return try connection.withStatement(sql) { statement in
                 try statement.step() ? Int(statement.int64(0)) : 0
             }
         }
@@ -101,317 +129,66 @@ public final class DynamicModel: Sendable {
     @discardableResult
     public func destroyAll() throws -> Int {
         try Database.current.withTable(table) { connection in
-            try connection.execute("DELETE FROM \(schema.name.quotedIdentifier)")
+            try connection.execute(connection.dialect.deleteSQL(from: schema.name, where: []))
             connection.noteChange(schema.name)
             return connection.changedRowCount
         }
     }
 }
 
-/// A record of a ``DynamicModel``: column values by name.
-public final class DynamicRecord: RecordStorage {
-    /// The model this record belongs to.
-    public let model: DynamicModel
-    // Unchecked exclusivity: a record is confined to one thread, and no access to these
-    // overlaps another (the dynamic checks cost more than the accesses on the C API's paths).
-    @exclusivity(unchecked) package var header = RecordHeader()
-    /// The declared columns' values, typed, their text and bytes owned by the record.
-    private let slots: UnsafeMutablePointer<StoredValue>
-    /// Where the values' text and bytes are copied: first into the allocation of ``slots``.
-    @exclusivity(unchecked) private var arena: ByteArena
-    /// For a saved record, the original (last loaded or saved) value of each column changed
-    /// since, `.absent` for the others; allocated on the first change. A value set back to
-    /// its original makes the column unchanged again.
-    @exclusivity(unchecked) private var originals: UnsafeMutablePointer<StoredValue>?
-    /// Set by ``discardValues()``: the values are gone, only the header is left.
-    @exclusivity(unchecked) private var isDiscarded = false
-    private var columnCount: Int { model.columnTypes.count }
-
-    init(model: DynamicModel) {
-        self.model = model
-        let count = model.columnTypes.count
-        (slots, arena) = Self.allocate(count, arenaSize: model.arenaSize)
-        if model.defaultsHaveBytes {
-            for index in 0..<count { (slots + index).initialize(to: model.defaultSlots[index].copy(into: &arena)) }
-        } else {
-            slots.initialize(from: model.defaultSlots, count: count)
-        }
-    }
-
-    /// A record about to be decoded from a row: no defaults to build and overwrite.
-    init(decodingFor model: DynamicModel) {
-        self.model = model
-        (slots, arena) = Self.allocate(model.columnTypes.count, arenaSize: model.arenaSize)
-        slots.initialize(repeating: .null, count: model.columnTypes.count)
-    }
-
-    /// `count` slots (not initialized) and an arena after them, in one allocation.
-    private static func allocate(_ count: Int, arenaSize: Int) -> (UnsafeMutablePointer<StoredValue>, ByteArena) {
-        let slotBytes = count * MemoryLayout<StoredValue>.stride
-        let storage = UnsafeMutableRawPointer.allocate(
-            byteCount: slotBytes + arenaSize, alignment: MemoryLayout<StoredValue>.alignment)
-        return (storage.bindMemory(to: StoredValue.self, capacity: count), ByteArena(storage + slotBytes, count: arenaSize))
-    }
-
-    /// The record of the row `statement` is on, selected with ``TableSchema/selectList``.
-    /// - Throws: `.typeMismatch` for TEXT that is not valid UTF-8.
-    package convenience init(model: DynamicModel, decodingRowOf statement: Statement) throws {
-        self.init(decodingFor: model)
-        header = RecordHeader(decoding: statement)
-        for index in 0..<columnCount { try decodeColumn(index, from: statement, at: Int32(index + 3)) }
-    }
-
-    deinit { discardValues() }
-
-    /// Frees the values now, keeping the header: for a record that nothing can read any more
-    /// but a transaction's undo log (which only resets its header on rollback). The C API
-    /// calls it when the last handle to the record goes, so that a long transaction does not
-    /// keep every inserted record's values until it commits.
-    package func discardValues() {
-        guard !isDiscarded else { return }
-        isDiscarded = true
-        for index in 0..<columnCount { slots[index].release() }
-        UnsafeMutableRawPointer(slots).deallocate()
-        if let originals {
-            for index in 0..<columnCount { originals[index].release() }
-            originals.deallocate()
-            self.originals = nil
-        }
-    }
-
-    /// The row id, assigned on first save; `nil` for a new record.
-    public var id: Int64? { header.id }
-    /// When the record was first saved.
-    public var createdAt: Date? { header.createdAt }
-    /// When the record was last saved with changes.
-    public var updatedAt: Date? { header.updatedAt }
-    /// Whether the record was never saved.
-    public var isNewRecord: Bool { header.id == nil }
-    /// Whether the record was destroyed.
-    public var isDestroyed: Bool { header.isDestroyed }
-    /// Whether any column differs from its value as last loaded or saved (for a new record:
-    /// from its default).
-    public var hasChanges: Bool {
-        if isNewRecord, originals == nil {
-            return (0..<columnCount).contains { !StoredValue.same(slots[$0], model.defaultSlots[$0]) }
-        }
-        return (0..<columnCount).contains { isColumnChanged($0) }
-    }
-
-    private func index(_ column: String) throws -> Int {
-        guard let index = model.schema.columnIndex(named: column) else { throw model.schema.unknownColumn(column) }
-        return index
-    }
-
-    /// The current value of `column`.
-    /// - Throws: `.unknownColumn`.
-    public func value(_ column: String) throws -> DatabaseValue {
-        switch column {
-        case "id": return value(at: 0)
-        case "createdAt": return value(at: 1)
-        case "updatedAt": return value(at: 2)
-        default: return slots[try index(column)].databaseValue
-        }
-    }
-
-    /// The value at `position` in ``TableSchema/allColumnNames`` (0–2: id, createdAt, updatedAt).
-    package func value(at position: Int) -> DatabaseValue {
-        switch position {
-        case 0: id.map { .integer($0) } ?? .null
-        case 1: createdAt.map { .real($0.timeIntervalSince1970) } ?? .null
-        case 2: updatedAt.map { .real($0.timeIntervalSince1970) } ?? .null
-        default: slots[position - 3].databaseValue
-        }
-    }
-
-    /// Sets `column` to `value`. An integer is accepted for a `REAL` column.
-    /// - Throws: `.unknownColumn`; `.typeMismatch` for a value of another
-    ///   storage class, or `NULL` in a non-nullable column. The record is
-    ///   unchanged on error.
-    public func set(_ column: String, _ value: DatabaseValue) throws {
-        try set(at: try index(column), value)
-    }
-
-    /// ``set(_:_:)`` by declared column index.
-    package func set(at index: Int, _ value: DatabaseValue) throws {
-        switch value {
-        case .null: try setNull(at: index)
-        case .integer(let int): try setInteger(at: index, int)
-        case .real(let real): try setReal(at: index, real)
-        case .text(var text): try text.withUTF8 { try setText(at: index, UnsafeRawBufferPointer($0)) }
-        case .blob(let data): try data.withUnsafeBytes { try setBlob(at: index, $0) }
-        }
-    }
-
-    /// Sets a nullable column to `NULL`.
-    /// - Throws: `.typeMismatch` for a column that is not nullable.
-    package func setNull(at index: Int) throws {
-        guard model.columnNullability[index] else {
-            throw ActiveRecordError(
-                .typeMismatch, "\(model.schema.name).\(model.schema.columns[index].name) is not nullable; it cannot be set to NULL")
-        }
-        store(.null, at: index)
-    }
-
-    /// Sets an `INTEGER` column, or a `REAL` one to the integer converted.
-    /// - Throws: `.typeMismatch` for a column of another type.
-    package func setInteger(at index: Int, _ int: Int64) throws {
-        switch model.columnTypes[index] {
-        case .integer: store(.integer(int), at: index)
-        case .real: store(.real(Double(int)), at: index)
-        default: throw mismatch(index, DatabaseValue.integer(0))
-        }
-    }
-
-    /// Sets a `REAL` column.
-    /// - Throws: `.invalidValue` for NaN and -0.0 (see ``DatabaseValue/checkStorable()``),
-    ///   `.typeMismatch` for a column of another type.
-    package func setReal(at index: Int, _ real: Double) throws {
-        guard model.columnTypes[index] == .real else { throw mismatch(index, DatabaseValue.real(0)) }
-        do {
-            try DatabaseValue.real(real).checkStorable()
-        } catch let error as ActiveRecordError {
-            throw error.with(message: "\(model.schema.name).\(model.schema.columns[index].name): \(error.message)")
-        }
-        store(.real(real), at: index)
-    }
-
-    /// Sets a `TEXT` column to a copy of `utf8`, which the caller checked is valid UTF-8.
-    /// - Throws: `.typeMismatch` for a column of another type.
-    package func setText(at index: Int, _ utf8: UnsafeRawBufferPointer) throws {
-        guard model.columnTypes[index] == .text else { throw mismatch(index, DatabaseValue.text("")) }
-        store(.text(copying: utf8, into: &arena), at: index)
-    }
-
-    /// Sets a `BLOB` column to a copy of `bytes`.
-    /// - Throws: `.typeMismatch` for a column of another type.
-    package func setBlob(at index: Int, _ bytes: UnsafeRawBufferPointer) throws {
-        guard model.columnTypes[index] == .blob else { throw mismatch(index, DatabaseValue.blob(Data())) }
-        store(.blob(copying: bytes, into: &arena), at: index)
-    }
-
-    private func mismatch(_ index: Int, _ value: DatabaseValue) -> ActiveRecordError {
-        ActiveRecordError(
-            .typeMismatch,
-            "\(model.schema.name).\(model.schema.columns[index].name) holds \(model.columnTypes[index].rawValue); "
-                + "a \(value.storageClassName) value cannot be stored in it")
-    }
-
-    /// Makes `value` (now the record's) column `index`'s value, keeping the original of a
-    /// saved record's column as it first changes.
-    private func store(_ value: StoredValue, at index: Int) {
-        if let originals, originals[index].kind != .absent {
-            slots[index].release()
-            if StoredValue.same(value, originals[index]) {
-                value.release()
-                slots[index] = originals[index]
-                originals[index] = .absent
-            } else {
-                slots[index] = value
-            }
-            return
-        }
-        if isNewRecord {  // a new record is inserted whole: nothing to track
-            slots[index].release()
-            slots[index] = value
-            return
-        }
-        guard !StoredValue.same(value, slots[index]) else { return value.release() }
-        originalsMade()[index] = slots[index]
-        slots[index] = value
-    }
-
-    private func originalsMade() -> UnsafeMutablePointer<StoredValue> {
-        if let originals { return originals }
-        let made = UnsafeMutablePointer<StoredValue>.allocate(capacity: columnCount)
-        made.initialize(repeating: .absent, count: columnCount)
-        originals = made
-        return made
-    }
-
-    /// Saves the record: `INSERT` when new, else an `UPDATE` of the changed columns.
-    public func save() throws { try Database.withCurrent { try save(in: $0) } }
-
-    /// ``save()`` on `database` rather than the current one.
-    package func save(in database: Database) throws {
-        // The table through an unretained reference (the model keeps it): the C API's save path.
-        try Unmanaged.passUnretained(model.table)._withUnsafeGuaranteedRef { try $0.save(self, in: database) }
-    }
-
-    /// Destroys the record: deletes its row (`DELETE FROM "T" WHERE "id" = ?`).
-    /// - Throws: `.misuse` for a new or already destroyed record; `.notFound` when the row
-    ///   was deleted elsewhere (the record counts as destroyed).
-    public func destroy() throws { try model.table.delete(self) }
-
-    /// Reads the record's row again, discarding unsaved changes.
-    public func reload() throws { try model.table.reload(self) }
-
-    // MARK: RecordStorage
-
-    /// Binds the text and bytes where the record holds them (see ``StoredValue/bind(to:at:)``):
-    /// the record outlives the statement's run.
-    package func bindColumn(_ index: Int, to statement: Statement, at parameter: Int32) throws {
-        try slots[index].bind(to: statement, at: parameter)
-    }
-
-    package func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws {
-        let decoded = try StoredValue.decoding(statement, at: column, into: &arena)
-        slots[index].release()
-        slots[index] = decoded
-    }
-
-    /// After a whole row was decoded: every column as loaded.
-    package func didDecode() { markAllColumnsSaved(count: columnCount) }
-
-    package func currentValue(_ index: Int) throws -> DatabaseValue { value(at: index + 3) }
-
-    package func assignColumn(_ index: Int, _ value: DatabaseValue) throws { try set(at: index, value) }
-
-    package func isColumnChanged(_ index: Int) -> Bool {
-        guard let originals else { return false }
-        return originals[index].kind != .absent
-    }
-
-    package func markColumnSaved(_ index: Int) {
-        guard let originals, originals[index].kind != .absent else { return }
-        originals[index].release()
-        originals[index] = .absent
-    }
-
-    package func markAllColumnsSaved(count: Int) {
-        guard originals != nil else { return }
-        for index in 0..<count { markColumnSaved(index) }
-    }
-
-    package func originalValue(_ index: Int) -> DatabaseValue {
-        if let originals, originals[index].kind != .absent { return originals[index].databaseValue }
-        return slots[index].databaseValue
-    }
-
-    package func restoreOriginal(_ index: Int, _ value: DatabaseValue) {
-        guard !isDiscarded else { return }  // a rollback reaching a record no one holds
-        let original = StoredValue(value, into: &arena)
-        markColumnSaved(index)
-        guard !StoredValue.same(original, slots[index]) else { return original.release() }
-        originalsMade()[index] = original
-    }
-}
-
-@available(*, unavailable, message: "Records are confined to one thread at a time")
-extension DynamicRecord: Sendable {}
-
 extension DynamicModel {
     /// Inserts new records of this model with one prepared statement, in one transaction
     /// (the caller's, or one of its own), and gives each its id and timestamps: the C API's
-    /// `ar_record_insert_all`. SQL only (the caller runs validations first).
-    /// - Throws: `.misuse` for a record of another model or one that is not new; the
+    /// `ar_record_insert_all`. The model's validations (those the C API declares) run first,
+    /// for every record; SQL only otherwise (no callbacks), as a model class's `insertAll`.
+    /// - Throws: `.misuse` for a record of another model or one that is not new;
+    ///   `.validationFailed` for the first invalid record (its position in the message); the
     ///   engine's error. Nothing is inserted on error, and the records are new again.
     public func insertAll(_ records: [DynamicRecord]) throws {
         guard !records.isEmpty else { return }
         for (index, record) in records.enumerated() where record.model.table !== table || !record.isNewRecord || record.isDestroyed {
             throw ActiveRecordError(.misuse, "insertAll: record \(index + 1) is not a new record of \(table.schema.name)")
         }
-        let database = try Database.current
-        try database.transaction { try database.withTable(table) { try table.insertAll(records, in: $0) } }
+        try RecordLifecycle.insertAll(records, into: table, validates: hasValidations)
+    }
+}
+
+/// The validation step of a ``DynamicModel``'s save, as ``ValidationHook`` is a model
+/// class's: ARValidation's `Validations` implements it, and the core calls it.
+package protocol DynamicValidationHook: Sendable {
+    /// The validations of `record` that fail, in declaration order.
+    /// - Parameters:
+    ///   - changedColumns: a saved record's changed columns (uniqueness runs only on those);
+    ///     `nil` for a new record.
+    ///   - uniquenessOnly: only the uniqueness validations (after a unique index refused a write).
+    ///   - upsertConflict: the conflict columns of an upsert about to write the record; empty for a save.
+    func failures(
+        of record: DynamicRecord, changedColumns: Set<String>?, uniquenessOnly: Bool, upsertConflict: [String]
+    ) throws -> [ValidationFailure]
+}
+
+/// A run-time model's record in the record lifecycle (``RecordLifecycle``): its model's
+/// validations (``DynamicModel/validationHook``), no callbacks and no relation hooks.
+extension DynamicRecord: LifecycleRecord {
+    package var lifecycleModelName: String { model.schema.name }
+
+    package var lifecycleErrors: [ValidationFailure] {
+        get { errors }
+        set { errors = newValue }
+    }
+
+    package func lifecycleValidate(_ scope: ValidationScope) throws -> Bool {
+        guard let hook = model.validationHook else { return true }
+        switch scope {
+        case .save(let changedColumns):
+            errors = try hook.failures(of: self, changedColumns: changedColumns, uniquenessOnly: false, upsertConflict: [])
+        case .upsert(let conflict):
+            errors = try hook.failures(of: self, changedColumns: nil, uniquenessOnly: false, upsertConflict: conflict)
+        }
+        return errors.isEmpty
+    }
+
+    package func lifecycleUniquenessFailures(changedColumns: Set<String>?) throws -> [ValidationFailure] {
+        try model.validationHook?.failures(of: self, changedColumns: changedColumns, uniquenessOnly: true, upsertConflict: []) ?? []
     }
 }

@@ -262,6 +262,19 @@ import Foundation
     func migrationsTableSQL(_ table: String) -> String
     /// The expression that orders the migrations table's rows as they were recorded.
     var migrationsOrder: String { get }
+
+    // MARK: Statements written outside the query compiler (finders, relations, validations,
+    // migrations). Defaults in SQLDialect+Statements.swift: standard SQL, which both engines take.
+
+    /// `SELECT <columns> FROM "table" [WHERE …] [ORDER BY …] [LIMIT 1]`, the conditions joined with `AND`.
+    func selectSQL(_ columns: [SelectedColumn], from table: String, where conditions: [RowCondition], order: [RowOrder], limitOne: Bool)
+        -> String
+    /// A query of one integer: whether `table` has a row meeting every condition (1 or 0).
+    func existsSQL(in table: String, where conditions: [RowCondition]) -> String
+    /// `DELETE FROM "table" [WHERE …]`, the conditions joined with `AND`.
+    func deleteSQL(from table: String, where conditions: [RowCondition]) -> String
+    /// `UPDATE "table" SET … WHERE …`: each assignment a bound value or `NULL`.
+    func updateSQL(_ table: String, setting assignments: [RowAssignment], where conditions: [RowCondition]) -> String
 }
 
 /// A column as the database describes it (`MigrationContext.ColumnInfo` in migrations).

@@ -24,11 +24,7 @@ extension ModelClassMethods where Self: Model {
                 .misuse,
                 "insertAll: record \(position + 1) of \(models.count) is not new (id \(models[position].header.id ?? 0)); save() updates a saved record")
         }
-        let database = try Database.current
-        try database.transaction {
-            try validateAll(records, mapping)
-            try database.withTable(mapping.table) { try mapping.table.insertAll(models, in: $0) }
-        }
+        try RecordLifecycle.insertAll(models, into: mapping.table, validates: mapping.validates)
     }
 
     /// Makes a record of each dictionary of column values and inserts them all, as
@@ -63,16 +59,8 @@ extension ModelClassMethods where Self: Model {
         let mapping = try mapping()
         let (conflictColumns, updateColumns) = try upsertColumns(mapping, conflict, updating)
         let models = try mapped(records, mapping)
-        let database = try Database.current
-        var outcomes: [UpsertOutcome] = []
-        try database.transaction {
-            try validateAll(records, mapping, upsertingOn: conflictColumns.map { mapping.table.schema.columns[$0].name })
-            try database.withTable(mapping.table) { connection in
-                try requireUniqueIndex(conflictColumns, of: mapping.table, on: connection)
-                outcomes = try mapping.table.upsert(models, conflict: conflictColumns, updating: updateColumns, in: connection)
-            }
-        }
-        return outcomes
+        return try RecordLifecycle.upsertAll(
+            models, into: mapping.table, conflict: conflictColumns, updating: updateColumns, validates: mapping.validates)
     }
 
     /// The records as ``Model``s (the table engine's loops are specialized for that class,
@@ -90,22 +78,6 @@ extension ModelClassMethods where Self: Model {
             }
         }
         return models
-    }
-
-    /// Runs the validations of every record when the model validates: as for new records,
-    /// or before an upsert on the `conflict` columns (see ``ValidationHook/runValidations(upsertingOn:)``).
-    private static func validateAll(_ records: [Self], _ mapping: ModelMapping, upsertingOn conflict: [String]? = nil) throws {
-        guard mapping.validates else { return }
-        for (position, record) in records.enumerated() {
-            guard let validating = record as? any ValidationHook else { continue }
-            let isValid = try conflict.map { try validating.runValidations(upsertingOn: $0) }
-                ?? validating.runValidations(changedColumns: nil)
-            guard isValid else {
-                var error = ActiveRecordError.validationFailed(ModelMapping.modelName(self), record.errors)
-                error.message = "record \(position + 1) of \(records.count): \(error.message)"
-                throw error
-            }
-        }
     }
 }
 
@@ -148,21 +120,6 @@ extension ModelClassMethods where Self: Model {
         let updateColumns = try updating.map { try $0.map { try mapping.columnIndex($0) } }
             ?? mapping.table.schema.columns.indices.filter { !conflictColumns.contains($0) }
         return (conflictColumns, updateColumns)
-    }
-
-    /// Refuses an upsert whose conflict columns are not exactly a unique index's (the engines
-    /// would refuse it too, in words that do not say what to do).
-    private static func requireUniqueIndex(_ columns: [Int], of table: TableEngine, on connection: Connection) throws {
-        let schema = table.schema
-        if columns.count == 1, schema.columns[columns[0]].index == .unique { return }
-        let names = Set(columns.map { schema.columns[$0].name })
-        let indexes = try connection.dialect.indexes(of: schema.name, connection)
-        if indexes.contains(where: { $0.isUnique && !$0.isPartial && Set($0.columns) == names }) { return }
-        let list = columns.map { schema.columns[$0].name }.joined(separator: ", ")
-        throw ActiveRecordError(
-            .misuse,
-            "upsert on \(list): \(schema.name) has no unique index over exactly these columns; "
-                + (columns.count == 1 ? "declare @Column(index: .unique)" : "add a unique index over them (a migration step)"))
     }
 }
 

@@ -21,9 +21,17 @@ extension ModelClassMethods where Self: Model {
         return record
     }
 
-    /// Runs a record query (`SELECT <all columns> FROM "T" <tail>`) on the current database.
-    package static func fetch(_ tail: String = "", _ arguments: [DatabaseValue] = []) throws -> [Self] {
-        try fetch(key: nil, arguments) { $0.selectAllSQL + " " + tail }
+    /// Runs a record query (`SELECT <all columns> FROM "T" [WHERE …] [ORDER BY …] [LIMIT 1]`,
+    /// in the current database's dialect) on the current database.
+    package static func fetch(
+        where conditions: [RowCondition], order: [RowOrder], limitOne: Bool = false, _ arguments: [DatabaseValue] = []
+    ) throws -> [Self] {
+        let dialect = try Database.current.dialect
+        return try fetch(key: nil, arguments) { table in
+            dialect.selectSQL(
+                table.schema.allColumnNames.map(SelectedColumn.column), from: table.schema.name, where: conditions, order: order,
+                limitOne: limitOne)
+        }
     }
 
     /// Runs a record query whose SQL `sql` makes from the table; the engine's
@@ -61,7 +69,10 @@ extension ModelClassMethods where Self: Model {
         }
     }
 
-    private static var quotedTable: String { get throws { try mapping().table.schema.name.quotedIdentifier } }
+    /// The model's table name, and the current database's dialect (which writes the SQL).
+    private static var tableAndDialect: (String, any SQLDialect) {
+        get throws { (try mapping().table.schema.name, try Database.current.dialect) }
+    }
 
     /// Every record, in id order: `SELECT … FROM "T" ORDER BY "id"`.
     public static func all() throws -> [Self] {
@@ -116,7 +127,7 @@ extension ModelClassMethods where Self: Model {
     public static func first(where column: String, equals value: (any ColumnValue)?) throws -> Self? {
         let mapping = try mapping()
         let (condition, arguments) = try mapping.table.condition(mapping.columnName(column), value?.toSQL() ?? .null)
-        return try fetch("WHERE \(condition) ORDER BY \"id\" LIMIT 1", arguments).first
+        return try fetch(where: [condition], order: [.ascending("id")], limitOne: true, arguments).first
     }
 
     /// Every record whose `column` equals `value`, in id order.
@@ -124,7 +135,7 @@ extension ModelClassMethods where Self: Model {
     public static func all(where column: String, equals value: (any ColumnValue)?) throws -> [Self] {
         let mapping = try mapping()
         let (condition, arguments) = try mapping.table.condition(mapping.columnName(column), value?.toSQL() ?? .null)
-        return try fetch("WHERE \(condition) ORDER BY \"id\"", arguments)
+        return try fetch(where: [condition], order: [.ascending("id")], arguments)
     }
 
     /// The first record matching every value, or a new unsaved one holding them.
@@ -134,41 +145,43 @@ extension ModelClassMethods where Self: Model {
     /// ```
     public static func findOrBuild(_ values: [String: (any ColumnValue)?]) throws -> Self {
         let mapping = try mapping()
-        var conditions: [String] = []
+        var conditions: [RowCondition] = []
         var arguments: [DatabaseValue] = []
         for (column, value) in values.sorted(by: { $0.key < $1.key }) {
             let (condition, bound) = try mapping.table.condition(mapping.columnName(column), value?.toSQL() ?? .null)
             conditions.append(condition)
             arguments += bound
         }
-        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ") + " "
-        if let found = try fetch(filter + "ORDER BY \"id\" LIMIT 1", arguments).first { return found }
+        if let found = try fetch(where: conditions, order: [.ascending("id")], limitOne: true, arguments).first { return found }
         return try Self(values)
     }
 
     /// The number of records: `SELECT count(*) FROM "T"`.
     public static func count() throws -> Int {
-        Int(try scalar("SELECT count(*) FROM \(try quotedTable)"))
+        let (table, dialect) = try tableAndDialect
+        return Int(try scalar(dialect.selectSQL([.count], from: table, where: [], order: [], limitOne: false)))
     }
 
     /// The record with the lowest id, or `nil` when there is none.
     public static func first() throws -> Self? {
-        try fetch("ORDER BY \"id\" LIMIT 1").first
+        try fetch(where: [], order: [.ascending("id")], limitOne: true).first
     }
 
     /// The record with the highest id, or `nil` when there is none.
     public static func last() throws -> Self? {
-        try fetch("ORDER BY \"id\" DESC LIMIT 1").first
+        try fetch(where: [], order: [.descending("id")], limitOne: true).first
     }
 
     /// Whether there is any record.
     public static func exists() throws -> Bool {
-        try scalar("SELECT EXISTS (SELECT 1 FROM \(try quotedTable))") != 0
+        let (table, dialect) = try tableAndDialect
+        return try scalar(dialect.existsSQL(in: table, where: [])) != 0
     }
 
     /// Whether a record with this id exists.
     public static func exists(id: Int64) throws -> Bool {
-        try scalar("SELECT EXISTS (SELECT 1 FROM \(try quotedTable) WHERE \"id\" = ?)", [.integer(id)]) != 0
+        let (table, dialect) = try tableAndDialect
+        return try scalar(dialect.existsSQL(in: table, where: [.equals("id")]), [.integer(id)]) != 0
     }
 
     /// Destroys every record of the model, each as ``Model/destroy()`` does (callbacks and
@@ -184,7 +197,7 @@ extension ModelClassMethods where Self: Model {
         let database = try Database.current
         guard mapping.hasDestroyLifecycle else {
             return try database.withTable(table) { connection in
-                try connection.execute("DELETE FROM \(table.schema.name.quotedIdentifier)")
+                try connection.execute(connection.dialect.deleteSQL(from: table.schema.name, where: []))
                 connection.noteChange(table)
                 return connection.changedRowCount
             }

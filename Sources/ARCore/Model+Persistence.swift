@@ -1,5 +1,39 @@
 import Foundation
 
+/// A model class's part in the record lifecycle (``RecordLifecycle``): its validations
+/// (``ValidationHook``, which ARValidation's `Validating` implements), its ``errors`` and its
+/// relation hooks (``RecordHookField``).
+extension Model: LifecycleRecord {
+    package var lifecycleModelName: String { ModelMapping.modelName(type(of: self)) }
+
+    package var lifecycleErrors: [ValidationFailure] {
+        get { errors }
+        set { errors = newValue }
+    }
+
+    package func lifecycleValidate(_ scope: ValidationScope) throws -> Bool {
+        guard let validating = self as? any ValidationHook else { return true }
+        switch scope {
+        case .save(let changedColumns): return try validating.runValidations(changedColumns: changedColumns)
+        case .upsert(let conflict): return try validating.runValidations(upsertingOn: conflict)
+        }
+    }
+
+    package func lifecycleUniquenessFailures(changedColumns: Set<String>?) throws -> [ValidationFailure] {
+        guard let validating = self as? any ValidationHook else { return [] }
+        return try validating.uniquenessFailures(changedColumns: changedColumns)
+    }
+
+    package func lifecycleRelations(_ point: RelationPoint) throws {
+        try withMapping { mapping in
+            switch point {
+            case .beforeWrite: for hook in mapping.hooks { try hook.kind.willSave(in: self, at: hook.offset) }
+            case .afterWrite: for hook in mapping.hooks { try hook.kind.didSave(in: self, at: hook.offset) }
+            }
+        }
+    }
+}
+
 extension Model {
     /// Sets columns by name, as a dictionary. Nothing is set when one fails.
     /// - Throws: `.unknownColumn` or `.typeMismatch`, naming the column.
@@ -55,7 +89,8 @@ extension Model {
     ///   cannot be stored), `.notFound` (the row was deleted elsewhere),
     ///   `.misuse` (the record was destroyed). The record is unchanged on error.
     public func save() throws {
-        // Without callbacks, validations or relation work: straight to the table (`nil`).
+        // Without callbacks, validations or relation work: straight to the table (`nil`). The
+        // closure returns no more than that flag: a plan made in it costs the straight path too.
         let pendingHookWork: Bool? = try withMapping { mapping in
             let pending = mapping.hooks.contains { $0.kind.hasPendingWork(in: self, at: $0.offset) }
             guard mapping.hasLifecycle || pending, !header.isDestroyed else {
@@ -66,47 +101,10 @@ extension Model {
         }
         guard let pending = pendingHookWork else { return }
         let mapping = try mapping()
-        let isNew = header.id == nil
-        let changed = mapping.table.changedColumns(of: self)
-        guard isNew || !changed.isEmpty || pending else { return }  // nothing to write: no SQL, no callbacks
-        do {
-            try Database.current.transaction { try saveWithLifecycle(mapping, isNew: isNew, changed: changed) }
-        } catch let error as ActiveRecordError where error.isUniqueViolation && mapping.validates {
-            // A concurrent saver won the race at a unique index (or a callback changed the
-            // value after validation): the uniqueness validations that now fail say which.
-            // Checked once the save's transaction (or savepoint) has rolled back: on an engine
-            // where a failed statement aborts the transaction, nothing more runs inside it.
-            let changedNames = isNew ? nil : Set(changed.map { mapping.table.schema.columns[$0].name })
-            guard let validating = self as? any ValidationHook,
-                  let failures = try? validating.uniquenessFailures(changedColumns: changedNames), !failures.isEmpty else {
-                throw error
-            }
-            errors = failures
-            throw ActiveRecordError.validationFailed(ModelMapping.modelName(type(of: self)), failures)
-        }
-    }
-
-    /// Validations, callbacks and relation hooks around the write, in Rails' order,
-    /// inside the transaction that ``save()`` opened.
-    private func saveWithLifecycle(_ mapping: ModelMapping, isNew: Bool, changed: [Int]) throws {
-        let callbacks = mapping.hasCallbacks ? self as? any Callbacks : nil
-        let validating = mapping.validates ? self as? any ValidationHook : nil
-        let changedNames = isNew ? nil : Set(changed.map { mapping.table.schema.columns[$0].name })
-        if let validating {
-            try callbacks?.beforeValidation()
-            guard try validating.runValidations(changedColumns: changedNames) else {
-                throw ActiveRecordError.validationFailed(ModelMapping.modelName(type(of: self)), errors)
-            }
-            try callbacks?.afterValidation()
-        }
-        try callbacks?.beforeSave()
-        try isNew ? callbacks?.beforeCreate() : callbacks?.beforeUpdate()
-        for hook in mapping.hooks { try hook.kind.willSave(in: self, at: hook.offset) }
-        try mapping.table.save(self)  // a unique violation is explained by save(), after the rollback
-        for hook in mapping.hooks { try hook.kind.didSave(in: self, at: hook.offset) }
-        try isNew ? callbacks?.afterCreate() : callbacks?.afterUpdate()
-        try callbacks?.afterSave()
-        if let callbacks { try Database.current.withConnection { $0.awaitOutcome(callbacks) } }
+        let plan = SavePlan(
+            table: mapping.table, validates: mapping.validates, callbacks: mapping.hasCallbacks ? self as? any Callbacks : nil,
+            hasRelations: !mapping.hooks.isEmpty, hasPendingWork: pending)
+        try RecordLifecycle.save(self, plan)
     }
 
     /// Destroys the record: runs its `beforeDestroy` callback and its relations'

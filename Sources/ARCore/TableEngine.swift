@@ -429,13 +429,13 @@ package final class TableEngine: Sendable {
         }
     }
 
-    /// The `WHERE` clause and arguments for `column = value` (`IS NULL` for `NULL`).
-    package func condition(_ column: String, _ value: DatabaseValue) throws -> (String, [DatabaseValue]) {
+    /// The condition and arguments for `column = value` (`IS NULL` for `NULL`).
+    package func condition(_ column: String, _ value: DatabaseValue) throws -> (RowCondition, [DatabaseValue]) {
         guard column == "id" || column == "createdAt" || column == "updatedAt"
                 || schema.columnIndex(named: column) != nil else {
             throw schema.unknownColumn(column)
         }
-        if value.isNull { return ("\(column.quotedIdentifier) IS NULL", []) }
-        return ("\(column.quotedIdentifier) = ?", [value])
+        if value.isNull { return (.isNull(column), []) }
+        return (.equals(column), [value])
     }
 }

@@ -39,7 +39,8 @@ public struct Migrator: Sendable {
     public func appliedMigrations(in database: Database) throws -> [String] {
         guard try database.tableNames().contains(Self.tableName) else { return [] }
         let order = database.dialect.migrationsOrder
-        return try database.rows("SELECT name FROM \(Self.tableName.quotedIdentifier) ORDER BY \(order)").compactMap { row in
+        let sql = database.dialect.selectSQL([.column("name")], from: Self.tableName, where: [], order: [.expression(order)], limitOne: false)
+        return try database.rows(sql).compactMap { row in
             if case .text(let name) = row.first { name } else { nil }
         }
     }
@@ -106,7 +107,8 @@ public struct Migrator: Sendable {
     }
 
     private func isApplied(_ name: String, in database: Database) throws -> Bool {
-        try database.rows("SELECT 1 FROM \(Self.tableName.quotedIdentifier) WHERE name = ?", [.text(name)]).isEmpty == false
+        let sql = database.dialect.selectSQL([.one], from: Self.tableName, where: [.equals("name")], order: [], limitOne: false)
+        return try database.rows(sql, [.text(name)]).isEmpty == false
     }
 
     private func record(_ name: String, in database: Database) throws {

@@ -147,8 +147,9 @@ extension HasMany: RecordHookField {
         case .nullify:
             let table = try Child.schema()
             guard table.columnIndex(named: key) != nil else { throw missingKey(key, in: Child.self, for: "\(type(of: record))'s has-many") }
-            try Database.current.execute(
-                "UPDATE \(table.name.quotedIdentifier) SET \(key.quotedIdentifier) = NULL, \"updatedAt\" = ? WHERE \(key.quotedIdentifier) = ?",
+            let database = try Database.current
+            try database.execute(
+                database.dialect.updateSQL(table.name, setting: [.null(key), .bound("updatedAt")], where: [.equals(key)]),
                 [.real(Date().timeIntervalSince1970), .integer(id)])
         }
     }

@@ -74,7 +74,8 @@ struct ThroughJoin<Child: Model, Join: Model> {
     let childKey: String
     let ownerType: Model.Type
 
-    private var table: String { get throws { try Join.schema().name.quotedIdentifier } }
+    /// The join table's name (the dialect quotes it).
+    private var tableName: String { get throws { try Join.schema().name } }
 
     private func checkKeys() throws {
         let schema = try Join.schema()
@@ -106,15 +107,16 @@ struct ThroughJoin<Child: Model, Join: Model> {
     /// Deletes the join rows of the pair.
     func unlink(ownerID: Int64, childID: Int64) throws {
         try checkKeys()
-        try Database.current.execute(
-            "DELETE FROM \(table) WHERE \(ownerKey.quotedIdentifier) = ? AND \(childKey.quotedIdentifier) = ?",
-            [.integer(ownerID), .integer(childID)])
+        let database = try Database.current
+        try database.execute(
+            database.dialect.deleteSQL(from: try tableName, where: [.equals(ownerKey), .equals(childKey)]), [.integer(ownerID), .integer(childID)])
     }
 
     /// Deletes every join row of the owner.
     func unlinkAll(ownerID: Int64) throws {
         try checkKeys()
-        try Database.current.execute("DELETE FROM \(table) WHERE \(ownerKey.quotedIdentifier) = ?", [.integer(ownerID)])
+        let database = try Database.current
+        try database.execute(database.dialect.deleteSQL(from: try tableName, where: [.equals(ownerKey)]), [.integer(ownerID)])
     }
 }
 

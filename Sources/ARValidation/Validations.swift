@@ -305,3 +305,15 @@ extension String: StringValue {
 extension Optional: StringValue where Wrapped == String {
     public var stringValue: String? { self }
 }
+
+/// The validations of a run-time model (the C API's), as its save runs them: failures are
+/// named by the model's table name and the column names.
+extension Validations: DynamicValidationHook {
+    package func failures(
+        of record: DynamicRecord, changedColumns: Set<String>?, uniquenessOnly: Bool, upsertConflict: [String]
+    ) throws -> [ValidationFailure] {
+        try failures(
+            of: record, subject: ValidationSubjectNames(model: record.model.schema.name), changedColumns: changedColumns,
+            uniquenessOnly: uniquenessOnly, upsertConflict: upsertConflict)
+    }
+}

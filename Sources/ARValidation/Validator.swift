@@ -76,28 +76,26 @@ enum Check {
         guard !value.isNull else { return nil }
         let table = try record.validatedTable()
         let database = try Database.current
-        let quoted = column.quotedIdentifier
-        var conditions = [caseSensitive ? "\(quoted) = ?" : database.dialect.equalsIgnoringASCIICase(quoted)]
+        var conditions: [RowCondition] = [caseSensitive ? .equals(column) : .equalsIgnoringCase(column)]
         var arguments = [value]
         for scoped in scope {
-            let scopeColumn = try quotedColumn(scoped, of: table)
             let scopeValue = try record.storedValue(of: scoped)
-            conditions.append(scopeValue.isNull ? "\(scopeColumn) IS NULL" : "\(scopeColumn) = ?")
+            conditions.append(.matches(try columnName(scoped, of: table), isNull: scopeValue.isNull))
             if !scopeValue.isNull { arguments.append(scopeValue) }
         }
         if let id = record.id {
-            conditions.append("\"id\" <> ?")
+            conditions.append(.notEquals("id"))
             arguments.append(.integer(id))
         }
         if !upsertConflict.isEmpty {
-            let target = try upsertConflict.map { name in (try quotedColumn(name, of: table), try record.storedValue(of: name)) }
+            let target = try upsertConflict.map { name in (try columnName(name, of: table), try record.storedValue(of: name)) }
             if !target.contains(where: { $0.1.isNull }) {
                 // `IS NOT NULL` first: a row with NULL there is not the target, and counts.
-                conditions.append("NOT (" + target.map { "\($0.0) IS NOT NULL AND \($0.0) = ?" }.joined(separator: " AND ") + ")")
+                conditions.append(.notTheRow(target.map(\.0)))
                 arguments.append(contentsOf: target.map(\.1))
             }
         }
-        let sql = "SELECT EXISTS (SELECT 1 FROM \(table.schema.name.quotedIdentifier) WHERE \(conditions.joined(separator: " AND ")))"
+        let sql = database.dialect.existsSQL(in: table.schema.name, where: conditions)
         // Through withTable: a first save validates before its INSERT creates the table.
         let taken = try database.withTable(table) { connection in
             try connection.rows(sql, arguments).first?.first == .integer(1)
@@ -105,10 +103,10 @@ enum Check {
         return taken ? Outcome(key: "already_exists", message: message) : nil
     }
 
-    /// The quoted name of a column of `table`, by column or property name.
-    private static func quotedColumn(_ name: String, of table: TableEngine) throws -> String {
+    /// The name of a column of `table`, by column or property name.
+    private static func columnName(_ name: String, of table: TableEngine) throws -> String {
         guard let position = table.position(of: name) else { throw table.schema.unknownColumn(name) }
-        return table.schema.allColumnNames[position].quotedIdentifier
+        return table.schema.allColumnNames[position]
     }
 }
 

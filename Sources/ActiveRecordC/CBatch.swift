@@ -112,23 +112,16 @@ private func assign(
             }
             return handle
         }
-        let dynamic = try handles.map { try $0.record }  // DynamicModel.insertAll refuses one not new
-        let validations = model.validations
-        let names = ValidationSubjectNames(model: model.name)
-        try model.database.database.transaction {
-            if let validations {
-                for (index, record) in dynamic.enumerated() {
-                    handles[index].errors = []
-                    let failures = try validations.failures(of: record, subject: names, changedColumns: nil)
-                    guard failures.isEmpty else {
-                        var error = handles[index].failed(failures)
-                        error.message = "record \(index + 1) of \(count): \(error.message)"
-                        throw error
-                    }
-                }
-            }
-            try dynamic[0].model.insertAll(dynamic)
+        let dynamic = try handles.map { try $0.record }
+        do {
+            try model.frozen().model.insertAll(dynamic)  // validations first, as a Swift model's insertAll
+        } catch {
+            // The records validated before the failure, and the one that failed, keep what
+            // their validation found (the others what they had).
+            for (handle, record) in zip(handles, dynamic) { handle.keepErrors(of: record) }
+            throw error
         }
+        for handle in handles { handle.clearErrors() }
         return .ok
     }
 }

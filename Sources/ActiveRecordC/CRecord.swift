@@ -65,13 +65,26 @@ func position(_ column: UnsafePointer<CChar>?, in handle: RecordHandle, _ functi
 /// Saves the record: INSERT when new, else an UPDATE of the changed columns. Validations
 /// run first (for a new record, or one with changes): on failure nothing is written and
 /// AR_VALIDATION_FAILED is returned (see ar_record_error_count and ar_record_error).
+// The record lifecycle is the Swift models' (ARCore's RecordLifecycle): the validations and
+// the write in one transaction, a unique violation that a uniqueness validation explains (a
+// concurrent saver won) reported as that validation's already_exists.
 @c public func ar_record_save(_ record: OpaquePointer?) -> ar_result {
     let status = Handle.borrow(record, as: RecordHandle.self) { handle -> ar_result in
-        // Without validations, save straight through the handle's database: making it
-        // current (a task-local scope) costs about as much as a small INSERT.
-        if let validations = handle.model.validations { return validateAndSave(record, validations) }
+        // Saved through the handle's database, not made current (a task-local scope costs
+        // about as much as a small INSERT): the record's save makes it current when its
+        // model validates.
         do {
-            try handle.withRecord { try $0.save(in: handle.model.database.database) }
+            try handle.withRecord { record in
+                do {
+                    try record.save(in: handle.model.database.database)
+                } catch {
+                    handle.keepErrors(of: record, failed: error)
+                    throw error
+                }
+                // The last save found none. Touched only when the model validates: an access to
+                // the record's errors from this module is checked for exclusivity at run time.
+                if record.model.hasValidations, !record.errors.isEmpty { record.errors = [] }
+            }
             handle.clearErrors()
             return .ok
         } catch {
@@ -79,40 +92,6 @@ func position(_ column: UnsafePointer<CChar>?, in handle: RecordHandle, _ functi
         }
     }
     return status ?? failWithoutDatabase(.misuse, "ar_record_save: not a record handle")
-}
-
-/// The save of a model with validations, as a Swift model's: in one transaction, the
-/// validations (ARValidation's engine; uniqueness only of changed columns of a saved
-/// record), then the write; a UNIQUE constraint failure that a uniqueness validation
-/// explains (a concurrent saver won) is that validation's `already_exists`.
-private func validateAndSave(_ record: OpaquePointer?, _ validations: Validations) -> ar_result {
-    withRecord(record, "ar_record_save") { handle in
-        handle.errors = []
-        let record = try handle.record
-        let table = record.model.table
-        let changed = table.changedColumns(of: record)
-        // As in Swift: a destroyed record is refused, and with nothing to write nothing runs.
-        guard !record.isDestroyed, record.isNewRecord || !changed.isEmpty else {
-            try record.save()
-            return .ok
-        }
-        let names = ValidationSubjectNames(model: handle.model.name)
-        let changedColumns = record.isNewRecord ? nil : Set(changed.map { table.schema.columns[$0].name })
-        do {
-            try handle.model.database.database.transaction {
-                let failures = try validations.failures(of: record, subject: names, changedColumns: changedColumns)
-                guard failures.isEmpty else { throw handle.failed(failures) }
-                try record.save()
-            }
-        } catch let error as ActiveRecordError where error.isUniqueViolation {
-            // Checked after the rollback, as in Swift (a failed statement may abort the transaction).
-            let failures = try validations.failures(
-                of: record, subject: names, changedColumns: changedColumns, uniquenessOnly: true)
-            guard failures.isEmpty else { throw handle.failed(failures) }
-            throw error
-        }
-        return .ok
-    }
 }
 
 /// Reads the record's row again, discarding unsaved changes (AR_NOT_FOUND when gone).

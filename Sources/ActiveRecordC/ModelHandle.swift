@@ -27,13 +27,12 @@ final class ModelHandle: Handle, @unchecked Sendable {
     private struct State {
         var definition = Definition()
         var frozen: Frozen?
-        /// The validations as the engine runs them, rebuilt when one is declared.
+        /// The validations as the engine runs them, rebuilt when one is declared (and given
+        /// to the frozen model, whose saves run them).
         var validations: Validations?
     }
 
     private let state = Lock(State())
-    /// Whether any validation was declared, read without the lock on every save.
-    private let validated = Atomic<Bool>(false)
 
     init(database: DatabaseHandle, name: String) {
         self.database = database
@@ -116,16 +115,10 @@ final class ModelHandle: Handle, @unchecked Sendable {
             let definition = state.definition
             if before != (definition.presence, definition.uniqueness) {
                 state.validations = Validations(presence: definition.presence, uniqueness: definition.uniqueness)
-                validated.store(true, ordering: .releasing)
+                state.frozen?.model.validationHook = state.validations
             }
             return result
         }
-    }
-
-    /// The declared validations, or `nil` when there are none (checked without the lock).
-    var validations: Validations? {
-        guard validated.load(ordering: .acquiring) else { return nil }
-        return state.withLock { $0.validations }
     }
 
     /// The frozen model once built, as the address of the object `state.frozen` keeps
@@ -146,6 +139,7 @@ final class ModelHandle: Handle, @unchecked Sendable {
             let model = DynamicModel(
                 try TableSchema(name: name, columns: definition.columns),
                 parents: { try parents.map { try $0.frozen().model.table } })
+            model.validationHook = state.validations
             let built = Frozen(model, types: definition.types)
             state.frozen = built
             frozenAddress.store(Int(bitPattern: Unmanaged.passUnretained(built).toOpaque()), ordering: .releasing)

@@ -122,6 +122,23 @@ final class RecordHandle: Handle {
         if !errors.isEmpty { errors = [] }
     }
 
+    /// After `record`'s save failed with `error`: the failures its validations found, when
+    /// they failed (the record holds them too); else none, on the record too.
+    func keepErrors(of record: DynamicRecord, failed error: any Error) {
+        if (error as? ActiveRecordError)?.code == .validationFailed, !record.errors.isEmpty {
+            _ = failed(record.errors)
+        } else {
+            if !record.errors.isEmpty { record.errors = [] }
+            clearErrors()
+        }
+    }
+
+    /// Takes `record`'s validation failures (those of its last validation, which C's saves
+    /// keep the same as the handle's) as the record's errors.
+    func keepErrors(of record: DynamicRecord) {
+        if record.errors.isEmpty { clearErrors() } else { _ = failed(record.errors) }
+    }
+
     /// Gives a row record a record of its own, before the cursor leaves its row.
     func detach() {
         guard stored == nil, row != nil else { return }
