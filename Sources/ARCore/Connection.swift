@@ -13,25 +13,18 @@ import Logging
     package var engineConnection: any EngineConnection { engine }
     /// The engine's SQL dialect.
     package let dialect: any SQLDialect
-    // Unchecked exclusivity on the per-statement state: a connection is confined (see
-    // ``Database``), and none of these accesses overlaps another.
-    @exclusivity(unchecked) private var statements: [String: Statement] = [:]
-    @exclusivity(unchecked) private var keyedStatements: [StatementKey: Statement] = [:]
-    /// Queries' statements (``StatementKey/Kind/query(_:)``): a query shape is compiled per
-    /// thread and its serial changes when that cache is cleared, so these are bounded.
-    @exclusivity(unchecked) private var queryStatements: [StatementKey: Statement] = [:]
-    private static let queryStatementLimit = 200
-    /// The keyed statement used last: a loop of saves finds it without hashing its key.
-    /// Unretained, so that a run reaches it without a retain and release (~40 instructions):
-    /// it is one of ``keyedStatements`` or ``queryStatements``, and is forgotten when it
-    /// leaves them (see ``drop(_:)``).
-    @exclusivity(unchecked) private var lastKeyed: Unmanaged<Statement>?
-    /// Statements dropped from the caches while running (a failed step evicts its statement;
-    /// a full query cache is emptied under a running query): kept alive until they end.
-    @exclusivity(unchecked) private var retired: [Statement] = []
-    // The settings below are read on every statement: without dynamic exclusivity checks
-    // (~20 instructions a read). They change only where no statement runs on the connection:
-    // the writer's under its lock, a reader's or pooled connection's before its next use.
+    // Unchecked exclusivity on the state below: a connection is confined (see ``Database``),
+    // none of these accesses overlaps another, and they are read on every statement (~20
+    // instructions a dynamic check).
+    /// The prepared statements, by SQL text and by key.
+    @exclusivity(unchecked) var statements = StatementCache()
+    /// The transaction running on the connection (depth, isolation, what to undo).
+    @exclusivity(unchecked) package var transaction = TransactionState()
+    /// The tables written, for observers: by transaction level, and committed but not yet published.
+    @exclusivity(unchecked) package var changes = ChangeTracker()
+    // The settings below are read on every statement. They change only where no statement
+    // runs on the connection: the writer's under its lock, a reader's or pooled connection's
+    // before its next use.
     /// Called with the SQL text of every statement run, before it runs.
     @exclusivity(unchecked) package var tracer: (@Sendable (String) -> Void)?
     /// The database's logger when it logs SQL (`.trace`), else `nil`.
@@ -42,47 +35,13 @@ import Logging
     @exclusivity(unchecked) package var logsBoundValues = false
     /// Whether step errors carry the SQL with its bound values written in.
     @exclusivity(unchecked) package var includesBoundValuesInErrors = false
-    /// The tables automatic migration is preparing on this thread's call stack, so that a
-    /// cycle of parents (A belongs to B, B to A) is prepared once.
-    package var preparing: Set<UInt64> = []
-    /// Tables automatic migration prepared inside the current transaction: published to
-    /// every thread when it commits, forgotten when any level rolls back.
-    @exclusivity(unchecked) package var preparedInTransaction: Set<UInt64> = []
-    /// The records a destroy cascade is destroying, so that each is destroyed once.
-    package var destroyingRecords: Set<DestroyKey> = []
-    /// How deep the current transaction is: 0 outside, 1 in `BEGIN`, 2+ in savepoints.
-    @exclusivity(unchecked) package var transactionDepth = 0
-    /// The isolation level the current top-level transaction runs at.
-    package var transactionIsolation = TransactionIsolation.serializable
-    /// What to undo in memory if the transaction rolls back (records' ids, saved values), in
-    /// the order written: one log for every level, so that a write appends to one log.
-    @exclusivity(unchecked) package var undoLog = ChunkedLog<UndoEntry>()
-    /// The records destroyed in the current transaction, in the order destroyed: when their
-    /// level rolls back, they are not destroyed any more. Apart from ``undoLog``, since that is
-    /// all a destroy has to undo: a reference here costs a destroy ~115 instructions (with its
-    /// retain, and its release at commit), an ``UndoEntry`` ~210.
-    @exclusivity(unchecked) package var destroyedInTransaction = ChunkedLog<any RecordStorage>()
-    /// Per transaction level, where its entries in ``undoLog`` and ``destroyedInTransaction`` start.
-    @exclusivity(unchecked) package var undoLevelStarts: [UndoLevelStart] = []
-    /// Per transaction level, the tables its writes changed (published when the outermost
-    /// level commits, dropped when its level rolls back).
-    @exclusivity(unchecked) package var changesByLevel: [TableChanges] = []
-    /// Changes committed (or made outside a transaction) that observers have not heard of yet.
-    @exclusivity(unchecked) package var unpublishedChanges = TableChanges() {
-        didSet { hasUnpublishedChanges = !unpublishedChanges.isEmpty }
-    }
-    /// Whether ``unpublishedChanges`` holds any (checked after every write: a flag, not a set).
-    @exclusivity(unchecked) package private(set) var hasUnpublishedChanges = false
-    /// The table ``noteChange(_:)`` noted last into the set it goes to now: a loop of writes to
-    /// one table compares its name (the same string, so at once) instead of hashing it.
-    @exclusivity(unchecked) private var lastNotedTable: String?
-    /// The serial of the ``TableEngine`` noted last (0: none, or a name), compared first.
-    @exclusivity(unchecked) private var lastNotedSerial: UInt64 = 0
-    /// Per transaction level, the records whose `afterCommit`/`afterRollback` callbacks wait
-    /// for the transaction to end.
-    @exclusivity(unchecked) package var recordsAwaitingOutcome: [[Model]] = []
     /// How many of its database's settings (tracer, error verbosity) this connection has applied.
     @exclusivity(unchecked) package var appliedSettings = 0
+    /// The tables automatic migration is migrating on this thread's call stack, so that a
+    /// cycle of parents (A belongs to B, B to A) is migrated once.
+    package var migrating: Set<UInt64> = []
+    /// The records a destroy cascade is destroying, so that each is destroyed once.
+    package var destroyingRecords: Set<DestroyKey> = []
     /// The database's limit for every statement (``Database/statementTimeout``).
     @exclusivity(unchecked) package var statementTimeout: Duration? {
         didSet { checksTimeout = statementTimeout != nil || activeTimeout != nil }
@@ -103,19 +62,10 @@ import Logging
     package init(_ connection: any EngineConnection, dialect: any SQLDialect) {
         engine = connection
         self.dialect = dialect
-        // The statement caches' storage is made now: the first one a process makes has the
-        // runtime instantiate the dictionary type, checking `StatementKey: Hashable` against
-        // every conformance in the binary (~380,000 instructions here), which would
-        // otherwise fall on the first save or query.
-        keyedStatements.reserveCapacity(8)
-        statements.reserveCapacity(8)
     }
 
     deinit {
-        lastKeyed = nil
         statements.removeAll()
-        keyedStatements.removeAll()
-        queryStatements.removeAll()
         engine.close()
     }
 
@@ -142,75 +92,44 @@ import Logging
     /// Notes that a write changed `table` (``TableChanges/everyTable`` for SQL the library
     /// did not write): observers of it hear of it once the change is committed.
     @inline(__always)
-    package func noteChange(_ table: String) {
-        if table == lastNotedTable { return }
-        lastNotedTable = table
-        lastNotedSerial = 0
-        if transactionDepth > 0, !changesByLevel.isEmpty {
-            changesByLevel[changesByLevel.count - 1].insert(table)
-        } else {
-            unpublishedChanges.insert(table)
-        }
-    }
-
-    /// Keeps `record` for its `afterCommit` or `afterRollback` callback, which runs when the
-    /// transaction ends (nothing outside one).
-    package func awaitOutcome(_ record: Model) {
-        guard transactionDepth > 0, !recordsAwaitingOutcome.isEmpty else { return }
-        recordsAwaitingOutcome[recordsAwaitingOutcome.count - 1].append(record)
-    }
+    package func noteChange(_ table: String) { changes.note(table, inTransaction: transaction.depth > 0) }
 
     /// ``noteChange(_:)-(String)`` for one of the library's tables: a loop of writes to it
     /// compares a number, without reading (and retaining) its name.
     @inline(__always)
-    package func noteChange(_ table: TableEngine) {
-        if table.serial == lastNotedSerial { return }
-        noteChange(table.schema.name)
-        lastNotedSerial = table.serial
-    }
+    package func noteChange(_ table: TableEngine) { changes.note(table, inTransaction: transaction.depth > 0) }
 
     /// Forgets the table noted last: the set changes go to changed (a transaction level
     /// began or ended, changes were published).
-    package func forgetNotedTable() {
-        lastNotedTable = nil
-        lastNotedSerial = 0
-    }
+    package func forgetNotedTable() { changes.forgetNotedTable() }
 
     /// Notes that SQL the library did not write ran: it may have changed any table.
-    package func noteChangeOfAnyTable() {
-        if transactionDepth > 0, !changesByLevel.isEmpty {
-            changesByLevel[changesByLevel.count - 1].everyTable = true
-        } else {
-            unpublishedChanges.everyTable = true
-        }
-    }
+    package func noteChangeOfAnyTable() { changes.noteAnyTable(inTransaction: transaction.depth > 0) }
+
+    /// Keeps `record` for its `afterCommit` or `afterRollback` callback, which runs when the
+    /// transaction ends (nothing outside one).
+    package func awaitOutcome(_ record: Model) { transaction.awaitOutcome(record) }
 
     /// Registers `entry` to undo if the current transaction level rolls back; outside a
     /// transaction there is nothing to undo and the entry is dropped.
     @inline(__always)
-    package func onRollback(_ entry: consuming UndoEntry) {
-        guard transactionDepth > 0, !undoLevelStarts.isEmpty else { return }
-        undoLog.append(entry)
-    }
+    package func onRollback(_ entry: consuming UndoEntry) { transaction.onRollback(entry) }
 
     /// Registers `action` to run if the current transaction level rolls back.
-    package func onRollback(_ action: @escaping () -> Void) { onRollback(.action(action)) }
+    package func onRollback(_ action: @escaping () -> Void) { transaction.onRollback(.action(action)) }
 
     /// Registers that `record` was destroyed: if the current transaction level rolls back,
     /// it is not destroyed any more. Outside a transaction there is nothing to undo.
     @inline(__always)
-    package func undestroyOnRollback(_ record: any RecordStorage) {
-        guard transactionDepth > 0, !undoLevelStarts.isEmpty else { return }
-        destroyedInTransaction.append(record)
-    }
+    package func undestroyOnRollback(_ record: any RecordStorage) { transaction.undestroyOnRollback(record) }
 
     // MARK: Statements
 
     /// The cached prepared statement for `sql`, preparing it on first use.
     package func statement(_ sql: String) throws -> Statement {
-        if let statement = statements[sql] { return statement }
+        if let statement = statements.byText[sql] { return statement }
         let statement = try prepare(sql, .cached)
-        statements[sql] = statement
+        statements.byText[sql] = statement
         return statement
     }
 
@@ -220,19 +139,7 @@ import Logging
     }
 
     /// Drops a statement from the cache after a failed step.
-    func evict(_ statement: Statement) {
-        if let key = statement.cacheKey {
-            if keyedStatements[key] === statement {
-                drop(statement)
-                keyedStatements[key] = nil
-            } else if queryStatements[key] === statement {
-                drop(statement)
-                queryStatements[key] = nil
-            }
-        } else if statements[statement.sql] === statement {
-            statements[statement.sql] = nil
-        }
-    }
+    func evict(_ statement: Statement) { statements.evict(statement) }
 
     /// Runs `sql` with `arguments` bound, then `body` with the statement
     /// (not yet stepped), and always resets the statement afterwards.
@@ -262,10 +169,10 @@ import Logging
 
     /// The statement cached under `key`: the one used last when it is that one, else the
     /// cached one, else a new one. Unretained: the caches hold it, and a run of a statement
-    /// that leaves them meanwhile keeps it in ``retired``.
+    /// that leaves them meanwhile keeps it in the cache's retired ones.
     @inline(__always)
     package func keyedStatement(_ key: StatementKey, sql: () -> String) throws -> Unmanaged<Statement> {
-        if let lastKeyed {
+        if let lastKeyed = statements.lastKeyed {
             let code = key.code
             if lastKeyed._withUnsafeGuaranteedRef({ code != 0 ? $0.cacheCode == code : $0.cacheKey == key }) { return lastKeyed }
         }
@@ -276,9 +183,10 @@ import Logging
     @inline(never)
     private func cachedStatement(_ key: StatementKey, sql: () -> String) throws -> Unmanaged<Statement> {
         let isQuery = if case .query = key.kind { true } else { false }
-        let statement = try (isQuery ? queryStatements[key] : keyedStatements[key]) ?? cacheNewStatement(key, sql: sql, isQuery: isQuery)
-        lastKeyed = Unmanaged.passUnretained(statement)
-        return lastKeyed.unsafelyUnwrapped
+        let statement = try statements.cached(key, isQuery: isQuery) ?? cacheNewStatement(key, sql: sql, isQuery: isQuery)
+        let unretained = Unmanaged.passUnretained(statement)
+        statements.lastKeyed = unretained
+        return unretained
     }
 
     /// Prepares `sql` and caches it under `key`, as the statement used last.
@@ -287,16 +195,7 @@ import Logging
         let statement = try prepare(sql(), .cached)
         statement.cacheKey = key
         statement.rebindsEveryParameter = true
-        if isQuery {
-            if queryStatements.count >= Self.queryStatementLimit {
-                queryStatements.values.forEach(drop)
-                queryStatements.removeAll()
-            }
-            queryStatements[key] = statement
-        } else {
-            keyedStatements[key] = statement
-        }
-        lastKeyed = Unmanaged.passUnretained(statement)
+        statements.insert(statement, under: key, isQuery: isQuery)
         return statement
     }
 
@@ -329,24 +228,12 @@ import Logging
         return changedRowCount
     }
 
-    /// Before a keyed statement leaves the caches: ``lastKeyed`` forgets it, and one still
-    /// running is kept in ``retired`` until it ends (its run holds no reference of its own).
-    private func drop(_ statement: Statement) {
-        if lastKeyed?.toOpaque() == Unmanaged.passUnretained(statement).toOpaque() { lastKeyed = nil }
-        if statement.isInUse { retired.append(statement) }
-    }
-
     /// Ends a run of `statement` (see ``Statement/endUse()``), and lets go of the retired
     /// statements that have ended.
     @inline(__always)
     private func endRun(_ statement: Statement) {
         statement.endUse()
-        if !retired.isEmpty { releaseRetired() }
-    }
-
-    @inline(never)
-    private func releaseRetired() {
-        retired.removeAll { !$0.isInUse }
+        if statements.hasRetired { statements.releaseRetired() }
     }
 
     @inline(__always)
@@ -411,9 +298,9 @@ import Logging
     /// Whether a failed statement aborted the current transaction (it can only roll back): on
     /// PostgreSQL after any failure; on either engine when the engine ended it by itself and
     /// the levels above the one that failed go on in a transaction that only rolls back
-    /// (``transactionEndedByEngine``).
+    /// (``TransactionState/endedByEngine``).
     package var isInFailedTransaction: Bool {
-        transactionEndedByEngine || engine.isInFailedTransaction
+        transaction.endedByEngine || engine.isInFailedTransaction
     }
 
     /// Whether the engine has a transaction open (see ``EngineConnection/hasOpenTransaction``).
@@ -421,10 +308,8 @@ import Logging
         engine.hasOpenTransaction
     }
 
-    /// Whether the engine ended the current transaction by itself, under a nested level: its
-    /// savepoints are gone, and the outer levels run in a transaction begun again that can only
-    /// roll back, as a PostgreSQL transaction after a failed statement.
-    package var transactionEndedByEngine = false
+    /// How deep the current transaction is (``TransactionState/depth``), for an engine's dialect.
+    @_spi(Engines) public var transactionDepth: Int { transaction.depth }
 
     /// Whether the connection can still be used (a server connection may have been lost).
     package var isUsable: Bool {
@@ -433,36 +318,8 @@ import Logging
 
     /// Forgets every cached statement (finalizing them), for a pooled connection that goes
     /// back to its pool after a failure.
-    package func clearStatementCache() {
-        keyedStatements.values.forEach(drop)
-        queryStatements.values.forEach(drop)
-        statements.removeAll()
-        keyedStatements.removeAll()
-        queryStatements.removeAll()
-    }
+    package func clearStatementCache() { statements.removeAll() }
 }
 
 @available(*, unavailable, message: "A connection is confined; use Database, which serializes access")
 extension Connection: Sendable {}
-
-/// The tables a transaction (or a write outside one) changed, for observers.
-package struct TableChanges: Sendable {
-    package var tables: Set<String> = []
-    /// SQL the library did not write ran (raw `execute`): any table may have changed.
-    package var everyTable = false
-
-    package init() {}
-
-    package var isEmpty: Bool { tables.isEmpty && !everyTable }
-
-    @inline(__always)
-    package mutating func insert(_ table: String) { tables.insert(table) }
-
-    package mutating func formUnion(_ other: TableChanges) {
-        tables.formUnion(other.tables)
-        everyTable = everyTable || other.everyTable
-    }
-
-    /// Whether a reader of `read` should look again.
-    package func touches(_ read: Set<String>) -> Bool { everyTable || !tables.isDisjoint(with: read) }
-}

@@ -116,7 +116,7 @@ final class ConnectionPool: Sendable {
     /// Puts a connection back in the pool, or closes it when it cannot be used again (its
     /// server connection was lost, or it is still in a transaction).
     func checkIn(_ connection: Connection) {
-        let reusable = connection.isUsable && connection.transactionDepth == 0 && !connection.isInFailedTransaction
+        let reusable = connection.isUsable && connection.transaction.depth == 0 && !connection.isInFailedTransaction
         state.withLock { state in
             if reusable {
                 state.idle.append(Idle(connection: connection))

@@ -47,9 +47,9 @@ extension Database {
         if prepared { return }
         try withConnection { connection in
             guard !preparedTables.withLock({ $0.contains(table.serial) }),
-                  !connection.preparedInTransaction.contains(table.serial),
-                  connection.preparing.insert(table.serial).inserted else { return }  // a cycle of parents
-            defer { connection.preparing.remove(table.serial) }
+                  !connection.transaction.migratedTables.contains(table.serial),
+                  connection.migrating.insert(table.serial).inserted else { return }  // a cycle of parents
+            defer { connection.migrating.remove(table.serial) }
             for parent in try table.parents() { try prepare(parent) }
             try migrate(table.schema, connection)
             markPrepared(table, connection)
@@ -59,8 +59,8 @@ extension Database {
     /// Records that `table` is prepared: for every thread, or, inside a transaction, for the
     /// transaction's thread until it commits (``commitTransaction()`` publishes it).
     private func markPrepared(_ table: TableEngine, _ connection: Connection) {
-        if connection.transactionDepth > 0 {
-            connection.preparedInTransaction.insert(table.serial)
+        if connection.transaction.depth > 0 {
+            connection.transaction.migratedTables.insert(table.serial)
         } else {
             preparedTables.withLock { _ = $0.insert(table.serial) }
         }

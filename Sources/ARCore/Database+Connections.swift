@@ -116,10 +116,10 @@ extension Database {
         do {
             result = try body(connection)
         } catch {
-            if connection.hasUnpublishedChanges { publishChanges(of: connection) }
+            if connection.changes.hasUnpublished { publishChanges(of: connection) }
             throw error
         }
-        if connection.hasUnpublishedChanges { publishChanges(of: connection) }
+        if connection.changes.hasUnpublished { publishChanges(of: connection) }
         return result
     }
 

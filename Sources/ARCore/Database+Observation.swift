@@ -12,8 +12,8 @@ extension Database {
     /// Tells the observers of the tables `connection`'s committed writes changed.
     @inline(never)
     func publishChanges(of connection: Connection) {
-        let changes = connection.unpublishedChanges
-        connection.unpublishedChanges = TableChanges()
+        let changes = connection.changes.unpublished
+        connection.changes.unpublished = TableChanges()
         connection.forgetNotedTable()
         let due = observers.withLock { registry in
             registry.entries.values.filter { changes.touches($0.tables) }.map(\.changed)

@@ -83,17 +83,17 @@ extension Database {
     /// - Throws: `.misuse` for a nested transaction asking for a stronger isolation.
     package func beginTransaction(isolation: TransactionIsolation? = nil) throws {
         let connection = try hold()
-        let depth = connection.transactionDepth
+        let depth = connection.transaction.depth
         do {
             if depth == 0 {
                 try connection.execute(dialect.beginTransactionSQL(isolation: isolation))
-                connection.transactionIsolation = dialect.isolation(of: isolation)
+                connection.transaction.isolation = dialect.isolation(of: isolation)
             } else {
-                if let isolation, isolation > connection.transactionIsolation {
+                if let isolation, isolation > connection.transaction.isolation {
                     throw ActiveRecordError(
                         .misuse,
                         "a nested transaction cannot run at \(isolation): the transaction it is in runs at "
-                            + "\(connection.transactionIsolation), and a savepoint keeps its level. "
+                            + "\(connection.transaction.isolation), and a savepoint keeps its level. "
                             + "Ask for \(isolation) on the outermost transaction")
                 }
                 try connection.execute("SAVEPOINT activerecord_\(depth)")
@@ -102,11 +102,11 @@ extension Database {
             release()
             throw error
         }
-        connection.transactionDepth += 1
-        connection.undoLevelStarts.append(
-            UndoLevelStart(log: connection.undoLog.count, destroyed: connection.destroyedInTransaction.count))
-        connection.changesByLevel.append(TableChanges())
-        connection.recordsAwaitingOutcome.append([])
+        connection.transaction.depth += 1
+        connection.transaction.levelStarts.append(
+            UndoLevelStart(log: connection.transaction.undoLog.count, destroyed: connection.transaction.destroyed.count))
+        connection.changes.byLevel.append(TableChanges())
+        connection.transaction.recordsAwaitingOutcome.append([])
         connection.forgetNotedTable()
     }
 
@@ -118,7 +118,7 @@ extension Database {
     ///   connection was lost during COMMIT (it may or may not have been committed).
     package func commitTransaction() throws {
         let connection = try ownTransaction("commit")
-        let depth = connection.transactionDepth - 1
+        let depth = connection.transaction.depth - 1
         if connection.isInFailedTransaction {
             try rollbackTransaction()
             throw ActiveRecordError(
@@ -137,29 +137,29 @@ extension Database {
             throw outcomeUnknown ? ActiveRecordError.commitOutcomeUnknown(after: error) : error
         }
         // Committed: the parent level now owns what to undo (nothing, at the top).
-        connection.undoLevelStarts.removeLast()
-        if connection.undoLevelStarts.isEmpty {
-            connection.undoLog.removeAll()
-            connection.destroyedInTransaction.removeAll()
+        connection.transaction.levelStarts.removeLast()
+        if connection.transaction.levelStarts.isEmpty {
+            connection.transaction.undoLog.removeAll()
+            connection.transaction.destroyed.removeAll()
         }
-        connection.transactionDepth -= 1
-        if depth == 0, !connection.preparedInTransaction.isEmpty {
+        connection.transaction.depth -= 1
+        if depth == 0, !connection.transaction.migratedTables.isEmpty {
             // The tables this transaction created are now there for every thread.
-            let prepared = connection.preparedInTransaction
-            connection.preparedInTransaction = []
+            let prepared = connection.transaction.migratedTables
+            connection.transaction.migratedTables = []
             preparedTables.withLock { $0.formUnion(prepared) }
         }
         // What it changed, and whose callbacks wait: the parent level's now, or done.
-        let changes = connection.changesByLevel.removeLast()
-        let records = connection.recordsAwaitingOutcome.removeLast()
+        let changes = connection.changes.byLevel.removeLast()
+        let records = connection.transaction.recordsAwaitingOutcome.removeLast()
         connection.forgetNotedTable()
         if depth > 0 {
-            connection.changesByLevel[connection.changesByLevel.count - 1].formUnion(changes)
-            connection.recordsAwaitingOutcome[connection.recordsAwaitingOutcome.count - 1] += records
+            connection.changes.byLevel[connection.changes.byLevel.count - 1].formUnion(changes)
+            connection.transaction.recordsAwaitingOutcome[connection.transaction.recordsAwaitingOutcome.count - 1] += records
         } else {
-            connection.unpublishedChanges.formUnion(changes)
+            connection.changes.unpublished.formUnion(changes)
         }
-        if depth == 0, connection.hasUnpublishedChanges { publishChanges(of: connection) }
+        if depth == 0, connection.changes.hasUnpublished { publishChanges(of: connection) }
         release()
         if depth == 0 { eachOnce(records) { $0.afterCommit() } }
     }
@@ -168,34 +168,34 @@ extension Database {
     /// - Throws: `.misuse` when the calling thread has no transaction.
     package func rollbackTransaction() throws {
         let connection = try ownTransaction("roll back")
-        let depth = connection.transactionDepth - 1
-        connection.changesByLevel.removeLast()
-        let records = connection.recordsAwaitingOutcome.removeLast()
+        let depth = connection.transaction.depth - 1
+        connection.changes.byLevel.removeLast()
+        let records = connection.transaction.recordsAwaitingOutcome.removeLast()
         connection.forgetNotedTable()
         defer {
-            connection.transactionDepth -= 1
+            connection.transaction.depth -= 1
             release()
             eachOnce(records) { $0.afterRollback() }
         }
-        let start = connection.undoLevelStarts.removeLast()
-        let undo = connection.undoLog.removeEntries(from: start.log)
+        let start = connection.transaction.levelStarts.removeLast()
+        let undo = connection.transaction.undoLog.removeEntries(from: start.log)
         for entry in undo.reversed() { entry.undo() }
-        for record in connection.destroyedInTransaction.removeEntries(from: start.destroyed) {
+        for record in connection.transaction.destroyed.removeEntries(from: start.destroyed) {
             record.header.isDestroyed = false
         }
         // What this transaction's automatic migration made may be undone: check again.
-        connection.preparedInTransaction = []
+        connection.transaction.migratedTables = []
         if depth == 0 {
-            connection.transactionEndedByEngine = false
+            connection.transaction.endedByEngine = false
             // Unless the engine rolled it back already (the error that made it is the one to see).
             if connection.hasOpenTransaction { try connection.execute("ROLLBACK") }
-        } else if connection.transactionEndedByEngine {
+        } else if connection.transaction.endedByEngine {
             return  // its savepoint went with the whole transaction
         } else if !connection.hasOpenTransaction {
             // The engine rolled back the whole transaction (SQLite does when a write in it is
             // interrupted): the outer levels go on in a transaction that can only roll back, so
             // that what they run meanwhile is not committed statement by statement.
-            connection.transactionEndedByEngine = true
+            connection.transaction.endedByEngine = true
             if connection.isUsable { try connection.execute(dialect.beginTransactionSQL(isolation: nil)) }
         } else {
             try connection.execute("ROLLBACK TO activerecord_\(depth)")
@@ -205,7 +205,7 @@ extension Database {
 
     /// Whether the calling thread is inside a transaction of this database (a
     /// `transaction { }` block, a save's callbacks, `ar_begin` from C).
-    public var isInTransaction: Bool { (heldByCaller?.transactionDepth ?? 0) > 0 }
+    public var isInTransaction: Bool { (heldByCaller?.transaction.depth ?? 0) > 0 }
 
     /// Throws `.misuse` unless the calling thread is in a transaction: for a locking read
     /// (`what`), whose lock would end with its own statement.
@@ -220,7 +220,7 @@ extension Database {
     /// The calling thread's connection, in a transaction; else `.misuse`, since a
     /// transaction ends on the thread that began it.
     private func ownTransaction(_ verb: String) throws -> Connection {
-        guard let connection = heldByCaller, connection.transactionDepth > 0 else {
+        guard let connection = heldByCaller, connection.transaction.depth > 0 else {
             throw ActiveRecordError(
                 .misuse,
                 "there is no transaction to \(verb) on this thread: a transaction ends on the thread that began it")

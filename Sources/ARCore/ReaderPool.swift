@@ -199,7 +199,7 @@ package final class PooledLease {
 
     init(pool: ConnectionPool, dialect: any SQLDialect) throws {
         self.pool = pool
-        if let held = pool.heldByCaller(), held.transactionDepth > 0 {
+        if let held = pool.heldByCaller(), held.transaction.depth > 0 {
             connection = try pool.hold()
             isThreads = true
             beganTransaction = false

@@ -134,8 +134,8 @@ package enum UndoEntry {
     }
 }
 
-/// Where a transaction level's entries start in ``Connection/undoLog`` and
-/// ``Connection/destroyedInTransaction``.
+/// Where a transaction level's entries start in ``TransactionState/undoLog`` and
+/// ``TransactionState/destroyed``.
 package struct UndoLevelStart {
     package var log: Int
     package var destroyed: Int

@@ -173,7 +173,7 @@ package final class TableEngine: Sendable {
                 let record = records[offset]
                 if offset > 0 { statement.resetForRebinding() }
                 let previous = record.header
-                let originals = connection.transactionDepth > 0 ? (0..<count).map { record.originalValue($0) } : []
+                let originals = connection.transaction.depth > 0 ? (0..<count).map { record.originalValue($0) } : []
                 try statement.bind(now, at: 1)
                 try statement.bind(now, at: 2)
                 try record.bindAllColumns(count: count, to: statement, from: 3)
@@ -199,7 +199,7 @@ package final class TableEngine: Sendable {
             return try updateLocked(record, id: id, columns: changed, locking: locking, in: connection)
         }
         let previous = record.header
-        let originals = connection.transactionDepth > 0 ? changed.map { record.originalValue($0) } : []
+        let originals = connection.transaction.depth > 0 ? changed.map { record.originalValue($0) } : []
         let now = Date.nowAsStored
         try connection.withStatement(key(.update(changed)), sql: { schema.updateSQL(columns: changed) }) { statement in
             for (offset, index) in changed.enumerated() {
@@ -228,7 +228,7 @@ package final class TableEngine: Sendable {
         let expected = try lockVersion(of: record, locking)
         let columns = changed.filter { $0 != locking }
         let previous = record.header
-        let originals = connection.transactionDepth > 0 ? columns.map { record.originalValue($0) } : []
+        let originals = connection.transaction.depth > 0 ? columns.map { record.originalValue($0) } : []
         let previousVersion = record.originalValue(locking)
         let now = Date.nowAsStored
         try connection.withStatement(key(.update(columns)), sql: { schema.updateSQL(columns: columns) }) { statement in

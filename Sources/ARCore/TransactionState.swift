@@ -1,0 +1,53 @@
+/// The transaction running on a connection: how deep it is and at which isolation level,
+/// what to undo in memory if a level rolls back (records' ids, saved values, destroys), the
+/// records whose `afterCommit`/`afterRollback` callbacks wait for its outcome, and the tables
+/// automatic migration created inside it.
+package struct TransactionState {
+    /// How deep the current transaction is: 0 outside, 1 in `BEGIN`, 2+ in savepoints.
+    package var depth = 0
+    /// The isolation level the current top-level transaction runs at.
+    package var isolation = TransactionIsolation.serializable
+    /// What to undo in memory if the transaction rolls back, in the order written: one log
+    /// for every level, so that a write appends to one log.
+    package var undoLog = ChunkedLog<UndoEntry>()
+    /// The records destroyed in the current transaction, in the order destroyed: when their
+    /// level rolls back, they are not destroyed any more. Apart from ``undoLog``, since that is
+    /// all a destroy has to undo (see the benchmark notes: a reference here is cheaper than an
+    /// ``UndoEntry``).
+    package var destroyed = ChunkedLog<any RecordStorage>()
+    /// Per level, where its entries in ``undoLog`` and ``destroyed`` start.
+    package var levelStarts: [UndoLevelStart] = []
+    /// Per level, the records whose `afterCommit`/`afterRollback` callbacks wait for it to end.
+    package var recordsAwaitingOutcome: [[Model]] = []
+    /// Tables automatic migration created inside the current transaction: published to every
+    /// thread when it commits, forgotten when any level rolls back.
+    package var migratedTables: Set<UInt64> = []
+    /// Whether the engine ended the current transaction by itself, under a nested level: its
+    /// savepoints are gone, and the outer levels run in a transaction begun again that can only
+    /// roll back, as a PostgreSQL transaction after a failed statement.
+    package var endedByEngine = false
+
+    package init() {}
+
+    /// Registers `entry` to undo if the current level rolls back; outside a transaction there
+    /// is nothing to undo and the entry is dropped.
+    @inline(__always)
+    package mutating func onRollback(_ entry: consuming UndoEntry) {
+        guard depth > 0, !levelStarts.isEmpty else { return }
+        undoLog.append(entry)
+    }
+
+    /// Registers that `record` was destroyed: if the current level rolls back, it is not
+    /// destroyed any more.
+    @inline(__always)
+    package mutating func undestroyOnRollback(_ record: any RecordStorage) {
+        guard depth > 0, !levelStarts.isEmpty else { return }
+        destroyed.append(record)
+    }
+
+    /// Keeps `record` for its `afterCommit` or `afterRollback` callback (nothing outside a transaction).
+    package mutating func awaitOutcome(_ record: Model) {
+        guard depth > 0, !recordsAwaitingOutcome.isEmpty else { return }
+        recordsAwaitingOutcome[recordsAwaitingOutcome.count - 1].append(record)
+    }
+}
