@@ -48,10 +48,10 @@ import Logging
     }
     /// The database's per-call limits (``Database/withStatementTimeout(_:_:)``).
     @exclusivity(unchecked) package var timeoutScopes: StatementTimeoutScopes? {
-        didSet { unretainedTimeoutScopes = timeoutScopes.map(Unmanaged.passUnretained) }
+        didSet { unretainedTimeoutScopes = timeoutScopes.map(Unretained.init) }
     }
     /// ``timeoutScopes``, read per statement without a retain and release (it holds them).
-    @exclusivity(unchecked) private var unretainedTimeoutScopes: Unmanaged<StatementTimeoutScopes>?
+    @exclusivity(unchecked) private var unretainedTimeoutScopes: Unretained<StatementTimeoutScopes>?
     /// The limit set on the engine for the statement running (`nil`: none).
     @exclusivity(unchecked) package private(set) var activeTimeout: Duration?
     /// Whether a statement must look for its limit: the database has one, or the engine
@@ -76,13 +76,13 @@ import Logging
     /// load (no per-call block is open on any thread), no thread-local look-up.
     @inline(__always)
     package func startStatement() {
-        if checksTimeout || unretainedTimeoutScopes?._withUnsafeGuaranteedRef({ $0.anyOpen }) == true { applyTimeout() }
+        if checksTimeout || unretainedTimeoutScopes?.with({ $0.anyOpen }) == true { applyTimeout() }
     }
 
     /// The limit of the calling thread's innermost per-call block, else the database's.
     @inline(never)
     private func applyTimeout() {
-        let timeout = unretainedTimeoutScopes?._withUnsafeGuaranteedRef { $0.innermost() } ?? statementTimeout
+        let timeout = unretainedTimeoutScopes?.with { $0.innermost() } ?? statementTimeout
         guard timeout != nil || activeTimeout != nil else { return }
         activeTimeout = timeout
         engine.setStatementTimeout(timeout)
@@ -157,7 +157,7 @@ import Logging
     package func withStatement<R>(
         _ key: StatementKey, sql: () -> String, _ arguments: [DatabaseValue], _ body: (Statement) throws -> R
     ) throws -> R {
-        try keyedStatement(key, sql: sql)._withUnsafeGuaranteedRef { try run($0, arguments, body) }
+        try keyedStatement(key, sql: sql).with { try run($0, arguments, body) }
     }
 
     /// ``withStatement(_:sql:_:_:)`` with no arguments (a default argument of a function that
@@ -171,20 +171,20 @@ import Logging
     /// cached one, else a new one. Unretained: the caches hold it, and a run of a statement
     /// that leaves them meanwhile keeps it in the cache's retired ones.
     @inline(__always)
-    package func keyedStatement(_ key: StatementKey, sql: () -> String) throws -> Unmanaged<Statement> {
+    package func keyedStatement(_ key: StatementKey, sql: () -> String) throws -> Unretained<Statement> {
         if let lastKeyed = statements.lastKeyed {
             let code = key.code
-            if lastKeyed._withUnsafeGuaranteedRef({ code != 0 ? $0.cacheCode == code : $0.cacheKey == key }) { return lastKeyed }
+            if lastKeyed.with({ code != 0 ? $0.cacheCode == code : $0.cacheKey == key }) { return lastKeyed }
         }
         return try cachedStatement(key, sql: sql)
     }
 
     /// ``keyedStatement(_:sql:)`` when it is not the one used last.
     @inline(never)
-    private func cachedStatement(_ key: StatementKey, sql: () -> String) throws -> Unmanaged<Statement> {
+    private func cachedStatement(_ key: StatementKey, sql: () -> String) throws -> Unretained<Statement> {
         let isQuery = if case .query = key.kind { true } else { false }
         let statement = try statements.cached(key, isQuery: isQuery) ?? cacheNewStatement(key, sql: sql, isQuery: isQuery)
-        let unretained = Unmanaged.passUnretained(statement)
+        let unretained = Unretained(statement)
         statements.lastKeyed = unretained
         return unretained
     }
@@ -203,13 +203,13 @@ import Logging
     /// which returns no rows (a `DELETE` by id), with `value` bound, and returns how many rows
     /// it changed: ``withStatement(_:sql:_:_:)`` without a closure to call.
     @inline(__always)
-    package func execute(_ statement: Unmanaged<Statement>, binding value: Int64) throws -> Int {
+    package func execute(_ statement: Unretained<Statement>, binding value: Int64) throws -> Int {
         @inline(__always)
         func body(_ statement: Statement) throws {
             try statement.bind(.integer(value), at: 1)
             while try statement.step() {}
         }
-        try statement._withUnsafeGuaranteedRef { statement in
+        try statement.with { statement in
             // ``run(_:_:_:)``, ended on each path rather than in a `defer` (compiled out of
             // line and called: ~35 instructions a delete; `run` keeps its `defer`, with which
             // the compiler makes faster inserts and updates).

@@ -9,20 +9,20 @@ final class SingleWriter: @unchecked Sendable {
     let lock = RecursiveLock()
     let connection: Connection
     /// ``connection``, for ``Database/withConnection(_:)``: passed on without a retain and release.
-    let unretainedConnection: Unmanaged<Connection>
+    let unretainedConnection: Unretained<Connection>
     var lockDepth = 0
     /// The thread holding `lock` (0: none), so that its reads go through the writer.
     let owner = Atomic<UInt>(0)
     /// Reader connections (`nil` when the engine has none for this database).
     let readers: ReaderPool?
     /// ``readers``, passed on without a retain and release.
-    let unretainedReaders: Unmanaged<ReaderPool>?
+    let unretainedReaders: Unretained<ReaderPool>?
 
     init(_ connection: Connection, readers: ReaderPool?) {
         self.connection = connection
-        unretainedConnection = Unmanaged.passUnretained(connection)
+        unretainedConnection = Unretained(connection)
         self.readers = readers
-        unretainedReaders = readers.map(Unmanaged.passUnretained)
+        unretainedReaders = readers.map(Unretained.init)
     }
 
     /// Takes the writer for the calling thread (recursively).
@@ -95,10 +95,10 @@ extension Database {
         // The single writer's path, once per save and fetch: the writer and its connection are
         // reached without a retain and release (the database keeps both alive).
         if let unretained = unretainedWriter {
-            return try unretained._withUnsafeGuaranteedRef { writer in
+            return try unretained.with { writer in
                 writer.acquire()
                 defer { writer.release() }
-                return try writer.unretainedConnection._withUnsafeGuaranteedRef { connection in
+                return try writer.unretainedConnection.with { connection in
                     try publishingChanges(of: connection, body)
                 }
             }
@@ -156,18 +156,18 @@ extension Database {
 
     /// Runs `body` on the connection a read uses (see ``withReader(_:_:)-(TableEngine,_)``).
     private func withReadConnection<R>(_ body: (Connection) throws -> R) throws -> R {
-        if let connection = readScope { return try connection._withUnsafeGuaranteedRef(body) }
+        if let connection = readScope { return try connection.with(body) }
         // The database keeps its writer, the writer its pool and the pool its readers alive:
         // each is reached without a retain and release (four pairs, ~130 instructions a read).
         guard let unretained = unretainedWriter else { return try withConnection(body) }
-        return try unretained._withUnsafeGuaranteedRef { writer in
+        return try unretained.with { writer in
             guard let unretainedReaders = writer.unretainedReaders, !writer.callerHolds else {
                 return try withConnection(body)
             }
-            return try unretainedReaders._withUnsafeGuaranteedRef { readers in
+            return try unretainedReaders.with { readers in
                 guard let reader = try readers.checkOutUnretained() else { return try withConnection(body) }
                 defer { readers.checkIn(reader) }
-                return try reader._withUnsafeGuaranteedRef { try body($0.connection) }
+                return try reader.with { try body($0.connection) }
             }
         }
     }

@@ -31,7 +31,7 @@ extension Database {
     /// - Throws: when the default database cannot be opened.
     public static var current: Database {
         get throws {
-            if let scoped = scopedAddress() { return Unmanaged<Database>.fromOpaque(scoped).takeUnretainedValue() }
+            if let scoped = scopedAddress() { return Unretained<Database>(address: scoped).object }
             return try configuredOrDefault()
         }
     }
@@ -43,7 +43,7 @@ extension Database {
     /// replace it meanwhile).
     @inline(__always)
     package static func withCurrent<R>(_ body: (Database) throws -> R) throws -> R {
-        if let scoped = scopedAddress() { return try Unmanaged<Database>.fromOpaque(scoped)._withUnsafeGuaranteedRef(body) }
+        if let scoped = scopedAddress() { return try Unretained<Database>(address: scoped).with(body) }
         return try body(configuredOrDefault())
     }
 
@@ -88,7 +88,7 @@ extension Database {
 
     /// ``scopedAddress()`` through `TaskLocal.get()`: what any compiler supports.
     package static func scopedAddressPortably() -> UnsafeRawPointer? {
-        $scoped.get().map { UnsafeRawPointer(Unmanaged.passUnretained($0).toOpaque()) }
+        $scoped.get().map { UnsafeRawPointer(Unretained($0).address) }
     }
 
     /// `$scoped`'s address (the task-local key), once read: a global with a constant initial
@@ -97,7 +97,7 @@ extension Database {
 
     @inline(never)
     private static func loadScopedKey() -> UInt {
-        let key = UInt(bitPattern: Unmanaged.passUnretained($scoped).toOpaque())
+        let key = UInt(bitPattern: Unretained($scoped).address)
         scopedKey.store(key, ordering: .releasing)
         return key
     }

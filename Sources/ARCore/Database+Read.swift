@@ -65,13 +65,13 @@ extension Database {
     /// One relaxed atomic load when no block is open anywhere. Unretained: the block's entry
     /// keeps the connection, and the block outlasts any use of it on its thread.
     @inline(__always)
-    var readScope: Unmanaged<Connection>? {
+    var readScope: Unretained<Connection>? {
         guard openReadScopes.load(ordering: .relaxed) > 0 else { return nil }
         let key = ObjectIdentifier(self)
         return Self.readScopes.withValue { scopes in
             // Innermost first; a thread has a block or two open at once, one per database.
             for scope in scopes.reversed() where scope.database == key {
-                return Unmanaged.passUnretained(scope.connection)
+                return Unretained(scope.connection)
             }
             return nil
         }

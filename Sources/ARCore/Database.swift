@@ -41,7 +41,7 @@ public final class Database: @unchecked Sendable {
     /// The single writer and its readers (SQLite).
     let writer: SingleWriter?
     /// ``writer``, unretained: see ``withConnection(_:)``.
-    let unretainedWriter: Unmanaged<SingleWriter>?
+    let unretainedWriter: Unretained<SingleWriter>?
     /// The pool (PostgreSQL).
     let pool: ConnectionPool?
     /// How many ``read(_:)`` blocks are open on this database, on any thread: while none is,
@@ -105,7 +105,7 @@ public final class Database: @unchecked Sendable {
             let connection = Connection(try engine.connect(.writer), dialect: dialect)
             let writer = SingleWriter(connection, readers: readers > 0 ? ReaderPool(engine: engine, maximum: readers) : nil)
             self.writer = writer
-            unretainedWriter = Unmanaged.passUnretained(writer)
+            unretainedWriter = Unretained(writer)
             pool = nil
         case .pool(let maximum, let wait):
             let pool = ConnectionPool(engine: engine, maximum: maximum, wait: wait)

@@ -235,7 +235,7 @@ public final class DynamicRecord: RecordStorage {
     /// ``save()`` on `database` rather than the current one.
     package func save(in database: Database) throws {
         // The table through an unretained reference (the model keeps it): the C API's save path.
-        try Unmanaged.passUnretained(model.table)._withUnsafeGuaranteedRef { table in
+        try Unretained(model.table).with { table in
             guard model.hasValidations else { return try table.save(self, in: database) }
             try database.use { try RecordLifecycle.save(self, SavePlan(table: table, validates: true)) }
         }

@@ -83,7 +83,7 @@ extension ModelClassMethods where Self: Model {
     public static func find(_ id: Int64) throws -> Self? {
         // The mapping, its table and the database are shared by every thread that finds:
         // reached without a retain, so that no reference count of theirs is written per call.
-        let found = try ModelMapping.unretained(self)._withUnsafeGuaranteedRef { mapping in
+        let found = try ModelMapping.unretained(self).with { mapping in
             try Database.withCurrent { database in
                 try database.withReader(mapping.table) { connection in
                     try mapping.table.findRecord(id: id, in: connection) {
@@ -111,7 +111,7 @@ extension ModelClassMethods where Self: Model {
     /// - Throws: the engine's errors (a foreign key that still points at the row).
     @discardableResult
     public static func delete(id: Int64) throws -> Bool {
-        try ModelMapping.unretained(self)._withUnsafeGuaranteedRef { mapping in
+        try ModelMapping.unretained(self).with { mapping in
             try Database.withCurrent { database in
                 try database.withTable(mapping.table) { connection in try mapping.table.delete(id: id, in: connection) }
             }

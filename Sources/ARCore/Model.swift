@@ -32,7 +32,7 @@ open class Model: RecordStorage {
     // and a strong reference would write the shared mapping's reference count for every
     // record made and freed (a cache line that reading threads share). Read through
     // `_withUnsafeGuaranteedRef`: an `unowned(unsafe)` reference is retained on every read.
-    @exclusivity(unchecked) private var cachedMapping: Unmanaged<ModelMapping>?
+    @exclusivity(unchecked) private var cachedMapping: Unretained<ModelMapping>?
 
     /// Makes a new, unsaved record with the declared default values.
     public required init() {}
@@ -105,15 +105,15 @@ open class Model: RecordStorage {
     /// lives as long as the process).
     @inline(__always)
     package final func withMapping<R>(_ body: (ModelMapping) throws -> R) throws -> R {
-        if let cachedMapping { return try cachedMapping._withUnsafeGuaranteedRef(body) }
+        if let cachedMapping { return try cachedMapping.with(body) }
         let mapping = try ModelMapping.unretained(type(of: self))
         cachedMapping = mapping
-        return try mapping._withUnsafeGuaranteedRef(body)
+        return try mapping.with(body)
     }
 
     /// Gives the record its class's mapping, one that ``ModelMapping/of(_:)`` or
     /// ``ModelMapping/reflected(_:)`` made (kept unretained: those live as long as the process).
-    package final func adopt(_ mapping: ModelMapping) { cachedMapping = Unmanaged.passUnretained(mapping) }
+    package final func adopt(_ mapping: ModelMapping) { cachedMapping = Unretained(mapping) }
 
     /// The declaration (name, index, default) of the column stored at `offset` of this
     /// object, as its initializer set it: what reflection reads from a prototype made
@@ -121,7 +121,7 @@ open class Model: RecordStorage {
     final func columnDeclaration(
         at offset: Int, kind: any ColumnField.Type, recording: ColumnDeclarations.Recording
     ) -> ColumnDeclaration {
-        let base = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        let base = UnsafeRawPointer(Unretained(self).address)
         let (tag, value) = withExtendedLifetime(self) { kind.declaration(base + offset) }
         let (name, index) = recording.declaration(tag)
         return ColumnDeclaration(name: name, index: index, value: value)
@@ -130,7 +130,7 @@ open class Model: RecordStorage {
     /// Calls `body` with the hook field (a relation) stored at `offset` of this object.
     /// `Field` must be the field's type, as reflection found it.
     final func withHookField<Field, R>(at offset: Int, as type: Field.Type, _ body: (inout Field) throws -> R) rethrows -> R {
-        let address = (Unmanaged.passUnretained(self).toOpaque() + offset).assumingMemoryBound(to: Field.self)
+        let address = (Unretained(self).address + offset).assumingMemoryBound(to: Field.self)
         return try withExtendedLifetime(self) { try body(&address.pointee) }
     }
 
@@ -145,8 +145,8 @@ open class Model: RecordStorage {
     @inline(__always)
     private final func withField<R>(_ index: Int, _ body: (any ColumnField.Type, FieldAddress) throws -> R) rethrows -> R {
         // The engine only calls these after `mapping()` succeeded.
-        let field = cachedMapping.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.fields[index] }
-        let base = Unmanaged.passUnretained(self).toOpaque()
+        let field = cachedMapping.unsafelyUnwrapped.with { $0.fields[index] }
+        let base = Unretained(self).address
         return try body(field.kind, FieldAddress(value: base + field.valueOffset, original: base + field.originalOffset))
     }
 
@@ -156,8 +156,8 @@ open class Model: RecordStorage {
         _ operation: Operation, toField index: Int
     ) throws(Operation.Failure) -> Operation.Result {
         // The engine only calls these after `mapping()` succeeded.
-        let field = cachedMapping.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.fields[index] }
-        let base = Unmanaged.passUnretained(self).toOpaque()
+        let field = cachedMapping.unsafelyUnwrapped.with { $0.fields[index] }
+        let base = Unretained(self).address
         let address = FieldAddress(value: base + field.valueOffset, original: base + field.originalOffset)
         return try withExtendedLifetime(self) { () throws(Operation.Failure) -> Operation.Result in
             try field.storage.apply(operation, kind: field.kind, at: address)
@@ -168,10 +168,10 @@ open class Model: RecordStorage {
     /// once (a loop of ``apply(_:toField:)`` reaches them per field).
     @inline(__always)
     private final func forEachField(_ count: Int, _ body: (ModelMapping.Field, FieldAddress) throws -> Void) rethrows {
-        let base = Unmanaged.passUnretained(self).toOpaque()
+        let base = Unretained(self).address
         try withExtendedLifetime(self) {
             // The engine only calls these after `mapping()` succeeded.
-            try cachedMapping.unsafelyUnwrapped._withUnsafeGuaranteedRef { mapping in
+            try cachedMapping.unsafelyUnwrapped.with { mapping in
                 for index in 0..<count {
                     let field = mapping.fields[index]
                     try body(field, FieldAddress(value: base + field.valueOffset, original: base + field.originalOffset))

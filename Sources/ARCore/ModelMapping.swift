@@ -91,13 +91,13 @@ package final class ModelMapping: Sendable {
     /// first use and cached.
     /// - Throws: `.invalidModel` when the class cannot be a table.
     package static func of(_ type: Model.Type) throws -> ModelMapping {
-        try unretained(type).takeUnretainedValue()
+        try unretained(type).object
     }
 
     /// ``of(_:)`` without a retain: a mapping lives as long as the process, so a caller may
     /// use it through `_withUnsafeGuaranteedRef`, and threads that use one class do not write
     /// its reference count on every call.
-    package static func unretained(_ type: Model.Type) throws -> Unmanaged<ModelMapping> {
+    package static func unretained(_ type: Model.Type) throws -> Unretained<ModelMapping> {
         let key = ObjectIdentifier(type)
         // A loop over one class finds its mapping in the last one looked up, or the thread's
         // last one, without the lock.
@@ -107,9 +107,9 @@ package final class ModelMapping: Sendable {
             return last
         }
         if let known = mappings.withLock({ $0[key] }) {
-            lastEntry.value = UInt(bitPattern: Unmanaged.passUnretained(known).toOpaque())
-            lastShared.store(UInt(bitPattern: Unmanaged.passUnretained(known).toOpaque()), ordering: .releasing)
-            return Unmanaged.passUnretained(known.mapping)
+            lastEntry.value = UInt(bitPattern: Unretained(known).address)
+            lastShared.store(UInt(bitPattern: Unretained(known).address), ordering: .releasing)
+            return Unretained(known.mapping)
         }
         var mapping = try reflected(type)
         if let validating = type as? any ValidationHook.Type {
@@ -118,19 +118,19 @@ package final class ModelMapping: Sendable {
             if !unique.isEmpty { mapping = try mapping.addingUniqueIndexes(unique) }
         }
         return mappings.withLock { mappings in
-            if let existing = mappings[key] { return Unmanaged.passUnretained(existing.mapping) }
+            if let existing = mappings[key] { return Unretained(existing.mapping) }
             mappings[key] = Entry(key, mapping)
-            return Unmanaged.passUnretained(mapping)
+            return Unretained(mapping)
         }
     }
 
     /// The mapping of the entry at `address` (unretained: entries are never freed) if it is
     /// the one of `type`.
     @inline(__always)
-    private static func mapping(of type: ObjectIdentifier, in address: UnsafeRawPointer?) -> Unmanaged<ModelMapping>? {
+    private static func mapping(of type: ObjectIdentifier, in address: UnsafeRawPointer?) -> Unretained<ModelMapping>? {
         guard let address else { return nil }
-        return Unmanaged<Entry>.fromOpaque(address)._withUnsafeGuaranteedRef {
-            $0.type == type ? Unmanaged.passUnretained($0.mapping) : nil
+        return Unretained<Entry>(address: address).with {
+            $0.type == type ? Unretained($0.mapping) : nil
         }
     }
 

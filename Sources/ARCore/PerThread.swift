@@ -71,7 +71,7 @@ package final class PerThread<Value>: @unchecked Sendable {
     @inlinable
     package func withValue<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         guard let pointer = pthread_getspecific(key) else { return try withNewValue(body) }
-        return try Unmanaged<Box>.fromOpaque(pointer)._withUnsafeGuaranteedRef { box in
+        return try Unretained<Box>(address: pointer).with { box in
             precondition(!box.isInUse, "PerThread.withValue re-entered on one thread")
             box.isInUse = true
             defer { box.isInUse = false }

@@ -45,7 +45,7 @@ final class ReaderPool: @unchecked Sendable {
     private let dialect: any SQLDialect
     /// The readers, opened on demand; ``slots`` holds them without retain and release.
     private let readers: [Reader]
-    private let slots: UnsafeMutableBufferPointer<Unmanaged<Reader>>
+    private let slots: UnsafeMutableBufferPointer<Unretained<Reader>>
     var maximum: Int { readers.count }
     /// Settings to apply to every reader (tracer, error verbosity), in order.
     private let settings = Lock<[@Sendable (Connection) -> Void]>([])
@@ -58,20 +58,20 @@ final class ReaderPool: @unchecked Sendable {
         dialect = engine.dialect
         readers = (0..<max(maximum, 1)).map { _ in Reader() }
         slots = .allocate(capacity: readers.count)
-        _ = slots.initialize(from: readers.map(Unmanaged.passUnretained))
+        _ = slots.initialize(from: readers.map(Unretained.init))
     }
 
     deinit { slots.deallocate() }
 
     /// An idle reader, or a new one; `nil` when all are busy (the caller reads through the writer).
     func checkOut() throws -> Reader? {
-        try checkOutUnretained()?.takeUnretainedValue()
+        try checkOutUnretained()?.object
     }
 
     /// ``checkOut()`` for a caller that gives the reader back while the pool is alive (the
     /// pool keeps its readers).
     @inline(__always)
-    func checkOutUnretained() throws -> Unmanaged<Reader>? {
+    func checkOutUnretained() throws -> Unretained<Reader>? {
         let own = ownSlot()
         if let reader = try take(slots[own]) { return reader }
         return try takeAnother(than: own)
@@ -96,8 +96,8 @@ final class ReaderPool: @unchecked Sendable {
     }
 
     @inline(__always)
-    func checkIn(_ reader: Unmanaged<Reader>) {
-        reader._withUnsafeGuaranteedRef { $0.state.store(Reader.idle, ordering: .releasing) }
+    func checkIn(_ reader: Unretained<Reader>) {
+        reader.with { $0.state.store(Reader.idle, ordering: .releasing) }
     }
 
     /// Applies a setting (tracing, error verbosity) to every reader, each before its next use.
@@ -110,12 +110,12 @@ final class ReaderPool: @unchecked Sendable {
 
     /// `reader`, held, if it is idle or not yet opened (then it opens); `nil` when busy.
     @inline(__always)
-    private func take(_ reader: Unmanaged<Reader>) throws -> Unmanaged<Reader>? {
-        let taken = reader._withUnsafeGuaranteedRef { reader in
+    private func take(_ reader: Unretained<Reader>) throws -> Unretained<Reader>? {
+        let taken = reader.with { reader in
             reader.state.compareExchange(expected: Reader.idle, desired: Reader.busy, ordering: .acquiring).exchanged
         }
         if taken {
-            let applied = reader._withUnsafeGuaranteedRef { $0.connection.appliedSettings }
+            let applied = reader.with { $0.connection.appliedSettings }
             if applied != settingsCount.load(ordering: .acquiring) { applyPendingSettings(reader) }
             return reader
         }
@@ -123,7 +123,7 @@ final class ReaderPool: @unchecked Sendable {
     }
 
     /// Another reader than the thread's own (busy): an idle one, else one not yet opened.
-    private func takeAnother(than own: Int) throws -> Unmanaged<Reader>? {
+    private func takeAnother(than own: Int) throws -> Unretained<Reader>? {
         for step in 1..<slots.count {
             let slot = (own + step) % slots.count
             if let reader = try take(slots[slot]) {
@@ -135,8 +135,8 @@ final class ReaderPool: @unchecked Sendable {
     }
 
     /// Opens `reader` and holds it, if nobody opened it yet.
-    private func open(_ unmanaged: Unmanaged<Reader>) throws -> Bool {
-        let reader = unmanaged.takeUnretainedValue()
+    private func open(_ unmanaged: Unretained<Reader>) throws -> Bool {
+        let reader = unmanaged.object
         guard reader.state.compareExchange(
             expected: Reader.unopened, desired: Reader.opening, ordering: .acquiring
         ).exchanged else { return false }
@@ -156,8 +156,8 @@ final class ReaderPool: @unchecked Sendable {
     }
 
     /// Settings that arrived while `reader` was idle or busy.
-    private func applyPendingSettings(_ reader: Unmanaged<Reader>) {
-        let connection = reader.takeUnretainedValue().connection
+    private func applyPendingSettings(_ reader: Unretained<Reader>) {
+        let connection = reader.object.connection
         let pending = settings.withLock { Array($0[connection.appliedSettings...]) }
         for apply in pending { apply(connection) }
         connection.appliedSettings += pending.count

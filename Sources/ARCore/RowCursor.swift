@@ -25,7 +25,7 @@ package final class RowCursor {
     @exclusivity(unchecked) private var statement: Statement?
     /// The statement's connection, for its statement timeout per step: kept open by the lease,
     /// or by the database whose writer it is.
-    private let connection: Unmanaged<Connection>
+    private let connection: Unretained<Connection>
 
     /// Prepares and binds `sql` on the source's connection. On the writer, the caller
     /// holds the writer's lock.
@@ -45,7 +45,7 @@ package final class RowCursor {
             writer = nil
             connection = lease.connection
         }
-        self.connection = Unmanaged.passUnretained(connection)
+        self.connection = Unretained(connection)
         let statement = try connection.prepare(sql, .cursor)
         try statement.bind(arguments)
         connection.tracer?(sql)
@@ -73,7 +73,7 @@ package final class RowCursor {
         // No local reference to the statement: finish() must hold the only one.
         guard statement != nil else { return nil }
         let hasRow: Bool
-        connection._withUnsafeGuaranteedRef { $0.startStatement() }
+        connection.with { $0.startStatement() }
         do {
             hasRow = try statement.unsafelyUnwrapped.step()
         } catch {
@@ -93,7 +93,7 @@ package final class RowCursor {
     package func advance() throws -> Bool {
         precondition(isOnReader, "advance() steps a cursor on a leased connection")
         guard statement != nil else { return false }
-        connection._withUnsafeGuaranteedRef { $0.startStatement() }
+        connection.with { $0.startStatement() }
         return try statement.unsafelyUnwrapped.step()
     }
 

@@ -10,7 +10,7 @@ struct StatementCache {
     /// The keyed statement used last: a loop of saves finds it without hashing its key.
     /// Unretained, so that a run reaches it without a retain and release: it is one of
     /// ``byKey`` or ``queries``, and is forgotten when it leaves them (see ``drop(_:)``).
-    var lastKeyed: Unmanaged<Statement>?
+    var lastKeyed: Unretained<Statement>?
     /// Statements dropped from the caches while running (a failed step evicts its statement;
     /// a full query cache is emptied under a running query): kept alive until they end.
     private var retired: [Statement] = []
@@ -41,7 +41,7 @@ struct StatementCache {
         } else {
             byKey[key] = statement
         }
-        lastKeyed = Unmanaged.passUnretained(statement)
+        lastKeyed = Unretained(statement)
     }
 
     /// Drops a statement after a failed step (it is prepared afresh next time).
@@ -62,7 +62,7 @@ struct StatementCache {
     /// Before a keyed statement leaves the caches: ``lastKeyed`` forgets it, and one still
     /// running is kept in ``retired`` until it ends (its run holds no reference of its own).
     private mutating func drop(_ statement: Statement) {
-        if lastKeyed?.toOpaque() == Unmanaged.passUnretained(statement).toOpaque() { lastKeyed = nil }
+        if lastKeyed?.address == Unretained(statement).address { lastKeyed = nil }
         if statement.isInUse { retired.append(statement) }
     }
 

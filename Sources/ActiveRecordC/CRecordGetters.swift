@@ -8,7 +8,7 @@ import Foundation
 @inline(__always)
 private func rowLocation(_ record: OpaquePointer?, _ column: UnsafePointer<CChar>?) -> (row: UnsafePointer<Cell>, index: Int32)? {
     guard let record, let column else { return nil }
-    return Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(record))._withUnsafeGuaranteedRef { handle in
+    return Unretained<Handle>(address: UnsafeRawPointer(record)).with { handle in
         guard handle.kind == .record else { return nil }
         return unsafeDowncast(handle, to: RecordHandle.self).rowLocation(of: column)
     }
@@ -17,7 +17,7 @@ private func rowLocation(_ record: OpaquePointer?, _ column: UnsafePointer<CChar
 /// The record handle behind `record`, which `rowLocation` found to be one.
 @inline(__always)
 private func knownRecord<R>(_ record: OpaquePointer?, _ body: (RecordHandle) -> R) -> R {
-    Unmanaged<RecordHandle>.fromOpaque(UnsafeRawPointer(record.unsafelyUnwrapped))._withUnsafeGuaranteedRef(body)
+    Unretained<RecordHandle>(address: UnsafeRawPointer(record.unsafelyUnwrapped)).with(body)
 }
 
 /// A getter's general path (the fast paths above it read a cursor's row in place): `*out` is

@@ -29,7 +29,7 @@ private func setDirectly(
     _ record: OpaquePointer?, _ column: UnsafePointer<CChar>?, _ body: (DynamicRecord, Int, ar_type?) -> Bool
 ) -> Bool {
     guard let record, let column else { return false }
-    return Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(record))._withUnsafeGuaranteedRef { handle in
+    return Unretained<Handle>(address: UnsafeRawPointer(record)).with { handle in
         guard handle.kind == .record else { return false }
         return unsafeDowncast(handle, to: RecordHandle.self).withSettableColumn(column, body)
     }

@@ -17,14 +17,14 @@ class Handle {
     func retainedPointer() -> OpaquePointer {
         // Entered first, so that the retain comes last, where the optimizer can pair it with
         // the release of the caller's reference (the registry's atomics stand in between otherwise).
-        HandleRegistry.enter(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()), kind)
+        HandleRegistry.enter(UInt(bitPattern: Unretained(self).address), kind)
         return OpaquePointer(Unmanaged.passRetained(self).toOpaque())
     }
 
     /// The handle behind a pointer from C, if it is of kind `T`.
     static func from<T: Handle>(_ pointer: OpaquePointer?, as type: T.Type) -> T? {
         guard let pointer else { return nil }
-        let handle = Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+        let handle = Unretained<Handle>(address: UnsafeRawPointer(pointer)).object
         return handle.kind == kind(of: T.self) ? unsafeDowncast(handle, to: T.self) : nil
     }
 
@@ -34,8 +34,8 @@ class Handle {
     static func borrow<T: Handle, R>(_ pointer: OpaquePointer?, as type: T.Type, _ body: (T) throws -> R) rethrows -> R? {
         guard let pointer else { return nil }
         let raw = UnsafeRawPointer(pointer)
-        guard Unmanaged<Handle>.fromOpaque(raw)._withUnsafeGuaranteedRef({ $0.kind == kind(of: T.self) }) else { return nil }
-        return try Unmanaged<T>.fromOpaque(raw)._withUnsafeGuaranteedRef(body)
+        guard Unretained<Handle>(address: raw).with({ $0.kind == kind(of: T.self) }) else { return nil }
+        return try Unretained<T>(address: raw).with(body)
     }
 
     private static func kind<T: Handle>(of type: T.Type) -> Kind {

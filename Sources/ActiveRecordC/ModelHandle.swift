@@ -130,7 +130,7 @@ final class ModelHandle: Handle, @unchecked Sendable {
     func frozen() throws -> Frozen {
         let address = frozenAddress.load(ordering: .acquiring)
         if address != 0, let pointer = UnsafeRawPointer(bitPattern: address) {
-            return Unmanaged<Frozen>.fromOpaque(pointer).takeUnretainedValue()
+            return Unretained<Frozen>(address: pointer).object
         }
         return try state.withLock { state in
             if let frozen = state.frozen { return frozen }
@@ -142,7 +142,7 @@ final class ModelHandle: Handle, @unchecked Sendable {
             model.validationHook = state.validations
             let built = Frozen(model, types: definition.types)
             state.frozen = built
-            frozenAddress.store(Int(bitPattern: Unmanaged.passUnretained(built).toOpaque()), ordering: .releasing)
+            frozenAddress.store(Int(bitPattern: Unretained(built).address), ordering: .releasing)
             return built
         }
     }

@@ -16,19 +16,19 @@ final class RecordHandle: Handle {
     // time (the C API's rule), and every getter and setter reads it (~20 instructions a
     // dynamic check, on calls that cost ~100).
     @exclusivity(unchecked) private var stored: DynamicRecord? {
-        didSet { unretainedStored = stored.map(Unmanaged.passUnretained) }
+        didSet { unretainedStored = stored.map(Unretained.init) }
     }
     /// ``stored``, read by the setters without a retain and release (``stored`` keeps it alive).
-    @exclusivity(unchecked) private var unretainedStored: Unmanaged<DynamicRecord>?
+    @exclusivity(unchecked) private var unretainedStored: Unretained<DynamicRecord>?
     /// The cursor statement whose current row this record reads, while it has no `stored`.
     @exclusivity(unchecked) private var row: Statement? {
         didSet {
-            unretainedRow = row.map(Unmanaged.passUnretained)
+            unretainedRow = row.map(Unretained.init)
             rowCells = row?.row.baseAddress
         }
     }
     /// ``row``, read by the getters without a retain and release (``row`` keeps it alive).
-    @exclusivity(unchecked) private var unretainedRow: Unmanaged<Statement>?
+    @exclusivity(unchecked) private var unretainedRow: Unretained<Statement>?
     /// ``row``'s current row, which the getters read in place.
     @exclusivity(unchecked) private var rowCells: UnsafePointer<Cell>?
     /// The text or bytes a getter returned last: a copy, because a row's bytes change at the
@@ -72,7 +72,7 @@ final class RecordHandle: Handle {
         self.frozen = frozen
         hasDecimalColumn = frozen.hasDecimalColumn
         stored = record
-        unretainedStored = Unmanaged.passUnretained(record)
+        unretainedStored = Unretained(record)
         super.init(kind: .record)
     }
 
@@ -81,7 +81,7 @@ final class RecordHandle: Handle {
         self.frozen = frozen
         hasDecimalColumn = frozen.hasDecimalColumn
         self.row = row
-        unretainedRow = Unmanaged.passUnretained(row)
+        unretainedRow = Unretained(row)
         rowCells = row.row.baseAddress
         super.init(kind: .record)
     }
@@ -113,7 +113,7 @@ final class RecordHandle: Handle {
     /// retain and release.
     @inline(__always)
     func withRecord<R>(_ body: (DynamicRecord) throws -> R) throws -> R {
-        if let unretainedStored { return try unretainedStored._withUnsafeGuaranteedRef(body) }
+        if let unretainedStored { return try unretainedStored.with(body) }
         return try body(record)
     }
 
@@ -169,8 +169,8 @@ final class RecordHandle: Handle {
 
     /// The row id (`nil`: unsaved).
     var id: Int64? {
-        if let unretainedStored { return unretainedStored._withUnsafeGuaranteedRef { $0.id } }
-        if let unretainedRow { return unretainedRow._withUnsafeGuaranteedRef { $0.int64(0) } }
+        if let unretainedStored { return unretainedStored.with { $0.id } }
+        if let unretainedRow { return unretainedRow.with { $0.int64(0) } }
         return try? record.id
     }
 
@@ -182,7 +182,7 @@ final class RecordHandle: Handle {
     func withSettableColumn(_ column: UnsafePointer<CChar>, _ body: (DynamicRecord, Int, ar_type?) -> Bool) -> Bool {
         guard let unretainedStored, let position = position(of: column), position >= 3 else { return false }
         let type = frozen.typeByPosition[position]
-        return unretainedStored._withUnsafeGuaranteedRef { body($0, position &- 3, type) }
+        return unretainedStored.with { body($0, position &- 3, type) }
     }
 
     /// The row and result column a getter reads `column` from directly: for a record reading
@@ -205,7 +205,7 @@ final class RecordHandle: Handle {
         if let rowCells {
             cell = rowCells[position]
         } else if let unretainedRow {
-            cell = unretainedRow._withUnsafeGuaranteedRef { $0.cell(Int32(position)) }
+            cell = unretainedRow.with { $0.cell(Int32(position)) }
         } else {
             return try withRecordCell(at: position, body)
         }
