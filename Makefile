@@ -273,7 +273,7 @@ bench-c-build: lib-release
 
 # The documentation: every Swift module's symbols and the umbrella's articles, combined. The
 # docc plugin is a dependency only while AR_DOCS is set (Package.swift), so it never reaches users.
-DOC_TARGETS = ActiveRecord ARCore ARQuery ARRelations ARValidation ARMigrations
+DOC_TARGETS = ActiveRecord ARCore ARSQLite ARQuery ARRelations ARValidation ARMigrations
 docs: deps
 	rm -rf .build/docs && mkdir -p .build/docs
 	AR_DOCS=1 $(SWIFT) package --disable-sandbox --allow-writing-to-directory .build/docs generate-documentation \

@@ -23,7 +23,7 @@ extension DatabaseLocation {
         }
     }
 
-    /// `fileName` in the program's data directory (see ``Database/dataDirectory()``).
+    /// `fileName` in the program's data directory (see `Database.dataDirectory()`).
     public static func dataDirectory(_ fileName: String) -> DatabaseLocation {
         if fileName == "\(Database.programName).sqlite" { return .default }
         return sqlite("data directory/\(fileName)", identity: "data:" + fileName) { _ in
@@ -31,7 +31,7 @@ extension DatabaseLocation {
         }
     }
 
-    /// `fileName` in the program's cache directory (see ``Database/cachesDirectory()``),
+    /// `fileName` in the program's cache directory (see `Database.cachesDirectory()`),
     /// which users and cleaning tools may empty: for data that can be rebuilt.
     public static func cachesDirectory(_ fileName: String) -> DatabaseLocation {
         sqlite("caches directory/\(fileName)", identity: "caches:" + fileName) { _ in
@@ -39,7 +39,7 @@ extension DatabaseLocation {
         }
     }
 
-    /// `fileName` in the program's documents directory (see ``Database/documentsDirectory()``).
+    /// `fileName` in the program's documents directory (see `Database.documentsDirectory()`).
     public static func documentsDirectory(_ fileName: String) -> DatabaseLocation {
         sqlite("documents directory/\(fileName)", identity: "documents:" + fileName) { _ in
             SQLiteLocation(path: try checkedFilePath(try Database.documentsDirectory() + "/" + fileName))
