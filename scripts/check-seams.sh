@@ -14,6 +14,9 @@
 #     value (marked `// names an engine among others`).
 #  7. Every `@exclusivity(unchecked)` has its reason: a comment saying "exclusivity" in the
 #     type (or extension) that declares it, before the first one.
+#  8. No measured instruction count in a comment under Sources ("~40 instructions a look-up"):
+#     the comment says what the trick avoids, and the figure, dated, lives in
+#     Benchmarks/README.md, "Hot-path notes". A count split over two comment lines is caught too.
 set -u
 cd "$(dirname "$0")/.."
 status=0
@@ -61,8 +64,46 @@ PY
 )
 [ -z "$hits" ] || fail "unchecked exclusivity without its reason (say why, in a comment with the word exclusivity, in the declaring type before it; or drop it):" "$hits"
 
+hits=$(python3 - <<'PY'
+import pathlib, re
+# ALLOW-LIST, temporary (issue 32): remarks in files another helper was editing when rule 8
+# came in. The lead moves each figure to Benchmarks/README.md, "Hot-path notes" (the rows are
+# there already), keeps the reason in the comment, and deletes the entry; then this list is
+# empty. (Of the six files skipped, SQLiteStatement.swift and TableEngine.swift had none.)
+allowed = [
+    ("Statement.swift", "~20 instructions a dynamic check"),
+    ("FieldStorage.swift", "~500 instructions with its access checks"),
+    ("RecordStorage.swift", "~100 instructions a write"),
+    ("Model.swift", "~110 instructions a row on insert"),
+]
+count = re.compile(r"\d\)?\s+instructions\b|\b(?:hundreds|thousands) of\s+instructions\b", re.I)
+comment = re.compile(r"(?<![:/])//+\s?(.*)$")
+for path in sorted(pathlib.Path("Sources").rglob("*.swift")):
+    block = []  # (line number, text) of the comment lines in a row
+    def check():
+        text = " ".join(part for _, part in block)
+        starts = [len(" ".join(part for _, part in block[:i])) + (1 if i else 0) for i in range(len(block))]
+        for match in count.finditer(text):
+            if any(path.name == name and 0 <= text.find(phrase) <= match.start() < text.find(phrase) + len(phrase)
+                   for name, phrase in allowed):
+                continue
+            line = max(i for i, start in enumerate(starts) if start <= match.start())
+            print(f"{path}:{block[line][0]}: {block[line][1].strip()}")
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        found = comment.search(line)
+        if found:
+            block.append((number, found.group(1).strip()))
+            if not line.lstrip().startswith("//"):
+                check(); block = []
+        else:
+            check(); block = []
+    check()
+PY
+)
+[ -z "$hits" ] || fail "an instruction count in a comment (keep the reason in the comment; put the figure, with its date, in Benchmarks/README.md, Hot-path notes):" "$hits"
+
 hits=$(grep -rnE 'import ActiveRecordLibPQ|\bPQ[a-z]+\(' Sources --include=*.swift | grep -v '^Sources/ActiveRecordPostgreSQL/')
 [ -z "$hits" ] || fail "libpq outside Sources/ActiveRecordPostgreSQL:" "$hits"
 
-[ $status -eq 0 ] && echo "check-seams: quoting, raw memory, error codes, ARValidation's dependencies, the engines and unchecked exclusivity keep to their seams"
+[ $status -eq 0 ] && echo "check-seams: quoting, raw memory, error codes, ARValidation's dependencies, the engines, unchecked exclusivity and instruction counts keep to their seams"
 exit $status

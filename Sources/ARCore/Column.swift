@@ -24,7 +24,8 @@ import Synchronization
 public struct Column<Value: ColumnValue> {
     // Inlinable, with the fields usable from inline: a model's property then reads and
     // writes its value directly, and making a record initialises its columns in place, with
-    // no generic metadata look-up (unspecialised, each costs ~460 instructions).
+    // no generic metadata look-up (unspecialised, each access pays one; see
+    // Benchmarks/README.md, Hot-path notes).
     @usableFromInline package var value: Value
     @usableFromInline package var original: Value
     /// Where reflection finds this declaration's name and index (see ``ColumnDeclarations``);

@@ -14,8 +14,8 @@ import Logging
     /// The engine's SQL dialect.
     package let dialect: any SQLDialect
     // Unchecked exclusivity on the state below: a connection is confined (see ``Database``),
-    // none of these accesses overlaps another, and they are read on every statement (~20
-    // instructions a dynamic check).
+    // none of these accesses overlaps another, and they are read on every statement (a
+    // dynamic check on each access; see Benchmarks/README.md, Hot-path notes).
     /// The prepared statements, by SQL text and by key.
     @exclusivity(unchecked) var statements = StatementCache()
     /// The transaction running on the connection (depth, isolation, what to undo).
@@ -152,7 +152,7 @@ import Logging
     /// ``withStatement(_:_:_:)`` for SQL the library generates, cached by
     /// `key`: the per-row paths hash a small key, never the SQL text, and
     /// make the text only the first time. Never inlined: in a caller, its closures would
-    /// capture with retains (~200 instructions an update).
+    /// capture with retains and releases (see Benchmarks/README.md, Hot-path notes).
     @inline(never)
     package func withStatement<R>(
         _ key: StatementKey, sql: () -> String, _ arguments: [DatabaseValue], _ body: (Statement) throws -> R
@@ -161,7 +161,8 @@ import Logging
     }
 
     /// ``withStatement(_:sql:_:_:)`` with no arguments (a default argument of a function that
-    /// is never inlined is computed by a call and released: ~45 instructions a find).
+    /// is never inlined is computed by a call and released; see Benchmarks/README.md,
+    /// Hot-path notes).
     @inline(__always)
     package func withStatement<R>(_ key: StatementKey, sql: () -> String, _ body: (Statement) throws -> R) throws -> R {
         try withStatement(key, sql: sql, [], body)
@@ -211,8 +212,8 @@ import Logging
         }
         try statement.with { statement in
             // ``run(_:_:_:)``, ended on each path rather than in a `defer` (compiled out of
-            // line and called: ~35 instructions a delete; `run` keeps its `defer`, with which
-            // the compiler makes faster inserts and updates).
+            // line and called, on every delete; `run` keeps its `defer`, with which the
+            // compiler makes faster inserts and updates; see Benchmarks/README.md, Hot-path notes).
             if statement.isInUse || sqlLogger != nil { return try runAside(statement, [], body) }
             statement.isInUse = true
             startStatement()

@@ -30,7 +30,8 @@ final class SingleWriter: @unchecked Sendable {
     /// A thread that holds it already (a transaction's writes) only counts one more level:
     /// `owner` is this thread's number only while this thread holds the lock (it stores it
     /// after locking and clears it before unlocking), so reading it needs no lock, and the
-    /// mutex is taken and given back once per outermost level (~50 instructions a write).
+    /// mutex is taken and given back once per outermost level, not per write (see
+    /// Benchmarks/README.md, Hot-path notes).
     @inline(__always)
     func acquire() {
         if callerHolds {
@@ -158,7 +159,8 @@ extension Database {
     private func withReadConnection<R>(_ body: (Connection) throws -> R) throws -> R {
         if let connection = readScope { return try connection.with(body) }
         // The database keeps its writer, the writer its pool and the pool its readers alive:
-        // each is reached without a retain and release (four pairs, ~130 instructions a read).
+        // each is reached without a retain and release (four pairs a read; see
+        // Benchmarks/README.md, Hot-path notes).
         guard let unretained = unretainedWriter else { return try withConnection(body) }
         return try unretained.with { writer in
             guard let unretainedReaders = writer.unretainedReaders, !writer.callerHolds else {

@@ -62,8 +62,8 @@ extension Database {
     ///
     /// `Database.$scoped.get()` is the same look-up, but `TaskLocal.get()` is not
     /// inlinable: unspecialised, it copies the value out through `Optional`'s value
-    /// witness, ~190 instructions a call where the look-up itself is ~70. Every
-    /// model-level call (`find`, `delete(id:)`, `save`) reads `current` once.
+    /// witness, which costs more than the look-up itself. Every model-level call (`find`,
+    /// `delete(id:)`, `save`) reads `current` once (see Benchmarks/README.md, Hot-path notes).
     ///
     /// The runtime's entry point is ABI-stable, but read by its symbol: it is used only on the
     /// compilers it was checked with, and ``scopedAddressPortably()`` everywhere else (the

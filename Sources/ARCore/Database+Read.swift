@@ -84,7 +84,7 @@ extension Database {
     }
 
     /// Each thread's open read scopes, innermost last. A list rather than a dictionary keyed
-    /// by database: a find in a block then looks its connection up without hashing (~110
-    /// instructions less).
+    /// by database: a find in a block then looks its connection up without hashing (see
+    /// Benchmarks/README.md, Hot-path notes).
     private static let readScopes = PerThread { [ReadScope]() }
 }

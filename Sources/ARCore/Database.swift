@@ -33,7 +33,8 @@ public final class Database: @unchecked Sendable {
     /// The engine's SQL dialect.
     package let dialect: any SQLDialect
     /// The dialect's type, which decides the SQL a query compiles to: read once (the
-    /// existential's dynamic type costs a runtime call, ~50 instructions a query).
+    /// existential's dynamic type costs a runtime call, which would run on every query; see
+    /// Benchmarks/README.md, Hot-path notes).
     package let dialectType: ObjectIdentifier
     // Who uses which connection: exactly one of the two is set, by the engine's
     // ``ConnectionSharing``. (Two optionals rather than an enum: reading an enum of class

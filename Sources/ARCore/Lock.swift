@@ -22,9 +22,9 @@ package var currentThreadNumber: UInt {
 // correct Mutex-guarded state as racing whenever two threads actually collide (measured:
 // 3–8 reports per run of a trivially correct test; uncontended, none). pthread mutexes are
 // intercepted by the sanitizer, so `make test-tsan` needs no suppression and still reports
-// real races. The cost, measured with callgrind: about 62 instructions per lock and unlock
-// against Mutex's 11–16, with the state in its own allocation (a class `var` would add a
-// runtime exclusivity check per call).
+// real races. The cost: a pthread mutex's lock and unlock take several times Mutex's (see
+// Benchmarks/README.md, Hot-path notes), with the state in its own allocation (a class
+// `var` would add a runtime exclusivity check per call).
 
 /// A value guarded by a mutex.
 ///

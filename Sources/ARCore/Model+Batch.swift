@@ -68,7 +68,8 @@ extension ModelClassMethods where Self: Model {
     /// to this model's table, not a subclass's.
     private static func mapped(_ records: [Self], _ mapping: ModelMapping) throws -> [Model] {
         // The same buffer: an upcast of an array of class references needs no conversion, but
-        // `as` builds a new array checking each element (~90 instructions per record).
+        // `as` builds a new array checking each element's type (see Benchmarks/README.md,
+        // Hot-path notes).
         let models = unsafeBitCast(records, to: [Model].self)
         for record in models {
             if type(of: record) == Self.self {

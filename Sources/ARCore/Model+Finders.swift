@@ -44,7 +44,7 @@ extension ModelClassMethods where Self: Model {
 
     /// ``fetch(key:_:sql:)`` as `[Model]`, every element a `Self`: built through the `Model`
     /// specialisation, since an array of `Self` touched in this generic context looks up its
-    /// metadata on every use (~650 instructions a row, or a find).
+    /// metadata on every use: per row, or per find (see Benchmarks/README.md, Hot-path notes).
     private static func fetchModels(
         key: StatementKey.Kind?, _ arguments: [DatabaseValue], sql: (TableEngine) -> String
     ) throws -> [Model] {
@@ -94,7 +94,8 @@ extension ModelClassMethods where Self: Model {
                 }
             }
         }
-        // Not `found.map { … }`: `Optional.map` ran unspecialised here (~260 instructions).
+        // Not `found.map { … }`: `Optional.map` ran unspecialised here, a generic call on every
+        // find (see Benchmarks/README.md, Hot-path notes).
         guard let found else { return nil }
         return unsafeDowncast(found, to: Self.self)
     }

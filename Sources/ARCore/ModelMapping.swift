@@ -65,8 +65,9 @@ package final class ModelMapping: Sendable {
     }
     private static let mappings = Lock<[ObjectIdentifier: Entry]>([:])
     /// The entry each thread looked up last, as an unretained address in a thread-specific
-    /// slot: a loop over one class finds its mapping with no lock and no closure (through a
-    /// generic per-thread box, ~170 instructions a look-up; this way, ~40).
+    /// slot: a loop over one class finds its mapping with no lock and no closure (a look-up
+    /// through a generic per-thread box costs several times as much; see
+    /// Benchmarks/README.md, Hot-path notes).
     private static let lastEntry = PerThreadWord()
     /// The entry last looked up under the lock, by any thread (its address; 0: none),
     /// checked before ``lastEntry``: reading it is one load, and a loop over one class never
@@ -77,8 +78,8 @@ package final class ModelMapping: Sendable {
     /// Which class maps each table (by folded name), and whether it named the table itself.
     private static let tableOwners = Lock<[String: (type: ObjectIdentifier, name: String, isExplicit: Bool)]>([:])
 
-    /// The class name as written (`String(describing:)` costs thousands of
-    /// instructions, so it is asked once per class).
+    /// The class name as written (`String(describing:)` is dear, so it is asked once per
+    /// class; see Benchmarks/README.md, Hot-path notes).
     package static func modelName(_ type: Model.Type) -> String {
         let key = ObjectIdentifier(type)
         if let name = names.withLock({ $0[key] }) { return name }

@@ -42,7 +42,8 @@ package final class PerThread<Value>: @unchecked Sendable {
     @usableFromInline
     final class Box {
         // Unchecked exclusivity: a box is reached by its own thread only, and `withValue`'s
-        // flag refuses re-entry; the dynamic checks cost ~40 instructions a look-up.
+        // flag refuses re-entry; the dynamic checks would run on every look-up
+        // (see Benchmarks/README.md, Hot-path notes).
         @exclusivity(unchecked) @usableFromInline var value: Value
         @exclusivity(unchecked) @usableFromInline var isInUse = false
         @usableFromInline init(_ value: Value) { self.value = value }
@@ -67,7 +68,8 @@ package final class PerThread<Value>: @unchecked Sendable {
     // and deleting the key would leak the boxes of threads still running.
 
     /// Runs `body` with the calling thread's value. Inlinable, so that a caller in another
-    /// module runs it specialised for its `Value` (unspecialised, ~180 instructions a call).
+    /// module runs it specialised for its `Value` (unspecialised, every call would go through
+    /// the generic metadata; see Benchmarks/README.md, Hot-path notes).
     @inlinable
     package func withValue<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         guard let pointer = pthread_getspecific(key) else { return try withNewValue(body) }

@@ -13,8 +13,9 @@ import Synchronization
 ///   not open yet; only when that one is busy does it try the others. So two reading threads
 ///   each keep to a reader of their own, whose page cache stays on their core.
 ///
-/// A mutex here cost ~500 instructions a read, and the one lock word two readers shared
-/// moved between cores on every read. Only a pending setting takes the lock now.
+/// A mutex here was taken and given back on every read, and the one lock word two readers
+/// shared moved between cores on every read (see Benchmarks/README.md, Hot-path notes).
+/// Only a pending setting takes the lock now.
 final class ReaderPool: @unchecked Sendable {
     // `@unchecked Sendable`: `slots` is raw memory, written in `init` only and read-only
     // after; it points at the readers `readers` keeps. The rest is atomic or behind a lock.

@@ -16,7 +16,8 @@ package final class RowCursor {
     }
 
     // Unchecked exclusivity: a cursor is confined to the thread stepping it (not Sendable),
-    // and a step reads these on every row (the dynamic checks cost ~20 instructions a read).
+    // and a step reads these on every row (a dynamic check on each read; see
+    // Benchmarks/README.md, Hot-path notes).
     /// What keeps the leased connection the cursor's (released on close).
     @exclusivity(unchecked) private var lease: AnyObject?
     /// The database whose single writer the cursor steps on, locking it per step.

@@ -133,8 +133,8 @@ final class CompiledShape {
     /// - Throws: `.invalidValue` for a negative limit or offset.
     func query(_ clauses: QueryClauses) throws -> CompiledQuery {
         try checkLimits(clauses.limitCount, clauses.offsetCount)
-        // A copy, read in place as `bind` reads a query's box (a `borrowing` walk measured +14
-        // instructions a query in the binding).
+        // A copy, read in place as `bind` reads a query's box (a `borrowing` walk made the
+        // binding dearer; see Benchmarks/README.md, Hot-path notes).
         var clauses = clauses
         var arguments: [DatabaseValue] = []
         arguments.reserveCapacity(bodySlots.count + orderArguments.count + (hasLimitOrOffset ? 2 : 0))

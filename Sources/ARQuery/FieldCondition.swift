@@ -131,7 +131,8 @@ public enum QueryArgument: Sendable, Equatable {
         /// A non-`nil` `where` argument of type `Value`.
         init<Value: ColumnValue>(_ value: Value) {
             // The common scalar types are told apart by their type alone: casting to a
-            // protocol costs a conformance look-up per argument (about 500 instructions).
+            // protocol costs a conformance look-up per argument (see Benchmarks/README.md,
+            // Hot-path notes).
             if !Self.isScalar(Value.self), let list = value as? any InListConvertible {
                 self.init(list: list.inListElements)
                 return

@@ -210,12 +210,14 @@ public struct Query<Record: Model> {
 /// metadata look-up.
 final class QueryState {
     // Unchecked exclusivity: a box is changed only while its query holds the one reference
-    // (`makeUnique`), so no other access can overlap; the checks cost ~120 instructions a call.
+    // (`makeUnique`), so no other access can overlap; the dynamic checks would run on every
+    // chained call (see Benchmarks/README.md, Hot-path notes).
     @exclusivity(unchecked) var clauses = QueryClauses()
     @exclusivity(unchecked) var isPristine = false
     /// The relation and the eager loading, which most queries have none of: in a box of their
     /// own, so that a plain query's box holds no existential (destroyed through its type's
-    /// value witness, ~60 instructions a query). Never changed in place, so copies share it.
+    /// value witness, on every query; see Benchmarks/README.md, Hot-path notes). Never
+    /// changed in place, so copies share it.
     @exclusivity(unchecked) private var extras: Extras?
 
     private final class Extras {

@@ -47,8 +47,8 @@ struct QueryClauses {
     var rowLock: RowLock?
 
     /// Adds a `where` condition. The first makes the array from a literal: appending to an
-    /// empty array grows it through the standard library's unspecialised path (~120
-    /// instructions more, on every query built).
+    /// empty array grows it through the standard library's unspecialised path, on every
+    /// query built (see Benchmarks/README.md, Hot-path notes).
     @inline(__always)
     mutating func add(_ condition: Condition) {
         if conditions.isEmpty { conditions = [condition] } else { conditions.append(condition) }

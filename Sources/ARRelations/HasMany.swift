@@ -95,7 +95,7 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
         let key = self.key
         // The key's column found once, not by name per child; the buckets hold `Model`, a
         // concrete type (a dictionary of `[Child]` looked up its generic metadata on every
-        // child: ~170 instructions each).
+        // child; see Benchmarks/README.md, Hot-path notes).
         let keyIndex = try? Child.mapping().columnIndex(key)
         var children: [Int64: [Model]] = [:]
         for chunk in chunked(ids) {

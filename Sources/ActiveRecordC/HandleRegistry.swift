@@ -27,8 +27,9 @@ import Synchronization
 /// Lock-free in the common case: a table of atomic slots where an address may sit only in the
 /// `window` slots from its hash, so that entering, removing and finding one each read at most
 /// `window` slots, and a removal simply empties its slot (a search scans the whole window, so
-/// no tombstones are needed). Measured with callgrind: a record entered and removed costs about
-/// 46 instructions in all (`ar_record_new` or `ar_query_next`, then `ar_record_free`).
+/// no tombstones are needed): a record entered and removed (`ar_record_new` or
+/// `ar_query_next`, then `ar_record_free`) takes no lock (its cost: see
+/// Benchmarks/README.md, Hot-path notes).
 /// Handles that find their window full (thousands held at once) go to a locked overflow
 /// dictionary, read only when an address is not in its window and the overflow is not empty.
 enum HandleRegistry {

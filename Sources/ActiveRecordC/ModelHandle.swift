@@ -123,7 +123,8 @@ final class ModelHandle: Handle, @unchecked Sendable {
 
     /// The frozen model once built, as the address of the object `state.frozen` keeps
     /// (never replaced): read without the lock, as each new record reads it. (An
-    /// `AtomicLazyReference` load is a generic call here: ~640 instructions.)
+    /// `AtomicLazyReference` load is an unspecialised generic call here; see
+    /// Benchmarks/README.md, Hot-path notes.)
     private let frozenAddress = Atomic<Int>(0)
 
     /// The frozen model, built from the columns declared so far on first use.

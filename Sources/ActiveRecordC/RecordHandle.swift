@@ -13,8 +13,8 @@ final class RecordHandle: Handle {
     /// Whether the model has a decimal column (which an integer cell may have to read as text).
     private let hasDecimalColumn: Bool
     // Unchecked exclusivity on the record's state: a record handle is used by one thread at a
-    // time (the C API's rule), and every getter and setter reads it (~20 instructions a
-    // dynamic check, on calls that cost ~100).
+    // time (the C API's rule), and every getter and setter reads it (a dynamic check would
+    // be a sizeable share of those short calls; see Benchmarks/README.md, Hot-path notes).
     @exclusivity(unchecked) private var stored: DynamicRecord? {
         didSet { unretainedStored = stored.map(Unretained.init) }
     }

@@ -44,7 +44,8 @@ extension PostgreSQLStatement {
     }
 
     /// Appends `value`'s decimal digits: written right to left into a small stack buffer,
-    /// then appended at once (a digit at a time into `buffer` cost ~780 instructions an id).
+    /// then appended at once (a digit at a time into `buffer`, reversed afterwards, paid an
+    /// append with its checks per digit; see Benchmarks/README.md, Hot-path notes).
     func appendDecimal(_ value: Int64) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
             var magnitude = value.magnitude
