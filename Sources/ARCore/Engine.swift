@@ -188,20 +188,22 @@ import Foundation
     /// the row is left as it is); either way it returns the row's `returning` columns, then
     /// any the engine's ``EngineStatement/upsert()`` reads to tell an insert from an update.
     func upsertSQL(into table: String, columns: [String], conflictColumns: [String], updateColumns: [String], returning: [String]) -> String
-    /// `value LIKE pattern` (or `NOT LIKE`) with SQLite's meaning on every engine: `%` and `_`,
-    /// escaped only by the `escape` character when there is one (SQL for a one-character
-    /// text), ASCII letters matched without case, any value as text.
+    /// `value LIKE pattern` (or `NOT LIKE`), meaning on every engine: `%` matches any run of
+    /// characters and `_` one character, escaped only by the `escape` character when there is
+    /// one (SQL for a one-character text); ASCII letters match without case, every other
+    /// character exactly; the value is compared as text whatever its type; NULL matches nothing.
     func like(_ value: String, _ pattern: String, escape: String?, negated: Bool) -> String
     /// `column = ?` comparing ASCII letters without case (uniqueness with `caseSensitive: false`).
     func equalsIgnoringASCIICase(_ column: String) -> String
-    /// One `ORDER BY` term with SQLite's placement of NULLs on every engine: first when
-    /// ascending, last when descending.
+    /// One `ORDER BY` term, NULLs placed the same on every engine: first when ascending, last
+    /// when descending.
     func orderTerm(_ expression: String, ascending: Bool) -> String
     /// The value bound to `LIMIT ?` for no limit.
     var unlimited: DatabaseValue { get }
     /// An aggregate over `expression` (already SQL, or `*` for `count`), by its name in the
-    /// query language: `count`, `min` and `max` as the engine returns them, `sum` as SQLite's
-    /// (an integer for integers), `avg` and `total` (0 for no rows) as doubles.
+    /// query language, meaning on every engine: `count` an integer; `min` and `max` the
+    /// column's values; `sum` an integer for integer values (a double otherwise) and NULL for
+    /// no rows; `avg` a double (NULL for no rows); `total` a double, 0 for no rows.
     func aggregate(_ function: String, _ expression: String) -> String
     /// The statement that begins a top-level transaction (write intent), at `isolation`
     /// (`nil`: the engine's default level).
