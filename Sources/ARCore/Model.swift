@@ -155,13 +155,19 @@ open class Model: RecordStorage {
     private final func apply<Operation: FieldOperation>(
         _ operation: Operation, toField index: Int
     ) throws(Operation.Failure) -> Operation.Result {
-        // The engine only calls these after `mapping()` succeeded.
-        let field = cachedMapping.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.fields[index] }
-        let base = Unmanaged.passUnretained(self).toOpaque()
-        let address = FieldAddress(value: base + field.valueOffset, original: base + field.originalOffset)
+        let (field, address) = mappedField(index)
         return try withExtendedLifetime(self) { () throws(Operation.Failure) -> Operation.Result in
             try field.storage.apply(operation, kind: field.kind, at: address)
         }
+    }
+
+    /// The mapping's field at `index` and where it is in this object.
+    @inline(__always)
+    private final func mappedField(_ index: Int) -> (ModelMapping.Field, FieldAddress) {
+        // The engine only calls these after `mapping()` succeeded.
+        let field = cachedMapping.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.fields[index] }
+        let base = Unmanaged.passUnretained(self).toOpaque()
+        return (field, FieldAddress(value: base + field.valueOffset, original: base + field.originalOffset))
     }
 
     /// Runs `body` on each of the first `count` fields, the mapping and its fields reached
@@ -192,6 +198,19 @@ open class Model: RecordStorage {
 
     package final func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws {
         try apply(DecodeField(statement: statement, column: column), toField: index)
+    }
+
+    /// A known type straight from its cell (``FieldStorage/decode(_:into:)``); any other type,
+    /// and any conversion or mismatch, through `decodeOther` (``decodeColumn(_:from:at:)``).
+    package final func decodeAllColumns(
+        count: Int, from statement: Statement, at first: Int32, other decodeOther: (Int) throws -> Void
+    ) throws {
+        let cells = statement.row.baseAddress.unsafelyUnwrapped + Int(first)
+        var index = 0
+        try forEachField(count) { field, address in
+            if !field.storage.decode(cells[index], into: address) { try decodeOther(index) }
+            index &+= 1
+        }
     }
 
     package final func isColumnChanged(_ index: Int) -> Bool {

@@ -116,6 +116,16 @@ final class PostgreSQLStatement: EngineStatement {
         return rowCount > 0
     }
 
+    func step(binding parameters: UnsafeBufferPointer<Cell>) throws -> Bool {
+        try bind(parameters)
+        return try step()
+    }
+
+    func insert(binding parameters: UnsafeBufferPointer<Cell>) throws -> Int64 {
+        try bind(parameters)
+        return try insert()
+    }
+
     func insert() throws -> Int64 {
         guard try step() else {
             throw ActiveRecordError(.engine, "the INSERT returned no id", sql: sql)
