@@ -48,13 +48,7 @@ final class PostgreSQLStatement: EngineStatement {
     private static let cursorBatch: Int32 = 256
 
     /// Scratch storage for the parameters of one execution (kept to save allocations).
-    var buffer: [UInt8] = []
-    var offsets: [Int] = []
-    var lengths: [Int32] = []
-    var formats: [Int32] = []
-    var types: [Oid] = []
-    /// Where each parameter's bytes start, for the call (rebuilt per call: `buffer` may move).
-    var pointers: [UnsafePointer<CChar>?] = []
+    private var parameters = ParameterLayout()
     /// The current row's cells (``row()``), and how many they have room for.
     var cells = UnsafeMutablePointer<Cell>.allocate(capacity: 1)
     var cellCapacity: Int32 = 1
@@ -155,16 +149,16 @@ final class PostgreSQLStatement: EngineStatement {
             cursorMayHaveMore = true
             rowCount = 0
         case .cached:
-            encodeParameters()
+            parameters.encode(bound, count: placeholderCount)
             let statement: (name: String, binary: Bool)
-            if let known = prepared[types] {
+            if let known = prepared[parameters.types] {
                 statement = known
             } else {
                 statement = try prepareOnServer()
-                prepared[types] = statement
+                prepared[parameters.types] = statement
             }
             let executed = try connection.exchange {
-                withParameters { values, lengths, formats in
+                parameters.withPointers { values, lengths, formats, _ in
                     PQsendQueryPrepared(
                         connection.handle, statement.name, Int32(placeholderCount), values, lengths, formats, statement.binary ? 1 : 0)
                 }
@@ -179,7 +173,7 @@ final class PostgreSQLStatement: EngineStatement {
         let connection = self.connection
         let name = connection.makeName("statement")
         let prepareResult = try connection.exchange {
-            types.withUnsafeBufferPointer { types in
+            parameters.types.withUnsafeBufferPointer { types in
                 PQsendPrepare(connection.handle, name, text, Int32(placeholderCount), types.baseAddress)
             }
         }
@@ -208,14 +202,12 @@ final class PostgreSQLStatement: EngineStatement {
     /// Runs `sql` (with the bound parameters, or none) in one round trip and keeps its result.
     private func run(_ sql: String, parameters: Bool) throws {
         clearResult()
-        if parameters { encodeParameters() }
+        self.parameters.encode(bound, count: parameters ? placeholderCount : 0)
         let count = parameters ? Int32(placeholderCount) : 0
         let connection = self.connection
         let executed = try connection.exchange {
-            withParameters { values, lengths, formats in
-                types.withUnsafeBufferPointer { types in
-                    PQsendQueryParams(connection.handle, sql, count, parameters ? types.baseAddress : nil, values, lengths, formats, 0)
-                }
+            self.parameters.withPointers { values, lengths, formats, types in
+                PQsendQueryParams(connection.handle, sql, count, parameters ? types : nil, values, lengths, formats, 0)
             }
         }
         try adopt(executed)
@@ -237,12 +229,17 @@ final class PostgreSQLStatement: EngineStatement {
         self.binary = binary
         rowCount = PQntuples(executed)
         rowIndex = -1
-        columnTypes.removeAll(keepingCapacity: true)
-        for column in 0..<PQnfields(executed) { columnTypes.append(Int(PQftype(executed, column))) }
+        Self.readColumnTypes(of: executed, into: &columnTypes)
         // The command tag (`INSERT 0 1`, `UPDATE 3`): the rows a write changed.
         if let tag = PQcmdStatus(executed), Self.isWrite(tag) {
             connection.lastChanged = Int(strtol(PQcmdTuples(executed), nil, 10))
         }
+    }
+
+    /// The result's column types, into `types` (one access to the property, not one per column).
+    private static func readColumnTypes(of result: OpaquePointer?, into types: inout [Int]) {
+        types.removeAll(keepingCapacity: true)
+        for column in 0..<PQnfields(result) { types.append(Int(PQftype(result, column))) }
     }
 
     /// Whether a command tag is an `INSERT`, `UPDATE`, `DELETE` or `MERGE`'s.
