@@ -155,19 +155,13 @@ open class Model: RecordStorage {
     private final func apply<Operation: FieldOperation>(
         _ operation: Operation, toField index: Int
     ) throws(Operation.Failure) -> Operation.Result {
-        let (field, address) = mappedField(index)
-        return try withExtendedLifetime(self) { () throws(Operation.Failure) -> Operation.Result in
-            try field.storage.apply(operation, kind: field.kind, at: address)
-        }
-    }
-
-    /// The mapping's field at `index` and where it is in this object.
-    @inline(__always)
-    private final func mappedField(_ index: Int) -> (ModelMapping.Field, FieldAddress) {
         // The engine only calls these after `mapping()` succeeded.
         let field = cachedMapping.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.fields[index] }
         let base = Unmanaged.passUnretained(self).toOpaque()
-        return (field, FieldAddress(value: base + field.valueOffset, original: base + field.originalOffset))
+        let address = FieldAddress(value: base + field.valueOffset, original: base + field.originalOffset)
+        return try withExtendedLifetime(self) { () throws(Operation.Failure) -> Operation.Result in
+            try field.storage.apply(operation, kind: field.kind, at: address)
+        }
     }
 
     /// Runs `body` on each of the first `count` fields, the mapping and its fields reached
