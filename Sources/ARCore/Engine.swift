@@ -62,8 +62,9 @@ import Foundation
 }
 
 /// One connection of an engine. Confined: used by one thread at a time (the database hands
-/// it out), and finalizes none of its statements itself.
-@_spi(Engines) public protocol EngineConnection {
+/// it out), and finalizes none of its statements itself. A class, so that a call through the
+/// protocol (``changedRowCount`` after each write) reaches it without unboxing an existential.
+@_spi(Engines) public protocol EngineConnection: AnyObject {
     /// Prepares exactly one statement, with `?` placeholders (as all of the library's SQL).
     /// - Throws: the engine's error, with the SQL; `.misuse` for more than one statement.
     func prepare(_ sql: String, _ use: StatementUse) throws -> any EngineStatement
@@ -108,8 +109,13 @@ import Foundation
     /// result column, text and bytes borrowed from the engine until the next step, reset or
     /// finalize. Text is UTF-8 not yet validated, followed by a NUL byte (outside the cell).
     func row() -> UnsafeBufferPointer<Cell>
+    /// Binds `parameters` as ``bind(_:)`` does, then runs the first step as ``step()`` does: a
+    /// statement bound and run in one call through the protocol rather than two.
+    func step(binding parameters: UnsafeBufferPointer<Cell>) throws -> Bool
     /// Runs an `INSERT` made by ``SQLDialect/insertSQL(into:columns:)`` and returns the new row's id.
     func insert() throws -> Int64
+    /// Binds `parameters` as ``bind(_:)`` does, then runs ``insert()``, in one call.
+    func insert(binding parameters: UnsafeBufferPointer<Cell>) throws -> Int64
     /// Runs an upsert made by ``SQLDialect/upsertSQL(into:columns:conflictColumns:updateColumns:returning:)``
     /// to its one row, which it leaves readable (``row()``, the `returning` columns from 0),
     /// and says whether the statement inserted that row (`false`: it updated an existing one).
@@ -127,6 +133,20 @@ import Foundation
     var columnCount: Int32 { get }
     /// A result column's name.
     func columnName(_ index: Int32) -> String
+}
+
+extension EngineStatement {
+    /// ``bind(_:)``, then ``step()``.
+    public func step(binding parameters: UnsafeBufferPointer<Cell>) throws -> Bool {
+        try bind(parameters)
+        return try step()
+    }
+
+    /// ``bind(_:)``, then ``insert()``.
+    public func insert(binding parameters: UnsafeBufferPointer<Cell>) throws -> Int64 {
+        try bind(parameters)
+        return try insert()
+    }
 }
 
 /// A column's value without copying: text and bytes borrowed from the row or the record.

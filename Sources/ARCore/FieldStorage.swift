@@ -49,6 +49,72 @@ package enum FieldStorage: Sendable {
     }
 }
 
+extension FieldStorage {
+    /// Reads `cell` into the field at `address` (as its current and original value) when the
+    /// field's type is a known one and the cell holds that type's own storage class (or `NULL`
+    /// for an optional): `true` when done. Otherwise (any other type, a conversion, a mismatch,
+    /// text that is not UTF-8) `false`, the field untouched, for ``DecodeField``, which reads
+    /// the cell through a ``DatabaseValue`` and `fromSQL`. The values are those `fromSQL`
+    /// makes, without making a ``DatabaseValue`` first.
+    @inline(__always)
+    package func decode(_ cell: Cell, into address: FieldAddress) -> Bool {
+        switch (self, cell) {
+        case (.string, .text(let utf8)):
+            guard let text = decodedText(utf8) else { return false }
+            address.store(text)
+        case (.optionalString, .text(let utf8)):
+            guard let text = decodedText(utf8) else { return false }
+            address.store(Optional(text))
+        case (.int, .integer(let int)):
+            guard let int = Int(exactly: int) else { return false }
+            address.store(int)
+        case (.optionalInt, .integer(let int)):
+            guard let int = Int(exactly: int) else { return false }
+            address.store(Optional(int))
+        case (.int64, .integer(let int)): address.store(int)
+        case (.optionalInt64, .integer(let int)): address.store(Optional(int))
+        case (.double, .real(let real)): address.store(real)
+        case (.optionalDouble, .real(let real)): address.store(Optional(real))
+        case (.bool, .integer(let int)) where int == 0 || int == 1: address.store(int == 1)
+        case (.optionalBool, .integer(let int)) where int == 0 || int == 1: address.store(Optional(int == 1))
+        case (.date, .real(let real)): address.store(Date(timeIntervalSince1970: real))
+        case (.optionalDate, .real(let real)): address.store(Optional(Date(timeIntervalSince1970: real)))
+        case (.data, .blob(let bytes)): address.store(Data(cellBytes: bytes))
+        case (.optionalData, .blob(let bytes)): address.store(Optional(Data(cellBytes: bytes)))
+        case (.optionalString, .null): address.store(String?.none)
+        case (.optionalInt, .null): address.store(Int?.none)
+        case (.optionalInt64, .null): address.store(Int64?.none)
+        case (.optionalDouble, .null): address.store(Double?.none)
+        case (.optionalBool, .null): address.store(Bool?.none)
+        case (.optionalDate, .null): address.store(Date?.none)
+        case (.optionalData, .null): address.store(Data?.none)
+        default: return false
+        }
+        return true
+    }
+}
+
+extension Data {
+    /// A copy of a cell's bytes (`Data(bytes:count:)`: the sequence initializer costs more).
+    @inline(__always)
+    init(cellBytes bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else {
+            self.init()
+            return
+        }
+        self.init(bytes: base, count: bytes.count)
+    }
+}
+
+extension FieldAddress {
+    /// Stores `decoded` as the field's value and original.
+    @inline(__always)
+    fileprivate func store<Value>(_ decoded: __owned Value) {
+        value(Value.self).pointee = decoded
+        original(Value.self).pointee = decoded
+    }
+}
+
 /// One per-row operation on a column field: for a known type (specialised) and through
 /// the field's ``ColumnField`` witnesses for any other.
 package protocol FieldOperation {
@@ -119,7 +185,7 @@ package struct IsFieldChanged: FieldOperation {
         // A column not written since it was loaded or saved holds a bit-for-bit copy of its
         // original (the same inline bytes, or the same storage of a string or `Data`), and a
         // value is equivalent to itself: no comparison through the type (`Data`'s `==` alone
-        // is ~500 instructions with its access checks).
+        // is dear with its access checks; see Benchmarks/README.md, Hot-path notes).
         if field.holdsIdenticalBits(Value.self) { return false }
         return !Value.isEquivalent(field.value(Value.self).pointee, field.original(Value.self).pointee)
     }

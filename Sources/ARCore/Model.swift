@@ -24,8 +24,8 @@ import Foundation
 /// fetch it again (by ``id``) on another.
 open class Model: RecordStorage {
     // Unchecked exclusivity (as `DynamicRecord`'s): the engine's per-row writes to the header
-    // and reads of the mapping would otherwise each pay a dynamic access check (~110
-    // instructions a row on insert); records are confined to one thread and these
+    // and reads of the mapping would otherwise each pay a dynamic access check, on every row
+    // (see Benchmarks/README.md, Hot-path notes); records are confined to one thread and these
     // accesses never overlap.
     @exclusivity(unchecked) package var header = RecordHeader()
     // Unretained: a class's mapping lives as long as the process (``ModelMapping/of(_:)``),
@@ -192,6 +192,19 @@ open class Model: RecordStorage {
 
     package final func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws {
         try apply(DecodeField(statement: statement, column: column), toField: index)
+    }
+
+    /// A known type straight from its cell (``FieldStorage/decode(_:into:)``); any other type,
+    /// and any conversion or mismatch, through `decodeOther` (``decodeColumn(_:from:at:)``).
+    package final func decodeAllColumns(
+        count: Int, from statement: Statement, at first: Int32, other decodeOther: (Int) throws -> Void
+    ) throws {
+        let cells = statement.row.baseAddress.unsafelyUnwrapped + Int(first)
+        var index = 0
+        try forEachField(count) { field, address in
+            if !field.storage.decode(cells[index], into: address) { try decodeOther(index) }
+            index &+= 1
+        }
     }
 
     package final func isColumnChanged(_ index: Int) -> Bool {

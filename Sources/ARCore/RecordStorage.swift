@@ -76,6 +76,10 @@ package protocol RecordStorage: AnyObject {
     /// Reads column `index` from result column `column` as both current and original value
     /// (a storage may set the originals in ``didDecode()`` instead, once per row).
     func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws
+    /// Reads each of the first `count` columns (all of them), column `index` from result column
+    /// `first + index`, as ``decodeColumn(_:from:at:)`` does; a storage that reads some types
+    /// straight from their cells calls `decodeOther(index)` for the columns it does not read.
+    func decodeAllColumns(count: Int, from statement: Statement, at first: Int32, other decodeOther: (Int) throws -> Void) throws
     /// Called after a row was decoded into the record.
     func didDecode()
     /// Whether column `index` differs from its original (last loaded or saved) value.
@@ -104,6 +108,10 @@ extension RecordStorage {
 
     package func markAllColumnsSaved(count: Int) {
         for index in 0..<count { markColumnSaved(index) }
+    }
+
+    package func decodeAllColumns(count: Int, from statement: Statement, at first: Int32, other decodeOther: (Int) throws -> Void) throws {
+        for index in 0..<count { try decodeOther(index) }
     }
 
     package func bindAllColumns(count: Int, to statement: Statement, from first: Int32) throws {
@@ -143,8 +151,7 @@ package struct UndoLevelStart {
 
 /// What a transaction keeps to undo (``UndoEntry``s, destroyed records) in the order written,
 /// kept in chunks: a long transaction appends without ever copying the entries it holds, where
-/// one array would copy them all each time it doubled (at 5,000 writes, ~100 instructions a
-/// write for 65-byte undo entries, ~40 a destroy for 16-byte record references).
+/// one array would copy them all each time it doubled (see Benchmarks/README.md, Hot-path notes).
 package struct ChunkedLog<Entry> {
     /// The chunks filled, each holding ``chunkCapacity`` entries.
     private var full: [[Entry]] = []

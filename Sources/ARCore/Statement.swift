@@ -74,7 +74,8 @@ package struct StatementKey: Hashable {
     unowned let connection: Connection
     // Unchecked exclusivity on the per-use state below: a statement belongs to its
     // connection, which one thread uses at a time, and none of these accesses overlaps
-    // another; they are read on every bind and step (~20 instructions a dynamic check).
+    // another; they are read on every bind and step (a dynamic check on each access; see
+    // Benchmarks/README.md, Hot-path notes).
     /// The parameters bound since the statement last ran, handed to the engine when it runs
     /// (``parameterCount`` of them; all `NULL` at first).
     private let parameters: UnsafeMutablePointer<Cell>
@@ -160,24 +161,36 @@ package struct StatementKey: Hashable {
             .misuse, "parameter \(index) is out of range: the statement has \(parameterCount) parameter(s)", sql: sql)
     }
 
+    /// The parameters, as the engine reads them.
+    private var boundParameters: UnsafeBufferPointer<Cell> {
+        @inline(__always) get { UnsafeBufferPointer(start: parameters, count: Int(parameterCount)) }
+    }
+
     /// Hands the parameters bound since the last run to the engine.
     @inline(__always)
     private func bindPending() throws {
         if hasNewBindings {
             hasNewBindings = false
-            try engine.bind(UnsafeBufferPointer(start: parameters, count: Int(parameterCount)))
+            try engine.bind(boundParameters)
         }
     }
 
     // MARK: Stepping
 
-    /// Runs one step: `true` when a row is available (``row``), `false` when done.
+    /// Runs one step: `true` when a row is available (``row``), `false` when done. Parameters
+    /// bound since the last run go to the engine with the step, in one call.
     /// - Throws: the engine's error; the statement is dropped from its connection's cache.
     @inline(__always)
     package func step() throws -> Bool {
         do {
-            try bindPending()
-            guard try engine.step() else { return false }
+            let hasRow: Bool
+            if hasNewBindings {
+                hasNewBindings = false
+                hasRow = try engine.step(binding: boundParameters)
+            } else {
+                hasRow = try engine.step()
+            }
+            guard hasRow else { return false }
             row = engine.row()
             return true
         } catch {
@@ -189,7 +202,10 @@ package struct StatementKey: Hashable {
     @inline(__always)
     package func insert() throws -> Int64 {
         do {
-            try bindPending()
+            if hasNewBindings {
+                hasNewBindings = false
+                return try engine.insert(binding: boundParameters)
+            }
             return try engine.insert()
         } catch {
             throw failed(error)
@@ -303,7 +319,7 @@ package struct StatementKey: Hashable {
 
     package func data(_ index: Int32) -> Data {
         switch row[Int(index)] {
-        case .text(let bytes), .blob(let bytes): Data(bytes)
+        case .text(let bytes), .blob(let bytes): Data(cellBytes: bytes)
         case .null: Data()
         case .integer(let int): Data(String(int).utf8)
         case .real(let real): Data("\(real)".utf8)
@@ -429,7 +445,7 @@ extension Cell {
         case .text(let utf8):
             guard let text = decodedText(utf8) else { throw invalidUTF8Error(column: column, bytes: utf8.count) }
             return .text(text)
-        case .blob(let bytes): return .blob(bytes.isEmpty ? Data() : Data(bytes))
+        case .blob(let bytes): return .blob(Data(cellBytes: bytes))
         }
     }
 

@@ -345,7 +345,7 @@ package final class TableEngine: Sendable {
                 try decodeColumn(index, of: record, from: statement, at: offset + 3 + Int32(position))
             }
         } else {
-            for index in schema.columns.indices {
+            try record.decodeAllColumns(count: schema.columns.count, from: statement, at: offset + 3) { index in
                 try decodeColumn(index, of: record, from: statement, at: offset + 3 + Int32(index))
             }
         }

@@ -87,6 +87,18 @@ final class SQLiteStatement: EngineStatement {
     }
 
     @inline(__always)
+    func step(binding parameters: UnsafeBufferPointer<Cell>) throws -> Bool {
+        try bind(parameters)
+        return try step()
+    }
+
+    @inline(__always)
+    func insert(binding parameters: UnsafeBufferPointer<Cell>) throws -> Int64 {
+        try bind(parameters)
+        return try insert()
+    }
+
+    @inline(__always)
     func insert() throws -> Int64 {
         _ = try step()
         return sqlite3_last_insert_rowid(sqlite3_db_handle(handle))

@@ -20,11 +20,13 @@ final class PostgreSQLConnection: EngineConnection {
     let description: String
     /// Masks the connection string's passwords in libpq's text.
     let mask: PasswordMask
+    // Unchecked exclusivity on the two fields every statement reads or writes: a connection
+    // is confined to one thread at a time, and none of these accesses overlaps another.
     /// How many rows the last `INSERT`, `UPDATE` or `DELETE` changed.
-    var lastChanged = 0
+    @exclusivity(unchecked) var lastChanged = 0
     /// Prepared statements no longer used, deallocated before the next statement runs (a
     /// round trip of their own would slow every eviction).
-    var deallocations: [String] = []
+    @exclusivity(unchecked) var deallocations: [String] = []
     private var nextName = 0
 
     // The statement timeout. The server's `statement_timeout` is set (or reset to the

@@ -2,16 +2,30 @@ import ActiveRecordLibPQ
 @_spi(Engines) import ARCore
 import Foundation
 
-/// A statement's parameters as libpq takes them.
-extension PostgreSQLStatement {
-    /// Lays the bound cells out for libpq: text (NUL-terminated) or binary `bytea`.
-    func encodeParameters() {
+/// A statement's parameters as libpq takes them: one value, so that encoding them and handing
+/// them to libpq each reach the statement's stored property once (every access to a class's
+/// stored property is checked for exclusivity at run time: per parameter and per array, the
+/// checks cost more than the encoding; see Benchmarks/README.md, Hot-path notes).
+struct ParameterLayout {
+    /// The parameters' bytes: text NUL-terminated, `bytea` binary.
+    private var buffer: [UInt8] = []
+    /// Where each parameter's bytes start in ``buffer`` (-1: `NULL`).
+    private var offsets: [Int] = []
+    private var lengths: [Int32] = []
+    private var formats: [Int32] = []
+    /// Each parameter's type (0: unspecified, read as the statement needs).
+    private(set) var types: [Oid] = []
+    /// Where each parameter's bytes start, for the call (rebuilt per call: `buffer` may move).
+    private var pointers: [UnsafePointer<CChar>?] = []
+
+    /// Lays the `count` parameters out from `bound` (the others `NULL`).
+    mutating func encode(_ bound: UnsafeBufferPointer<Cell>, count: Int) {
         buffer.removeAll(keepingCapacity: true)
         offsets.removeAll(keepingCapacity: true)
         lengths.removeAll(keepingCapacity: true)
         formats.removeAll(keepingCapacity: true)
         types.removeAll(keepingCapacity: true)
-        for index in 0..<placeholderCount {
+        for index in 0..<count {
             let value = index < bound.count ? bound[index] : .null
             var format: Int32 = 0
             var type: Oid = 0
@@ -46,7 +60,7 @@ extension PostgreSQLStatement {
     /// Appends `value`'s decimal digits: written right to left into a small stack buffer,
     /// then appended at once (a digit at a time into `buffer`, reversed afterwards, paid an
     /// append with its checks per digit; see Benchmarks/README.md, Hot-path notes).
-    func appendDecimal(_ value: Int64) {
+    private mutating func appendDecimal(_ value: Int64) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
             var magnitude = value.magnitude
             var start = digits.count
@@ -63,19 +77,24 @@ extension PostgreSQLStatement {
         }
     }
 
-    func withParameters<R>(
-        _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R
+    /// Calls `body` with the values, lengths, formats and types as libpq takes them.
+    mutating func withPointers<R>(
+        _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?, UnsafePointer<Oid>?) -> R
     ) -> R {
+        pointers.removeAll(keepingCapacity: true)
         buffer.withUnsafeBufferPointer { bytes in
             let base = UnsafeRawPointer(bytes.baseAddress)
-            pointers.removeAll(keepingCapacity: true)
             for offset in offsets {
                 pointers.append(offset >= 0 ? base.map { ($0 + offset).assumingMemoryBound(to: CChar.self) } : nil)
             }
-            return pointers.withUnsafeBufferPointer { pointers in
+        }
+        return buffer.withUnsafeBufferPointer { _ in
+            pointers.withUnsafeBufferPointer { pointers in
                 lengths.withUnsafeBufferPointer { lengths in
                     formats.withUnsafeBufferPointer { formats in
-                        body(pointers.baseAddress, lengths.baseAddress, formats.baseAddress)
+                        types.withUnsafeBufferPointer { types in
+                            body(pointers.baseAddress, lengths.baseAddress, formats.baseAddress, types.baseAddress)
+                        }
                     }
                 }
             }

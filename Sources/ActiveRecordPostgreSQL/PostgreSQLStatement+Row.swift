@@ -83,21 +83,30 @@ extension PostgreSQLStatement {
             cells = .allocate(capacity: Int(count))
             cellCapacity = count
         }
-        var index: Int32 = 0
-        while index < count {
-            cells[Int(index)] = cell(index)
-            index &+= 1
+        // The result, row, format and types read once per row (each read of a stored property
+        // is checked for exclusivity at run time), not once per column.
+        let target = cells, result = current, rowNumber = rowIndex, binary = self.binary
+        columnTypes.withUnsafeBufferPointer { types in
+            var index: Int32 = 0
+            while index < count {
+                target[Int(index)] = cell(index, of: result, row: rowNumber, type: types[Int(index)], binary: binary)
+                index &+= 1
+            }
         }
-        return UnsafeBufferPointer(start: cells, count: Int(count))
+        return UnsafeBufferPointer(start: target, count: Int(count))
     }
 
     /// A column's cell: the value read from libpq once; text (in either format) and binary
     /// `bytea` as libpq holds them, other types decoded.
-    func cell(_ index: Int32) -> Cell {
-        let result = current
-        guard PQgetisnull(result, rowIndex, index) == 0, let pointer = PQgetvalue(result, rowIndex, index) else { return .null }
-        let raw = UnsafeRawBufferPointer(start: pointer, count: Int(PQgetlength(result, rowIndex, index)))
-        let type = type(index)
+    @inline(__always)
+    func cell(_ index: Int32, of result: OpaquePointer, row: Int32, type: Int, binary: Bool) -> Cell {
+        guard PQgetisnull(result, row, index) == 0, let pointer = PQgetvalue(result, row, index) else { return .null }
+        let raw = UnsafeRawBufferPointer(start: pointer, count: Int(PQgetlength(result, row, index)))
+        return cell(raw, type: type, binary: binary)
+    }
+
+    /// A value's cell: text and binary `bytea` as they are, other types decoded.
+    private func cell(_ raw: UnsafeRawBufferPointer, type: Int, binary: Bool) -> Cell {
         switch type {
         case AR_PG_TEXT, AR_PG_VARCHAR, AR_PG_NAME, AR_PG_BPCHAR, AR_PG_JSON: return .text(raw)
         case AR_PG_BYTEA where binary: return .blob(raw)

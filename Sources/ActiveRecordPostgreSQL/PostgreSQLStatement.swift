@@ -23,43 +23,41 @@ final class PostgreSQLStatement: EngineStatement {
     private let sql: String
     /// The SQL with numbered placeholders (`$1`).
     private let text: String
+    // Unchecked exclusivity on the per-run state below: a statement is used by one thread at a
+    // time (its connection is confined), and none of these accesses overlaps another; checked
+    // at run time, they cost the client more than its own work on a short statement (see
+    // Benchmarks/README.md, Hot-path notes).
     let placeholderCount: Int
     private let use: StatementUse
     /// The parameters last bound: the caller's cells, whose text and bytes stay valid until
     /// the next bind, reset or finalize (see ``EngineStatement/bind(_:)``); fewer than
     /// ``placeholderCount`` (none bound yet, or reset): the others are `NULL`.
-    var bound = UnsafeBufferPointer<Cell>(start: nil, count: 0)
+    @exclusivity(unchecked) var bound = UnsafeBufferPointer<Cell>(start: nil, count: 0)
     /// Server-side names of this statement, one per set of parameter types it ran with, and
     /// whether it asks for binary results.
-    private var prepared: [[Oid]: (name: String, binary: Bool)] = [:]
+    @exclusivity(unchecked) private var prepared: [[Oid]: (name: String, binary: Bool)] = [:]
     /// Whether the current result is in binary format.
-    var binary = false
+    @exclusivity(unchecked) var binary = false
 
     /// The current result, its row count, and the row a step is on.
-    var result: OpaquePointer?
-    var rowCount: Int32 = 0
-    var rowIndex: Int32 = -1
-    private var hasRun = false
+    @exclusivity(unchecked) var result: OpaquePointer?
+    @exclusivity(unchecked) var rowCount: Int32 = 0
+    @exclusivity(unchecked) var rowIndex: Int32 = -1
+    @exclusivity(unchecked) private var hasRun = false
     /// The result's column types (OIDs), read once per result.
-    var columnTypes: [Int] = []
+    @exclusivity(unchecked) var columnTypes: [Int] = []
     /// For a cursor: its server-side name, and whether its last batch was full (more may follow).
-    private var cursorName: String?
-    private var cursorMayHaveMore = false
+    @exclusivity(unchecked) private var cursorName: String?
+    @exclusivity(unchecked) private var cursorMayHaveMore = false
     private static let cursorBatch: Int32 = 256
 
     /// Scratch storage for the parameters of one execution (kept to save allocations).
-    var buffer: [UInt8] = []
-    var offsets: [Int] = []
-    var lengths: [Int32] = []
-    var formats: [Int32] = []
-    var types: [Oid] = []
-    /// Where each parameter's bytes start, for the call (rebuilt per call: `buffer` may move).
-    var pointers: [UnsafePointer<CChar>?] = []
+    @exclusivity(unchecked) private var parameters = ParameterLayout()
     /// The current row's cells (``row()``), and how many they have room for.
-    var cells = UnsafeMutablePointer<Cell>.allocate(capacity: 1)
-    var cellCapacity: Int32 = 1
+    @exclusivity(unchecked) var cells = UnsafeMutablePointer<Cell>.allocate(capacity: 1)
+    @exclusivity(unchecked) var cellCapacity: Int32 = 1
     /// What the current row's decoded cells point to (freed at the next row).
-    var kept: [UnsafeMutableRawBufferPointer] = []
+    @exclusivity(unchecked) var kept: [UnsafeMutableRawBufferPointer] = []
 
     /// - Throws: `.misuse` for SQL with a second statement (the extended protocol runs one).
     init(sql: String, use: StatementUse, connection: PostgreSQLConnection) throws {
@@ -116,6 +114,16 @@ final class PostgreSQLStatement: EngineStatement {
         return rowCount > 0
     }
 
+    func step(binding parameters: UnsafeBufferPointer<Cell>) throws -> Bool {
+        try bind(parameters)
+        return try step()
+    }
+
+    func insert(binding parameters: UnsafeBufferPointer<Cell>) throws -> Int64 {
+        try bind(parameters)
+        return try insert()
+    }
+
     func insert() throws -> Int64 {
         guard try step() else {
             throw ActiveRecordError(.engine, "the INSERT returned no id", sql: sql)
@@ -145,16 +153,16 @@ final class PostgreSQLStatement: EngineStatement {
             cursorMayHaveMore = true
             rowCount = 0
         case .cached:
-            encodeParameters()
+            parameters.encode(bound, count: placeholderCount)
             let statement: (name: String, binary: Bool)
-            if let known = prepared[types] {
+            if let known = prepared[parameters.types] {
                 statement = known
             } else {
                 statement = try prepareOnServer()
-                prepared[types] = statement
+                prepared[parameters.types] = statement
             }
             let executed = try connection.exchange {
-                withParameters { values, lengths, formats in
+                parameters.withPointers { values, lengths, formats, _ in
                     PQsendQueryPrepared(
                         connection.handle, statement.name, Int32(placeholderCount), values, lengths, formats, statement.binary ? 1 : 0)
                 }
@@ -169,7 +177,7 @@ final class PostgreSQLStatement: EngineStatement {
         let connection = self.connection
         let name = connection.makeName("statement")
         let prepareResult = try connection.exchange {
-            types.withUnsafeBufferPointer { types in
+            parameters.types.withUnsafeBufferPointer { types in
                 PQsendPrepare(connection.handle, name, text, Int32(placeholderCount), types.baseAddress)
             }
         }
@@ -198,14 +206,12 @@ final class PostgreSQLStatement: EngineStatement {
     /// Runs `sql` (with the bound parameters, or none) in one round trip and keeps its result.
     private func run(_ sql: String, parameters: Bool) throws {
         clearResult()
-        if parameters { encodeParameters() }
+        self.parameters.encode(bound, count: parameters ? placeholderCount : 0)
         let count = parameters ? Int32(placeholderCount) : 0
         let connection = self.connection
         let executed = try connection.exchange {
-            withParameters { values, lengths, formats in
-                types.withUnsafeBufferPointer { types in
-                    PQsendQueryParams(connection.handle, sql, count, parameters ? types.baseAddress : nil, values, lengths, formats, 0)
-                }
+            self.parameters.withPointers { values, lengths, formats, types in
+                PQsendQueryParams(connection.handle, sql, count, parameters ? types : nil, values, lengths, formats, 0)
             }
         }
         try adopt(executed)
@@ -227,12 +233,17 @@ final class PostgreSQLStatement: EngineStatement {
         self.binary = binary
         rowCount = PQntuples(executed)
         rowIndex = -1
-        columnTypes.removeAll(keepingCapacity: true)
-        for column in 0..<PQnfields(executed) { columnTypes.append(Int(PQftype(executed, column))) }
+        Self.readColumnTypes(of: executed, into: &columnTypes)
         // The command tag (`INSERT 0 1`, `UPDATE 3`): the rows a write changed.
         if let tag = PQcmdStatus(executed), Self.isWrite(tag) {
             connection.lastChanged = Int(strtol(PQcmdTuples(executed), nil, 10))
         }
+    }
+
+    /// The result's column types, into `types` (one access to the property, not one per column).
+    private static func readColumnTypes(of result: OpaquePointer?, into types: inout [Int]) {
+        types.removeAll(keepingCapacity: true)
+        for column in 0..<PQnfields(result) { types.append(Int(PQftype(result, column))) }
     }
 
     /// Whether a command tag is an `INSERT`, `UPDATE`, `DELETE` or `MERGE`'s.
