@@ -164,7 +164,7 @@ C_DIR     = .build/c
 C_LIB     = $(abspath $(C_DIR)/lib)
 CFLAGS_C  = -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude
 LDFLAGS_C = -L$(C_LIB) -lactiverecord -Wl,-rpath,$(C_LIB)
-SWIFT_HEADER = $$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/ActiveRecordC.build/include/ActiveRecordC-Swift.h
+SWIFT_HEADER = $$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/ARCShim.build/include/ARCShim-Swift.h
 
 # Copies file $(1) to $(2) as a new file renamed over the old one (rename(2) is atomic): a
 # program running on the old library keeps it whole (cp would rewrite it in place, changing
@@ -292,8 +292,8 @@ release-check:
 	@[ -z "$$(git status --porcelain)" ] || { echo "release-check: the tree has uncommitted changes:" >&2; git status --short >&2; exit 1; }
 	$(MAKE) --no-print-directory check-header docs test
 	@version=$(VERSION_NUMBER); \
-	grep -q "private let version: StaticString = \"$$version\"" Sources/ActiveRecordC/CDatabase.swift \
-	  || { echo "release-check: ar_version() is not $$version (Sources/ActiveRecordC/CDatabase.swift)" >&2; exit 1; }; \
+	grep -q "private let version: StaticString = \"$$version\"" Sources/ARCShim/CDatabase.swift \
+	  || { echo "release-check: ar_version() is not $$version (Sources/ARCShim/CDatabase.swift)" >&2; exit 1; }; \
 	printf '#include <stdio.h>\n#include "activerecord.h"\nint main(void) { puts(ar_version()); return 0; }\n' > $(C_DIR)/version.c; \
 	$(CC) -Iinclude $(C_DIR)/version.c -o $(C_DIR)/version $(LDFLAGS_C) && [ "$$($(C_DIR)/version)" = "$$version" ] \
 	  || { echo "release-check: the built library's ar_version() is not $$version" >&2; exit 1; }; \

@@ -19,7 +19,7 @@ let package = Package(
         .executable(name: "ActiveRecordQuickstart", targets: ["ActiveRecordQuickstart"]),
         .executable(name: "ActiveRecordPostgreSQLExample", targets: ["ActiveRecordPostgreSQLExample"]),
         // The C ABI: libactiverecord.so, with the header include/activerecord.h.
-        .library(name: "activerecord", type: .dynamic, targets: ["ActiveRecordC"]),
+        .library(name: "activerecord", type: .dynamic, targets: ["ARCShim"]),
     ],
     dependencies: [
         // The library's one package dependency: its log (SQL at trace, migrations at info,
@@ -29,19 +29,19 @@ let package = Package(
     targets: [
         // The system sqlite3 (pkg-config `sqlite3`).
         .systemLibrary(
-            name: "ActiveRecordSQLite",
+            name: "ARSQLite3",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev", "pkg-config"])]
         ),
         // The system libpq (pkg-config `libpq`), for the PostgreSQL engine only.
         .systemLibrary(
-            name: "ActiveRecordLibPQ",
+            name: "ARLibPQ",
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev", "pkg-config"])]
         ),
         // SQLite's mutexes as glibc's adaptive ones (they spin before they sleep), which the
         // library installs before SQLite initializes: reader threads then overlap.
-        .target(name: "ARSQLiteMutexes", dependencies: ["ActiveRecordSQLite"]),
+        .target(name: "ARSQLiteMutexes", dependencies: ["ARSQLite3"]),
         // The core: the backend boundary (it names no engine), connections, statements, values,
         // schema, reflection and key-path resolution, records and their CRUD, transactions,
         // automatic migration, and the hooks the feature targets plug into (callbacks,
@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "ARCore", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // The SQLite engine: the backend boundary implemented over the system sqlite3, and the
         // embedded locations (a file, memory, a temporary file, the program's default).
-        .target(name: "ARSQLite", dependencies: ["ARCore", "ActiveRecordSQLite", "ARSQLiteMutexes"]),
+        .target(name: "ARSQLite", dependencies: ["ARCore", "ARSQLite3", "ARSQLiteMutexes"]),
         // The lazy query, its compiler and the predicate language; cursors.
         .target(name: "ARQuery", dependencies: ["ARCore"]),
         // @BelongsTo, @HasMany, @HasManyThrough, dependencies, eager loading.
@@ -59,14 +59,14 @@ let package = Package(
         // The drift report and versioned migrations.
         .target(name: "ARMigrations", dependencies: ["ARCore"]),
         // The PostgreSQL engine: the backend boundary implemented over libpq.
-        .target(name: "ActiveRecordPostgreSQL", dependencies: ["ARCore", "ActiveRecordLibPQ"]),
+        .target(name: "ActiveRecordPostgreSQL", dependencies: ["ARCore", "ARLibPQ"]),
         // The umbrella: re-exports only.
         .target(
             name: "ActiveRecord",
             dependencies: ["ARCore", "ARSQLite", "ARQuery", "ARRelations", "ARValidation", "ARMigrations"]
         ),
         // The C ABI shim, on both engines (libactiverecord.so links sqlite3 and libpq).
-        .target(name: "ActiveRecordC", dependencies: ["ActiveRecord", "ActiveRecordPostgreSQL"]),
+        .target(name: "ARCShim", dependencies: ["ActiveRecord", "ActiveRecordPostgreSQL"]),
         .executableTarget(
             name: "ActiveRecordQuickstart",
             dependencies: ["ActiveRecord"],
@@ -101,7 +101,7 @@ let package = Package(
                 "ActiveRecord", "ActiveRecordPostgreSQL", "ARConformance", "ActiveRecordQuickstart", "ActiveRecordPostgreSQLExample",
                 "ActiveRecordStressChild", .product(name: "Logging", package: "swift-log"),
                 // SQLite's mutex API, to test the mutexes the library gives it (SQLiteMutexTests).
-                "ActiveRecordSQLite",
+                "ARSQLite3",
             ]
         ),
     ],

@@ -35,7 +35,7 @@ hits=$(grep -rnE '"[^"]*constraint failed|\.message\.(hasPrefix|contains|hasSuff
 hits=$(grep -rnE '^import (ARQuery|ARRelations|ARMigrations|ActiveRecord)$' Sources/ARValidation)
 [ -z "$hits" ] || fail "ARValidation imports more than ARCore:" "$hits"
 
-hits=$(grep -rnE 'import ActiveRecordSQLite|sqlite3_|sqlite_master|pragma_|PRAGMA ' Sources --include=*.swift \
+hits=$(grep -rnE 'import ARSQLite3|sqlite3_|sqlite_master|pragma_|PRAGMA ' Sources --include=*.swift \
     | grep -v '^Sources/ARSQLite/')
 [ -z "$hits" ] || fail "SQLite itself outside Sources/ARSQLite (put it behind the SQLDialect/EngineConnection boundary):" "$hits"
 
@@ -94,7 +94,7 @@ PY
 )
 [ -z "$hits" ] || fail "an instruction count in a comment (keep the reason in the comment; put the figure, with its date, in Benchmarks/README.md, Hot-path notes):" "$hits"
 
-hits=$(grep -rnE 'import ActiveRecordLibPQ|\bPQ[a-z]+\(' Sources --include=*.swift | grep -v '^Sources/ActiveRecordPostgreSQL/')
+hits=$(grep -rnE 'import ARLibPQ|\bPQ[a-z]+\(' Sources --include=*.swift | grep -v '^Sources/ActiveRecordPostgreSQL/')
 [ -z "$hits" ] || fail "libpq outside Sources/ActiveRecordPostgreSQL:" "$hits"
 
 [ $status -eq 0 ] && echo "check-seams: quoting, raw memory, error codes, ARValidation's dependencies, the engines, unchecked exclusivity and instruction counts keep to their seams"

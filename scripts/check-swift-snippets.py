@@ -17,7 +17,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 def typecheck(source: pathlib.Path, modules: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         ["swiftc", "-typecheck", "-swift-version", "6", "-I", modules,
-         "-I", str(ROOT / "Sources" / "ActiveRecordSQLite"),
+         "-I", str(ROOT / "Sources" / "ARSQLite3"),
          "-I", str(ROOT / "Sources" / "ARSQLiteMutexes" / "include"), str(source)],
         capture_output=True, text=True)
 

@@ -14,7 +14,7 @@ package struct ChangeTracker {
     /// a loop of writes to one table compares its name (the same string, so at once) instead
     /// of hashing it.
     private var lastNotedTable: String?
-    /// The serial of the ``TableEngine`` noted last (0: none, or a name), compared first.
+    /// The serial of the ``TableOperations`` noted last (0: none, or a name), compared first.
     private var lastNotedSerial: UInt64 = 0
 
     package init() {}
@@ -35,7 +35,7 @@ package struct ChangeTracker {
     /// ``note(_:inTransaction:)-(String,_)`` for one of the library's tables: a loop of writes
     /// to it compares a number, without reading (and retaining) its name.
     @inline(__always)
-    package mutating func note(_ table: TableEngine, inTransaction: Bool) {
+    package mutating func note(_ table: TableOperations, inTransaction: Bool) {
         if table.serial == lastNotedSerial { return }
         note(table.schema.name, inTransaction: inTransaction)
         lastNotedSerial = table.serial

@@ -175,7 +175,7 @@ extension Column: ColumnField {
         return (column.declarationTag, try? column.value.toSQL())
     }
 
-    // The per-row operations are FieldStorage's, run here unspecialised (for the types it
+    // The per-row operations are KnownFieldType's, run here unspecialised (for the types it
     // has no case of): one body for both paths.
 
     package static func bind(_ field: FieldAddress, to statement: Statement, at parameter: Int32) throws {

@@ -97,7 +97,7 @@ import Logging
     /// ``noteChange(_:)-(String)`` for one of the library's tables: a loop of writes to it
     /// compares a number, without reading (and retaining) its name.
     @inline(__always)
-    package func noteChange(_ table: TableEngine) { changes.note(table, inTransaction: transaction.depth > 0) }
+    package func noteChange(_ table: TableOperations) { changes.note(table, inTransaction: transaction.depth > 0) }
 
     /// Forgets the table noted last: the set changes go to changed (a transaction level
     /// began or ended, changes were published).

@@ -4,7 +4,7 @@ extension Database {
     /// Automatic migration of several tables in one transaction (for `migrate(_:)`):
     /// all of their additions are applied, or none.
     /// - Returns: each table's drift as found before applying.
-    package func migrateAutomatically(_ tables: [TableEngine]) throws -> [TableDrift] {
+    package func migrateAutomatically(_ tables: [TableOperations]) throws -> [TableDrift] {
         try withConnection { connection in
             var drifts: [TableDrift] = []
             try transaction {
@@ -30,15 +30,15 @@ extension Database {
     /// that transaction commits (until then they prepare it themselves, and wait for the
     /// schema lock or the writer, then find it); if it rolls back, the next use prepares it again.
     @inline(__always)
-    func prepare(_ table: TableEngine) throws {
+    func prepare(_ table: TableOperations) throws {
         // A loop over one table finds it here, in the caller, without taking the lock.
         guard automaticMigrations, lastPreparedTable.load(ordering: .acquiring) != table.serial else { return }
-        try prepareOnce(table)
+        try migrateOnce(table)
     }
 
     @inline(never)
-    private func prepareOnce(_ table: TableEngine) throws {
-        let prepared = preparedTables.withLock { prepared in
+    private func migrateOnce(_ table: TableOperations) throws {
+        let prepared = migratedTables.withLock { prepared in
             // Stored under the lock, so that ``forgetCheckedTables()`` cannot be undone by it.
             guard prepared.contains(table.serial) else { return false }
             lastPreparedTable.store(table.serial, ordering: .releasing)
@@ -46,7 +46,7 @@ extension Database {
         }
         if prepared { return }
         try withConnection { connection in
-            guard !preparedTables.withLock({ $0.contains(table.serial) }),
+            guard !migratedTables.withLock({ $0.contains(table.serial) }),
                   !connection.transaction.migratedTables.contains(table.serial),
                   connection.migrating.insert(table.serial).inserted else { return }  // a cycle of parents
             defer { connection.migrating.remove(table.serial) }
@@ -58,11 +58,11 @@ extension Database {
 
     /// Records that `table` is prepared: for every thread, or, inside a transaction, for the
     /// transaction's thread until it commits (``commitTransaction()`` publishes it).
-    private func markPrepared(_ table: TableEngine, _ connection: Connection) {
+    private func markPrepared(_ table: TableOperations, _ connection: Connection) {
         if connection.transaction.depth > 0 {
             connection.transaction.migratedTables.insert(table.serial)
         } else {
-            preparedTables.withLock { _ = $0.insert(table.serial) }
+            migratedTables.withLock { _ = $0.insert(table.serial) }
         }
     }
 
@@ -107,7 +107,7 @@ extension Database {
     /// Forgets which tables automatic migration checked, so that the next use checks
     /// again (after a rollback undid a `CREATE`, or versioned migrations changed the schema).
     package func forgetCheckedTables() {
-        preparedTables.withLock { prepared in
+        migratedTables.withLock { prepared in
             prepared.removeAll()
             lastPreparedTable.store(0, ordering: .releasing)
         }

@@ -126,7 +126,7 @@ extension Database {
 
     /// Runs `body` with the writer connection, after making sure the table and its
     /// indexes exist (when automatic migrations are on).
-    package func withTable<R>(_ table: TableEngine, _ body: (Connection) throws -> R) throws -> R {
+    package func withWriter<R>(_ table: TableOperations, _ body: (Connection) throws -> R) throws -> R {
         try prepare(table)
         return try withConnection(body)
     }
@@ -134,7 +134,7 @@ extension Database {
     /// Runs `body` with the writer connection (a pooled connection on PostgreSQL), after making
     /// sure every table of `tables` exists: a write that reads other tables (a batch `UPDATE`
     /// through a join).
-    package func withWriter<R>(_ tables: [TableEngine], _ body: (Connection) throws -> R) throws -> R {
+    package func withWriter<R>(_ tables: [TableOperations], _ body: (Connection) throws -> R) throws -> R {
         for table in tables { try prepare(table) }
         return try withConnection(body)
     }
@@ -142,20 +142,20 @@ extension Database {
     /// Runs a read: through a reader connection, or through the writer when the calling
     /// thread holds it (so that a transaction reads its own writes) or there is no reader.
     /// On a pooled engine, through the calling thread's connection.
-    package func withReader<R>(_ table: TableEngine, _ body: (Connection) throws -> R) throws -> R {
+    package func withReader<R>(_ table: TableOperations, _ body: (Connection) throws -> R) throws -> R {
         // Not through the array form: an array per read is an allocation, and one more
         // retain of the shared table, whose reference count every reading thread writes.
         try prepare(table)
         return try withReadConnection(body)
     }
 
-    /// ``withReader(_:_:)-(TableEngine,_)`` for a query over several tables.
-    package func withReader<R>(_ tables: [TableEngine], _ body: (Connection) throws -> R) throws -> R {
+    /// ``withReader(_:_:)-(TableOperations,_)`` for a query over several tables.
+    package func withReader<R>(_ tables: [TableOperations], _ body: (Connection) throws -> R) throws -> R {
         for table in tables { try prepare(table) }
         return try withReadConnection(body)
     }
 
-    /// Runs `body` on the connection a read uses (see ``withReader(_:_:)-(TableEngine,_)``).
+    /// Runs `body` on the connection a read uses (see ``withReader(_:_:)-(TableOperations,_)``).
     private func withReadConnection<R>(_ body: (Connection) throws -> R) throws -> R {
         if let connection = readScope { return try connection.with(body) }
         // The database keeps its writer, the writer its pool and the pool its readers alive:
@@ -186,7 +186,7 @@ extension Database {
     /// reader in use, it takes the writer's lock for each step only: rows changed between
     /// steps may or may not be seen.
     /// - Parameter tables: the tables the query reads (prepared by automatic migration first).
-    package func openCursor(_ sql: String, _ arguments: [DatabaseValue], tables: [TableEngine]) throws -> RowCursor {
+    package func openCursor(_ sql: String, _ arguments: [DatabaseValue], tables: [TableOperations]) throws -> RowCursor {
         for table in tables { try prepare(table) }
         if let pool { return try RowCursor(on: .pooled(PooledLease(pool: pool, dialect: dialect)), sql, arguments) }
         if let writer, let readers = writer.readers, !writer.callerHolds, let reader = try readers.checkOut() {

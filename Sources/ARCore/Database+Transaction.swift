@@ -147,7 +147,7 @@ extension Database {
             // The tables this transaction created are now there for every thread.
             let prepared = connection.transaction.migratedTables
             connection.transaction.migratedTables = []
-            preparedTables.withLock { $0.formUnion(prepared) }
+            migratedTables.withLock { $0.formUnion(prepared) }
         }
         // What it changed, and whose callbacks wait: the parent level's now, or done.
         let changes = connection.changes.byLevel.removeLast()

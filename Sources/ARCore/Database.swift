@@ -48,9 +48,9 @@ public final class Database: @unchecked Sendable {
     /// How many ``read(_:)`` blocks are open on this database, on any thread: while none is,
     /// a read finds out that it runs outside one without a thread-local look-up.
     let openReadScopes = Atomic<Int>(0)
-    /// The tables automatic migration checked on this database (by ``TableEngine/serial``).
-    let preparedTables = Lock<Set<UInt64>>([])
-    /// The table ``prepare(_:)`` last found in ``preparedTables`` (0: none): serials start at 1.
+    /// The tables automatic migration checked on this database (by ``TableOperations/serial``).
+    let migratedTables = Lock<Set<UInt64>>([])
+    /// The table ``prepare(_:)`` last found in ``migratedTables`` (0: none): serials start at 1.
     let lastPreparedTable = Atomic<UInt64>(0)
     /// The observers of this database's committed changes (see ``observe(tables:fetch:onChange:)``).
     let observers = Lock(ObserverRegistry())

@@ -16,7 +16,7 @@ import Synchronization
 public final class DynamicModel: Sendable {
     /// The table this model reads and writes.
     public let schema: TableSchema
-    package let table: TableEngine
+    package let table: TableOperations
     /// Per declared column, what ``DynamicRecord/set(at:_:)`` checks: its type and whether
     /// it takes `NULL`; and the values a new record starts with.
     package let columnTypes: [SQLType]
@@ -24,7 +24,7 @@ public final class DynamicModel: Sendable {
     let defaultValues: [DatabaseValue]
     /// ``defaultValues`` as a new record's slots start: copied whole when no default has
     /// text or bytes (the common case), else value by value. Immutable; freed with the model.
-    nonisolated(unsafe) let defaultSlots: UnsafeMutablePointer<StoredValue>
+    nonisolated(unsafe) let defaultSlots: UnsafeMutablePointer<OwnedValue>
     let defaultsHaveBytes: Bool
     /// The bytes a record allocates with its slots for its text and blobs (see ``ByteArena``):
     /// 32 per text or blob column, enough for most short values.
@@ -42,23 +42,23 @@ public final class DynamicModel: Sendable {
 
     /// A model whose referenced tables are other models' (the C API's belongs-to), which
     /// automatic migration creates first.
-    package init(_ schema: TableSchema, parents: @escaping @Sendable () throws -> [TableEngine]) {
+    package init(_ schema: TableSchema, parents: @escaping @Sendable () throws -> [TableOperations]) {
         self.schema = schema
-        table = TableEngine(schema: schema, parents: parents)
+        table = TableOperations(schema: schema, parents: parents)
         columnTypes = schema.columns.map(\.type)
         columnNullability = schema.columns.map(\.isNullable)
         defaultValues = schema.columns.map(\.defaultValue)
         defaultSlots = .allocate(capacity: defaultValues.count)
         var malloced = ByteArena(nil, count: 0)
         for (index, value) in defaultValues.enumerated() {
-            (defaultSlots + index).initialize(to: StoredValue(value, into: &malloced))
+            (defaultSlots + index).initialize(to: OwnedValue(value, into: &malloced))
         }
         arenaSize = 32 * columnTypes.count { $0 == .text || $0 == .blob }
         defaultsHaveBytes = defaultValues.indices.contains { [defaultSlots] in defaultSlots[$0].hasBytes }
     }
 
     /// The validations a save of a record of this model runs, as a model class's
-    /// ``ValidationHook``: ARValidation's `Validations` implements the hook, and the C API
+    /// ``_ValidationHook``: ARValidation's `Validations` implements the hook, and the C API
     /// sets it when C declares a validation (at any time). `nil`: none, and a save goes
     /// straight to the table.
     package var validationHook: (any DynamicValidationHook)? {
@@ -128,7 +128,7 @@ public final class DynamicModel: Sendable {
     /// - Returns: how many rows were deleted.
     @discardableResult
     public func destroyAll() throws -> Int {
-        try Database.current.withTable(table) { connection in
+        try Database.current.withWriter(table) { connection in
             try connection.execute(connection.dialect.deleteSQL(from: schema.name, where: []))
             connection.noteChange(schema.name)
             return connection.changedRowCount
@@ -153,7 +153,7 @@ extension DynamicModel {
     }
 }
 
-/// The validation step of a ``DynamicModel``'s save, as ``ValidationHook`` is a model
+/// The validation step of a ``DynamicModel``'s save, as ``_ValidationHook`` is a model
 /// class's: ARValidation's `Validations` implements it, and the core calls it.
 package protocol DynamicValidationHook: Sendable {
     /// The validations of `record` that fail, in declaration order.

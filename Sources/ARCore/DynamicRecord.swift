@@ -8,13 +8,13 @@ public final class DynamicRecord: RecordStorage {
     // overlaps another (the dynamic checks cost more than the accesses on the C API's paths).
     @exclusivity(unchecked) package var header = RecordHeader()
     /// The declared columns' values, typed, their text and bytes owned by the record.
-    private let slots: UnsafeMutablePointer<StoredValue>
+    private let slots: UnsafeMutablePointer<OwnedValue>
     /// Where the values' text and bytes are copied: first into the allocation of ``slots``.
     @exclusivity(unchecked) private var arena: ByteArena
     /// For a saved record, the original (last loaded or saved) value of each column changed
     /// since, `.absent` for the others; allocated on the first change. A value set back to
     /// its original makes the column unchanged again.
-    @exclusivity(unchecked) private var originals: UnsafeMutablePointer<StoredValue>?
+    @exclusivity(unchecked) private var originals: UnsafeMutablePointer<OwnedValue>?
     /// Set by ``discardValues()``: the values are gone, only the header is left.
     @exclusivity(unchecked) private var isDiscarded = false
     private var columnCount: Int { model.columnTypes.count }
@@ -38,11 +38,11 @@ public final class DynamicRecord: RecordStorage {
     }
 
     /// `count` slots (not initialized) and an arena after them, in one allocation.
-    private static func allocate(_ count: Int, arenaSize: Int) -> (UnsafeMutablePointer<StoredValue>, ByteArena) {
-        let slotBytes = count * MemoryLayout<StoredValue>.stride
+    private static func allocate(_ count: Int, arenaSize: Int) -> (UnsafeMutablePointer<OwnedValue>, ByteArena) {
+        let slotBytes = count * MemoryLayout<OwnedValue>.stride
         let storage = UnsafeMutableRawPointer.allocate(
-            byteCount: slotBytes + arenaSize, alignment: MemoryLayout<StoredValue>.alignment)
-        return (storage.bindMemory(to: StoredValue.self, capacity: count), ByteArena(storage + slotBytes, count: arenaSize))
+            byteCount: slotBytes + arenaSize, alignment: MemoryLayout<OwnedValue>.alignment)
+        return (storage.bindMemory(to: OwnedValue.self, capacity: count), ByteArena(storage + slotBytes, count: arenaSize))
     }
 
     /// The record of the row `statement` is on, selected with ``TableSchema/selectList``.
@@ -89,7 +89,7 @@ public final class DynamicRecord: RecordStorage {
     /// from its default).
     public var hasChanges: Bool {
         if isNewRecord, originals == nil {
-            return (0..<columnCount).contains { !StoredValue.same(slots[$0], model.defaultSlots[$0]) }
+            return (0..<columnCount).contains { !OwnedValue.same(slots[$0], model.defaultSlots[$0]) }
         }
         return (0..<columnCount).contains { isColumnChanged($0) }
     }
@@ -195,10 +195,10 @@ public final class DynamicRecord: RecordStorage {
 
     /// Makes `value` (now the record's) column `index`'s value, keeping the original of a
     /// saved record's column as it first changes.
-    private func store(_ value: StoredValue, at index: Int) {
+    private func store(_ value: OwnedValue, at index: Int) {
         if let originals, originals[index].kind != .absent {
             slots[index].release()
-            if StoredValue.same(value, originals[index]) {
+            if OwnedValue.same(value, originals[index]) {
                 value.release()
                 slots[index] = originals[index]
                 originals[index] = .absent
@@ -212,14 +212,14 @@ public final class DynamicRecord: RecordStorage {
             slots[index] = value
             return
         }
-        guard !StoredValue.same(value, slots[index]) else { return value.release() }
+        guard !OwnedValue.same(value, slots[index]) else { return value.release() }
         originalsMade()[index] = slots[index]
         slots[index] = value
     }
 
-    private func originalsMade() -> UnsafeMutablePointer<StoredValue> {
+    private func originalsMade() -> UnsafeMutablePointer<OwnedValue> {
         if let originals { return originals }
-        let made = UnsafeMutablePointer<StoredValue>.allocate(capacity: columnCount)
+        let made = UnsafeMutablePointer<OwnedValue>.allocate(capacity: columnCount)
         made.initialize(repeating: .absent, count: columnCount)
         originals = made
         return made
@@ -251,14 +251,14 @@ public final class DynamicRecord: RecordStorage {
 
     // MARK: RecordStorage
 
-    /// Binds the text and bytes where the record holds them (see ``StoredValue/bind(to:at:)``):
+    /// Binds the text and bytes where the record holds them (see ``OwnedValue/bind(to:at:)``):
     /// the record outlives the statement's run.
     package func bindColumn(_ index: Int, to statement: Statement, at parameter: Int32) throws {
         try slots[index].bind(to: statement, at: parameter)
     }
 
     package func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws {
-        let decoded = try StoredValue.decoding(statement, at: column, into: &arena)
+        let decoded = try OwnedValue.decoding(statement, at: column, into: &arena)
         slots[index].release()
         slots[index] = decoded
     }
@@ -293,9 +293,9 @@ public final class DynamicRecord: RecordStorage {
 
     package func restoreOriginal(_ index: Int, _ value: DatabaseValue) {
         guard !isDiscarded else { return }  // a rollback reaching a record no one holds
-        let original = StoredValue(value, into: &arena)
+        let original = OwnedValue(value, into: &arena)
         markColumnSaved(index)
-        guard !StoredValue.same(original, slots[index]) else { return original.release() }
+        guard !OwnedValue.same(original, slots[index]) else { return original.release() }
         originalsMade()[index] = original
     }
 }

@@ -36,7 +36,7 @@ public struct ValidationFailure: Sendable, Equatable, CustomStringConvertible {
 ///     @Column var title: String = ""
 ///     @Column var slug: String = ""
 ///     func beforeSave() throws { slug = title.lowercased() }
-///     func beforeDestroy() throws { if title == "pinned" { throw Abort("pinned posts stay") } }
+///     func beforeDestroy() throws { if title == "pinned" { throw CallbackAbort("pinned posts stay") } }
 /// }
 /// ```
 ///
@@ -88,7 +88,7 @@ extension Callbacks {
 }
 
 /// Thrown by a before-callback to stop a save or destroy with a reason.
-public struct Abort: Error, Sendable, CustomStringConvertible {
+public struct CallbackAbort: Error, Sendable, CustomStringConvertible {
     /// Why the operation was stopped.
     public var reason: String
     /// Makes the signal.
@@ -99,7 +99,7 @@ public struct Abort: Error, Sendable, CustomStringConvertible {
 
 /// The validation step of `save()`: `ARValidation`'s `Validating` protocol
 /// implements it, and the core calls it. Adopt `Validating`, not this.
-public protocol ValidationHook: Model {
+public protocol _ValidationHook: Model {
     /// Runs the validators and sets ``Model/errors``.
     /// - Parameter changedColumns: the changed columns of a saved record; `nil` for a new one.
     /// - Returns: whether the record is valid.
@@ -119,7 +119,7 @@ public protocol ValidationHook: Model {
     static func uniquelyIndexedColumns() throws -> [String]
 }
 
-extension ValidationHook {
+extension _ValidationHook {
     /// Validates as for a new record (a hook that knows nothing of upserts).
     public func runValidations(upsertingOn conflict: [String]) throws -> Bool {
         try runValidations(changedColumns: nil)

@@ -37,7 +37,7 @@ extension ModelClassMethods where Self: Model {
     /// Runs a record query whose SQL `sql` makes from the table; the engine's
     /// own queries are cached by `key`, so their text is made only once.
     package static func fetch(
-        key: StatementKey.Kind?, _ arguments: [DatabaseValue], sql: (TableEngine) -> String
+        key: StatementKey.Kind?, _ arguments: [DatabaseValue], sql: (TableOperations) -> String
     ) throws -> [Self] {
         try fetchModels(key: key, arguments, sql: sql).asRecords(of: Self.self)
     }
@@ -46,7 +46,7 @@ extension ModelClassMethods where Self: Model {
     /// specialisation, since an array of `Self` touched in this generic context looks up its
     /// metadata on every use: per row, or per find (see Benchmarks/README.md, Hot-path notes).
     private static func fetchModels(
-        key: StatementKey.Kind?, _ arguments: [DatabaseValue], sql: (TableEngine) -> String
+        key: StatementKey.Kind?, _ arguments: [DatabaseValue], sql: (TableOperations) -> String
     ) throws -> [Model] {
         let mapping = try mapping()
         let table = mapping.table
@@ -114,7 +114,7 @@ extension ModelClassMethods where Self: Model {
     public static func delete(id: Int64) throws -> Bool {
         try ModelMapping.unretained(self).with { mapping in
             try Database.withCurrent { database in
-                try database.withTable(mapping.table) { connection in try mapping.table.delete(id: id, in: connection) }
+                try database.withWriter(mapping.table) { connection in try mapping.table.delete(id: id, in: connection) }
             }
         }
     }
@@ -197,7 +197,7 @@ extension ModelClassMethods where Self: Model {
         let table = mapping.table
         let database = try Database.current
         guard mapping.hasDestroyLifecycle else {
-            return try database.withTable(table) { connection in
+            return try database.withWriter(table) { connection in
                 try connection.execute(connection.dialect.deleteSQL(from: table.schema.name, where: []))
                 connection.noteChange(table)
                 return connection.changedRowCount

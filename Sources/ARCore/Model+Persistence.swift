@@ -1,7 +1,7 @@
 import Foundation
 
 /// A model class's part in the record lifecycle (``RecordLifecycle``): its validations
-/// (``ValidationHook``, which ARValidation's `Validating` implements), its ``errors`` and its
+/// (``_ValidationHook``, which ARValidation's `Validating` implements), its ``errors`` and its
 /// relation hooks (``RecordHookField``).
 extension Model: LifecycleRecord {
     package var lifecycleModelName: String { ModelMapping.modelName(type(of: self)) }
@@ -12,7 +12,7 @@ extension Model: LifecycleRecord {
     }
 
     package func lifecycleValidate(_ scope: ValidationScope) throws -> Bool {
-        guard let validating = self as? any ValidationHook else { return true }
+        guard let validating = self as? any _ValidationHook else { return true }
         switch scope {
         case .save(let changedColumns): return try validating.runValidations(changedColumns: changedColumns)
         case .upsert(let conflict): return try validating.runValidations(upsertingOn: conflict)
@@ -20,7 +20,7 @@ extension Model: LifecycleRecord {
     }
 
     package func lifecycleUniquenessFailures(changedColumns: Set<String>?) throws -> [ValidationFailure] {
-        guard let validating = self as? any ValidationHook else { return [] }
+        guard let validating = self as? any _ValidationHook else { return [] }
         return try validating.uniquenessFailures(changedColumns: changedColumns)
     }
 

@@ -194,7 +194,7 @@ open class Model: RecordStorage {
         try apply(DecodeField(statement: statement, column: column), toField: index)
     }
 
-    /// A known type straight from its cell (``FieldStorage/decode(_:into:)``); any other type,
+    /// A known type straight from its cell (``KnownFieldType/decode(_:into:)``); any other type,
     /// and any conversion or mismatch, through `decodeOther` (``decodeColumn(_:from:at:)``).
     package final func decodeAllColumns(
         count: Int, from statement: Statement, at first: Int32, other decodeOther: (Int) throws -> Void

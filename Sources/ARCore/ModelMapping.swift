@@ -15,7 +15,7 @@ package final class ModelMapping: Sendable {
         package let originalOffset: Int
         package let kind: any ColumnField.Type
         /// The Swift type of the value, when per-row work on it has a specialised path.
-        package let storage: FieldStorage
+        package let storage: KnownFieldType
     }
 
     /// A field with save and destroy hooks (a relation).
@@ -29,12 +29,12 @@ package final class ModelMapping: Sendable {
         package let destroys: Bool
     }
 
-    package let table: TableEngine
+    package let table: TableOperations
     package let fields: [Field]
     package let hooks: [Hook]
     /// The Swift property name of each column, for messages.
     package let propertyNames: [String]
-    /// Whether the class adopts ``Callbacks`` / ``ValidationHook`` (checked once, not per save).
+    /// Whether the class adopts ``Callbacks`` / ``_ValidationHook`` (checked once, not per save).
     package let hasCallbacks: Bool
     package let validates: Bool
     /// Whether saving needs a transaction of its own (callbacks, validations).
@@ -43,7 +43,7 @@ package final class ModelMapping: Sendable {
     package var hasDestroyLifecycle: Bool { hasCallbacks || hooks.contains(where: \.destroys) }
 
     private init(
-        hasCallbacks: Bool, validates: Bool, table: TableEngine, fields: [Field], hooks: [Hook], propertyNames: [String]
+        hasCallbacks: Bool, validates: Bool, table: TableOperations, fields: [Field], hooks: [Hook], propertyNames: [String]
     ) {
         self.hasCallbacks = hasCallbacks
         self.validates = validates
@@ -113,7 +113,7 @@ package final class ModelMapping: Sendable {
             return Unretained(known.mapping)
         }
         var mapping = try reflected(type)
-        if let validating = type as? any ValidationHook.Type {
+        if let validating = type as? any _ValidationHook.Type {
             // The validations' key paths resolve on the reflected mapping (see KeyPathColumns).
             let unique = Set(try validating.uniquelyIndexedColumns())
             if !unique.isEmpty { mapping = try mapping.addingUniqueIndexes(unique) }
@@ -159,7 +159,7 @@ package final class ModelMapping: Sendable {
         }
         return ModelMapping(
             hasCallbacks: hasCallbacks, validates: validates,
-            table: TableEngine(
+            table: TableOperations(
                 schema: try TableSchema(name: schema.name, columns: columns, lockingColumn: schema.lockingColumn),
                 propertyNames: propertyNames,
                 parents: table.parents),
@@ -212,7 +212,7 @@ package final class ModelMapping: Sendable {
                 let layout = kind.layout
                 fields.append(Field(
                     valueOffset: offset + layout.value, originalOffset: offset + layout.original, kind: kind,
-                    storage: FieldStorage(kind)))
+                    storage: KnownFieldType(kind)))
                 columnIndex = fields.count - 1
             }
             if let hook = field.hook {
@@ -231,8 +231,8 @@ package final class ModelMapping: Sendable {
             throw ActiveRecordError(.invalidModel, "model \(type): \(error.message)")
         }
         return ModelMapping(
-            hasCallbacks: type is any Callbacks.Type, validates: type is any ValidationHook.Type,
-            table: TableEngine(
+            hasCallbacks: type is any Callbacks.Type, validates: type is any _ValidationHook.Type,
+            table: TableOperations(
                 schema: schema, propertyNames: propertyNames,
                 parents: { [parents] in try parents.map { try ModelMapping.of($0).table } }),
             fields: fields, hooks: hooks,

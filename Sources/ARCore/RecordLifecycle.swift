@@ -42,7 +42,7 @@ package enum RelationPoint {
 /// before the lifecycle starts (a record that needs none of it is written straight to its table).
 package struct SavePlan {
     /// The table the record is written to.
-    package let table: TableEngine
+    package let table: TableOperations
     /// Whether validations run (before the write, and to explain a unique violation after it).
     package let validates: Bool
     /// The record as its callbacks, when its class has them.
@@ -53,7 +53,7 @@ package struct SavePlan {
     package let hasPendingWork: Bool
 
     package init(
-        table: TableEngine, validates: Bool, callbacks: (any Callbacks)? = nil, hasRelations: Bool = false, hasPendingWork: Bool = false
+        table: TableOperations, validates: Bool, callbacks: (any Callbacks)? = nil, hasRelations: Bool = false, hasPendingWork: Bool = false
     ) {
         self.table = table
         self.validates = validates
@@ -77,11 +77,11 @@ package struct SavePlan {
 ///   transaction, every record's validations (the first invalid one fails the batch, its
 ///   position in the message), then the table's batch write.
 ///
-/// The write itself is the table's (``TableEngine``): the undo log that puts records back
+/// The write itself is the table's (``TableOperations``): the undo log that puts records back
 /// as they were when the transaction rolls back, and the optimistic lock version.
 package enum RecordLifecycle {
     /// Saves `record` with the steps of `plan` (its kind of record decided it needs them).
-    /// - Throws: what ``TableEngine/save(_:)`` throws; `.validationFailed` with the
+    /// - Throws: what ``TableOperations/save(_:)`` throws; `.validationFailed` with the
     ///   failures, which the record keeps too; a callback's or relation's error. The record
     ///   is unchanged on error.
     package static func save<Record: LifecycleRecord>(_ record: Record, _ plan: SavePlan) throws {
@@ -131,11 +131,11 @@ package enum RecordLifecycle {
     /// Inserts new records (the caller checked that they are) in one transaction with one
     /// prepared statement: every record's validations first when `validates`, then the
     /// table's batch `INSERT`. Nothing is inserted on error, and the records are new again.
-    package static func insertAll<Record: LifecycleRecord>(_ records: [Record], into table: TableEngine, validates: Bool) throws {
+    package static func insertAll<Record: LifecycleRecord>(_ records: [Record], into table: TableOperations, validates: Bool) throws {
         let database = try Database.current
         try database.transaction {
             if validates { try validateAll(records, .save(changedColumns: nil)) }
-            try database.withTable(table) { try table.insertAll(records, in: $0) }
+            try database.withWriter(table) { try table.insertAll(records, in: $0) }
         }
     }
 
@@ -144,13 +144,13 @@ package enum RecordLifecycle {
     /// record's validations first when `validates`, then the table's batch upsert.
     /// - Returns: what the upsert did with each record, in order.
     package static func upsertAll<Record: LifecycleRecord>(
-        _ records: [Record], into table: TableEngine, conflict: [Int], updating: [Int], validates: Bool
+        _ records: [Record], into table: TableOperations, conflict: [Int], updating: [Int], validates: Bool
     ) throws -> [UpsertOutcome] {
         let database = try Database.current
         var outcomes: [UpsertOutcome] = []
         try database.transaction {
             if validates { try validateAll(records, .upsert(conflict: conflict.map { table.schema.columns[$0].name })) }
-            try database.withTable(table) { connection in
+            try database.withWriter(table) { connection in
                 try requireUniqueIndex(conflict, of: table, on: connection)
                 outcomes = try table.upsert(records, conflict: conflict, updating: updating, in: connection)
             }
@@ -171,7 +171,7 @@ package enum RecordLifecycle {
 
     /// Refuses an upsert whose conflict columns are not exactly a unique index's (the engines
     /// would refuse it too, in words that do not say what to do).
-    private static func requireUniqueIndex(_ columns: [Int], of table: TableEngine, on connection: Connection) throws {
+    private static func requireUniqueIndex(_ columns: [Int], of table: TableOperations, on connection: Connection) throws {
         let schema = table.schema
         if columns.count == 1, schema.columns[columns[0]].index == .unique { return }
         let names = Set(columns.map { schema.columns[$0].name })

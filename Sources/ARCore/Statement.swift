@@ -33,7 +33,7 @@ package struct StatementKey: Hashable {
         }
     }
 
-    /// The ``TableEngine/serial`` of the table.
+    /// The ``TableOperations/serial`` of the table.
     package var table: UInt64
     package var kind: Kind
 

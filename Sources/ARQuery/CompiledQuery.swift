@@ -76,7 +76,7 @@ final class CompiledShape {
     private static let serials = Atomic<UInt64>(0)
 
     let tables: [QueryTable]
-    let tableEngines: [TableEngine]
+    let tableEngines: [TableOperations]
     let body: String
     let tail: String
     let selectedColumns: [Int]?

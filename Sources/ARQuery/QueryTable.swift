@@ -2,7 +2,7 @@
 
 /// One table of a query: the queried one or a joined one.
 struct QueryTable {
-    let table: TableEngine
+    let table: TableOperations
     /// The name that keys `fetchJoined()` rows and may qualify columns besides the table
     /// name: the class name of a model, the table name of a run-time model.
     let modelName: String

@@ -1,5 +1,5 @@
 import ARSQLiteMutexes
-import ActiveRecordSQLite
+import ARSQLite3
 @_spi(Engines) import ARCore
 import Foundation
 

@@ -1,4 +1,4 @@
-import ActiveRecordSQLite
+import ARSQLite3
 @_spi(Engines) import ARCore
 import Foundation
 

@@ -16,7 +16,7 @@
 /// user.errors           // [name can't be blank (cant_be_blank)]
 /// try user.save()       // throws ActiveRecordError(.validationFailed), writes nothing
 /// ```
-public protocol Validating: ValidationHook {
+public protocol Validating: _ValidationHook {
     /// The model's validations, in the order their failures are listed.
     static var validations: Validations { get }
 }

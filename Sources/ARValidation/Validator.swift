@@ -31,18 +31,18 @@ package protocol ValidationSubject: AnyObject {
     /// The row id; `nil` for a new record.
     var id: Int64? { get }
     /// The table that uniqueness checks read.
-    func validatedTable() throws -> TableEngine
+    func validatedTable() throws -> TableOperations
     /// A column's value as stored, by column (or property) name.
     func storedValue(of column: String) throws -> DatabaseValue
 }
 
 extension Model: ValidationSubject {
-    package func validatedTable() throws -> TableEngine { try mapping().table }
+    package func validatedTable() throws -> TableOperations { try mapping().table }
     package func storedValue(of column: String) throws -> DatabaseValue { try value(of: column) }
 }
 
 extension DynamicRecord: ValidationSubject {
-    package func validatedTable() throws -> TableEngine { model.table }
+    package func validatedTable() throws -> TableOperations { model.table }
     package func storedValue(of column: String) throws -> DatabaseValue { try value(column) }
 }
 
@@ -96,15 +96,15 @@ enum Check {
             }
         }
         let sql = database.dialect.existsSQL(in: table.schema.name, where: conditions)
-        // Through withTable: a first save validates before its INSERT creates the table.
-        let taken = try database.withTable(table) { connection in
+        // Through withWriter: a first save validates before its INSERT creates the table.
+        let taken = try database.withWriter(table) { connection in
             try connection.rows(sql, arguments).first?.first == .integer(1)
         }
         return taken ? Outcome(key: "already_exists", message: message) : nil
     }
 
     /// The name of a column of `table`, by column or property name.
-    private static func columnName(_ name: String, of table: TableEngine) throws -> String {
+    private static func columnName(_ name: String, of table: TableOperations) throws -> String {
         guard let position = table.position(of: name) else { throw table.schema.unknownColumn(name) }
         return table.schema.allColumnNames[position]
     }

@@ -1,5 +1,5 @@
 import Foundation
-import ActiveRecordLibPQ
+import ARLibPQ
 @_spi(Engines) import ARCore
 
 /// One libpq connection: every call sends one command to the server and waits for its whole

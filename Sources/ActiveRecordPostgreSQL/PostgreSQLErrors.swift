@@ -1,4 +1,4 @@
-import ActiveRecordLibPQ
+import ARLibPQ
 @_spi(Engines) import ARCore
 
 /// The ``ActiveRecordError`` for a failed result (or, without one, the connection's error):

@@ -1,4 +1,4 @@
-import ActiveRecordLibPQ
+import ARLibPQ
 @_spi(Engines) import ARCore
 import Foundation
 

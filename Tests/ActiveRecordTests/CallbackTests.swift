@@ -14,7 +14,7 @@ final class Diary: Model, Validating, Callbacks {
 
     private func note(_ name: String) throws {
         log.append(name)
-        if failIn == name { throw Abort("\(name) refused") }
+        if failIn == name { throw CallbackAbort("\(name) refused") }
     }
 
     func beforeValidation() throws { try note("beforeValidation") }
@@ -40,7 +40,7 @@ final class Slugged: Model, Callbacks {
 final class Tallied: Model, Callbacks {
     @Column var n: Int = 0
     static let destroyed = Mutex<[Int]>([])
-    func beforeDestroy() throws { if n == 13 { throw Abort("13 stays") } }
+    func beforeDestroy() throws { if n == 13 { throw CallbackAbort("13 stays") } }
     func afterDestroy() throws { Self.destroyed.withLock { $0.append(n) } }
 }
 
@@ -56,7 +56,7 @@ struct CallbackTests {
             #expect(Tallied.destroyed.withLock { $0 } == [1, 2, 3])
             #expect(try Tallied.count() == 0)
             for n in [4, 13, 5] { try Tallied.create(["n": n]) }
-            #expect(throws: Abort.self) { try Tallied.destroyAll() }
+            #expect(throws: CallbackAbort.self) { try Tallied.destroyAll() }
             #expect(try Tallied.count() == 3)
         }
     }
@@ -98,7 +98,7 @@ struct CallbackTests {
             let diary = Diary()
             diary.title = "x"
             diary.failIn = callback
-            #expect(throws: Abort.self) { try diary.save() }
+            #expect(throws: CallbackAbort.self) { try diary.save() }
             #expect(diary.isNewRecord && diary.id == nil)
             #expect(try Diary.count() == 0)
         }
@@ -110,7 +110,7 @@ struct CallbackTests {
             let diary = Diary()
             diary.title = "x"
             diary.failIn = callback
-            #expect(throws: Abort.self) { try diary.save() }
+            #expect(throws: CallbackAbort.self) { try diary.save() }
             #expect(try Diary.count() == 0)
             // The record is as before the save: new, so a retry inserts it.
             #expect(diary.isNewRecord && diary.createdAt == nil)
@@ -125,7 +125,7 @@ struct CallbackTests {
             let diary = try Diary.create(["title": "old"])
             diary.title = "new"
             diary.failIn = "afterUpdate"
-            #expect(throws: Abort.self) { try diary.save() }
+            #expect(throws: CallbackAbort.self) { try diary.save() }
             #expect(try Diary.find(diary.id!)?.title == "old")
             #expect(diary.hasChanges && diary.changes.first?.old == .text("old"))  // still to be saved
             diary.failIn = nil
@@ -138,10 +138,10 @@ struct CallbackTests {
         try withDatabase(engine) { _ throws in
             let diary = try Diary.create(["title": "keep"])
             diary.failIn = "beforeDestroy"
-            #expect(throws: Abort.self) { try diary.destroy() }
+            #expect(throws: CallbackAbort.self) { try diary.destroy() }
             #expect(try !diary.isDestroyed && Diary.count() == 1)
             diary.failIn = "afterDestroy"
-            #expect(throws: Abort.self) { try diary.destroy() }
+            #expect(throws: CallbackAbort.self) { try diary.destroy() }
             #expect(try !diary.isDestroyed && Diary.count() == 1)  // rolled back
         }
     }

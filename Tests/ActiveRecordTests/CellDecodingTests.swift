@@ -2,7 +2,7 @@ import ActiveRecord
 import Foundation
 import Testing
 
-/// Every known column type (`FieldStorage`), plain and optional: read straight from a row's
+/// Every known column type (`KnownFieldType`), plain and optional: read straight from a row's
 /// cells when the cell holds the type's own storage class, through `fromSQL` otherwise.
 final class KnownTypes: Model {
     @Column var text: String = ""

@@ -1,6 +1,6 @@
 @_spi(Engines) import ARCore
 import ActiveRecord
-import ActiveRecordSQLite
+import ARSQLite3
 import Dispatch
 import Foundation
 import Synchronization

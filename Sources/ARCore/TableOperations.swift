@@ -5,7 +5,7 @@ import Synchronization
 /// and the CRUD on records of it — insert, update of changed columns, delete, reload,
 /// decoding rows. Shared by every record of the table (``Model`` classes and
 /// ``DynamicModel``s alike). Immutable.
-package final class TableEngine: Sendable {
+package final class TableOperations: Sendable {
     private static let serials = Atomic<UInt64>(0)
 
     package let schema: TableSchema
@@ -25,7 +25,7 @@ package final class TableEngine: Sendable {
     /// The tables this one's foreign keys reference (its belongs-to parents), resolved when
     /// first needed: automatic migration creates them first, since a foreign key needs its
     /// parent table to exist (to write to the child table on SQLite, to create it on PostgreSQL).
-    package let parents: @Sendable () throws -> [TableEngine]
+    package let parents: @Sendable () throws -> [TableOperations]
 
     /// Makes the engine of `schema`.
     /// - Parameters:
@@ -33,7 +33,7 @@ package final class TableEngine: Sendable {
     ///     so that queries and finders accept either name; empty for none.
     ///   - parents: the engines of the tables its foreign keys reference.
     package init(
-        schema: TableSchema, propertyNames: [String] = [], parents: @escaping @Sendable () throws -> [TableEngine] = { [] }
+        schema: TableSchema, propertyNames: [String] = [], parents: @escaping @Sendable () throws -> [TableOperations] = { [] }
     ) {
         self.schema = schema
         self.parents = parents
@@ -77,11 +77,11 @@ package final class TableEngine: Sendable {
             throw ActiveRecordError(.misuse, "cannot save \(schema.name) with id \(record.header.id ?? 0): it was destroyed")
         }
         if record.header.id == nil {
-            try database.withTable(self) { try insert(record, in: $0) }
+            try database.withWriter(self) { try insert(record, in: $0) }
         } else {
             let changed = changedColumns(of: record)
             guard !changed.isEmpty else { return }
-            try database.withTable(self) { try update(record, columns: changed, in: $0) }
+            try database.withWriter(self) { try update(record, columns: changed, in: $0) }
         }
     }
 
@@ -90,14 +90,14 @@ package final class TableEngine: Sendable {
     /// body called through a thunk.
     @inline(__always)
     package func delete(_ record: some RecordStorage) throws {
-        try Database.withCurrent { try $0.withTable(self) { try delete(record, in: $0) } }
+        try Database.withCurrent { try $0.withWriter(self) { try delete(record, in: $0) } }
     }
 
     /// Re-reads `record` from the current database; see ``reload(_:in:locking:)``.
     package func reload(_ record: some RecordStorage, locking: Bool = false) throws {
         let database = try Database.current
         if locking { try database.requireTransaction(for: "reload(lock: true)") }
-        try database.withTable(self) { try reload(record, in: $0, locking: locking) }
+        try database.withWriter(self) { try reload(record, in: $0, locking: locking) }
     }
 
     // MARK: The engine

@@ -6,7 +6,7 @@ import Foundation
 /// through witness tables (measured: half of a row's decoding and a third of an insert's
 /// overhead went there). Other types (enums, JSON, `Decimal`, custom ones) take the
 /// generic path; both paths call the same `ColumnValue` methods, so they behave alike.
-package enum FieldStorage: Sendable {
+package enum KnownFieldType: Sendable {
     case string, int, int64, double, bool, data, date
     case optionalString, optionalInt, optionalInt64, optionalDouble, optionalBool, optionalData, optionalDate
     /// Any other `ColumnValue`: through ``ColumnField``.
@@ -14,7 +14,7 @@ package enum FieldStorage: Sendable {
 
     /// The storage of a `Column<Value>` field of type `kind`.
     package init(_ kind: any ColumnField.Type) {
-        let known: [(any ColumnField.Type, FieldStorage)] = [
+        let known: [(any ColumnField.Type, KnownFieldType)] = [
             (Column<String>.self, .string), (Column<Int>.self, .int), (Column<Int64>.self, .int64),
             (Column<Double>.self, .double), (Column<Bool>.self, .bool), (Column<Data>.self, .data),
             (Column<Date>.self, .date), (Column<String?>.self, .optionalString), (Column<Int?>.self, .optionalInt),
@@ -49,7 +49,7 @@ package enum FieldStorage: Sendable {
     }
 }
 
-extension FieldStorage {
+extension KnownFieldType {
     /// Reads `cell` into the field at `address` (as its current and original value) when the
     /// field's type is a known one and the cell holds that type's own storage class (or `NULL`
     /// for an optional): `true` when done. Otherwise (any other type, a conversion, a mismatch,

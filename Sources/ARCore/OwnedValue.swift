@@ -7,7 +7,7 @@ import Foundation
 ///
 /// A plain value: whoever holds one owns its bytes, and hands them on (``DynamicRecord``'s
 /// slots, its originals) or frees them (``release()``) exactly once.
-struct StoredValue {
+struct OwnedValue {
     enum Kind: UInt8 {
         case null, integer, real, text, blob
         /// In a record's originals: the column has not changed.
@@ -35,19 +35,19 @@ struct StoredValue {
         if !source.isEmpty { (bytes, isMalloced) = arena.copy(source, terminated: terminated) }
     }
 
-    static var null: StoredValue { StoredValue(kind: .null) }
-    static var absent: StoredValue { StoredValue(kind: .absent) }
-    static func integer(_ int: Int64) -> StoredValue { StoredValue(kind: .integer, bits: UInt64(bitPattern: int)) }
-    static func real(_ real: Double) -> StoredValue { StoredValue(kind: .real, bits: real.bitPattern) }
+    static var null: OwnedValue { OwnedValue(kind: .null) }
+    static var absent: OwnedValue { OwnedValue(kind: .absent) }
+    static func integer(_ int: Int64) -> OwnedValue { OwnedValue(kind: .integer, bits: UInt64(bitPattern: int)) }
+    static func real(_ real: Double) -> OwnedValue { OwnedValue(kind: .real, bits: real.bitPattern) }
 
     /// A copy of `utf8` (which the caller checked is valid UTF-8) as text.
-    static func text(copying utf8: UnsafeRawBufferPointer, into arena: inout ByteArena) -> StoredValue {
-        StoredValue(kind: .text, copying: utf8, terminated: true, into: &arena)
+    static func text(copying utf8: UnsafeRawBufferPointer, into arena: inout ByteArena) -> OwnedValue {
+        OwnedValue(kind: .text, copying: utf8, terminated: true, into: &arena)
     }
 
     /// A copy of `bytes` as a blob.
-    static func blob(copying bytes: UnsafeRawBufferPointer, into arena: inout ByteArena) -> StoredValue {
-        StoredValue(kind: .blob, copying: bytes, terminated: false, into: &arena)
+    static func blob(copying bytes: UnsafeRawBufferPointer, into arena: inout ByteArena) -> OwnedValue {
+        OwnedValue(kind: .blob, copying: bytes, terminated: false, into: &arena)
     }
 
     /// `value`, its text or bytes copied.
@@ -65,9 +65,9 @@ struct StoredValue {
     var hasBytes: Bool { bytes != nil }
 
     /// A value of its own: text and bytes copied.
-    func copy(into arena: inout ByteArena) -> StoredValue {
+    func copy(into arena: inout ByteArena) -> OwnedValue {
         guard bytes != nil else { return self }
-        return StoredValue(kind: kind, copying: buffer, terminated: kind == .text, into: &arena)
+        return OwnedValue(kind: kind, copying: buffer, terminated: kind == .text, into: &arena)
     }
 
     /// Frees the text or bytes if they came from `malloc` (the value is not used again).
@@ -104,7 +104,7 @@ struct StoredValue {
     }
 
     /// Whether two values are equal as ``DatabaseValue``s are.
-    static func same(_ a: StoredValue, _ b: StoredValue) -> Bool {
+    static func same(_ a: OwnedValue, _ b: OwnedValue) -> Bool {
         guard a.kind == b.kind else { return false }
         switch a.kind {
         case .null, .absent: return true
@@ -118,7 +118,7 @@ struct StoredValue {
 
     /// The value of result column `column` of `statement`'s row, its text or bytes copied.
     /// - Throws: `.typeMismatch` for text that is not valid UTF-8.
-    static func decoding(_ statement: Statement, at column: Int32, into arena: inout ByteArena) throws -> StoredValue {
+    static func decoding(_ statement: Statement, at column: Int32, into arena: inout ByteArena) throws -> OwnedValue {
         switch statement.cell(column) {
         case .null: return .null
         case .integer(let int): return .integer(int)
