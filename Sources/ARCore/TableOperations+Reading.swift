@@ -1,0 +1,113 @@
+import Foundation
+
+/// Reading a table's rows into records: decoding a row, fetching, finding, reloading.
+extension TableOperations {
+    /// Reads a row selected with ``TableSchema/selectList`` into `record`.
+    ///
+    /// - Parameters:
+    ///   - offset: the result column holding `id` (later tables of a join start further right).
+    ///   - columns: the declared columns selected after `id`, `createdAt`, `updatedAt`, in
+    ///     result order; `nil` for all of them. Columns left out keep their current values.
+    package func decode(
+        _ record: some RecordStorage, from statement: Statement, at offset: Int32 = 0, columns: [Int]? = nil
+    ) throws {
+        record.header = RecordHeader(decoding: statement, at: offset)
+        if let columns {
+            for (position, index) in columns.enumerated() {
+                try decodeColumn(index, of: record, from: statement, at: offset + 3 + Int32(position))
+            }
+        } else {
+            try record.decodeAllColumns(count: schema.columns.count, from: statement, at: offset + 3) { index in
+                try decodeColumn(index, of: record, from: statement, at: offset + 3 + Int32(index))
+            }
+        }
+        record.didDecode()
+    }
+
+    private func decodeColumn(_ index: Int, of record: some RecordStorage, from statement: Statement, at column: Int32) throws {
+        do {
+            try record.decodeColumn(index, from: statement, at: column)
+        } catch let error as ActiveRecordError {
+            var located = error.with(message: "\(schema.name).\(schema.columns[index].name) (id \(record.header.id ?? 0)): \(error.message)")
+            located.sql = statement.sql
+            throw located
+        }
+    }
+
+    /// Runs a query selecting ``TableSchema/selectList`` (or, with `columns`, `id`, the
+    /// timestamps and those declared columns) and decodes each row into a new record.
+    /// `key`, when given, caches the statement by key.
+    /// `bind` binds parameters (from 1) before the first step, for a caller that passes no
+    /// `arguments`: a query binds its values straight from its clauses, with no array of them.
+    package func fetch<R: RecordStorage>(
+        _ sql: @autoclosure () -> String, key kind: StatementKey.Kind? = nil, _ arguments: [DatabaseValue],
+        columns: [Int]? = nil, in connection: Connection, bind: (Statement) throws -> Void = { _ in }, make: () -> R
+    ) throws -> [R] {
+        func body(_ statement: Statement) throws -> [R] {
+            try bind(statement)
+            var records: [R] = []
+            while try statement.step() {
+                let record = make()
+                try decode(record, from: statement, columns: columns)
+                records.append(record)
+            }
+            return records
+        }
+        if let kind { return try connection.withStatement(key(kind), sql: sql, arguments, body) }
+        return try connection.withStatement(sql(), arguments, body)
+    }
+
+    /// ``fetch(_:key:_:columns:in:bind:make:)`` for a model class's records, compiled for `Model`
+    /// here (a caller's generic `R` would run it unspecialised: a metadata look-up per array,
+    /// every column decoded through a witness). The caller may cast the array to its subclass's.
+    package func fetchRecords(
+        _ sql: @autoclosure () -> String, key kind: StatementKey.Kind? = nil, _ arguments: [DatabaseValue],
+        columns: [Int]? = nil, in connection: Connection, bind: (Statement) throws -> Void = { _ in }, make: () -> Model
+    ) throws -> [Model] {
+        try fetch(sql(), key: kind, arguments, columns: columns, in: connection, bind: bind, make: make)
+    }
+
+    /// The record with this id, decoded into what `make` returns, or `nil`: a find without an
+    /// array of results or of arguments (each an allocation per call).
+    package func findRecord(id: Int64, in connection: Connection, make: () -> Model) throws -> Model? {
+        try connection.withStatement(key(.find), sql: { findSQL }) { statement in
+            try statement.bind(.integer(id), at: 1)
+            guard try statement.step() else { return nil }
+            let record = make()
+            try decode(record, from: statement, columns: nil)
+            return record
+        }
+    }
+
+    /// Re-reads the record's row into it, discarding unsaved changes.
+    /// - Throws: `.notFound` when the row is gone.
+    /// - Parameter locking: lock the row until the transaction ends (`FOR UPDATE` where the
+    ///   engine needs it; see ``SQLDialect/rowLockClause(_:of:)``).
+    package func reload(_ record: some RecordStorage, in connection: Connection, locking: Bool = false) throws {
+        guard let id = record.header.id, !record.header.isDestroyed else {
+            throw ActiveRecordError(.notFound, "cannot reload a \(schema.name) that is not saved")
+        }
+        func body(_ statement: Statement) throws -> Bool {
+            guard try statement.step() else { return false }
+            try decode(record, from: statement)
+            return true
+        }
+        let lockClause = locking ? connection.dialect.rowLockClause(.wait, of: schema.name) : ""
+        let found = lockClause.isEmpty
+            ? try connection.withStatement(key(.find), sql: { findSQL }, [.integer(id)], body)
+            : try connection.withStatement(findSQL + lockClause, [.integer(id)], body)
+        guard found else {
+            throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists")
+        }
+    }
+
+    /// The condition and arguments for `column = value` (`IS NULL` for `NULL`).
+    package func condition(_ column: String, _ value: DatabaseValue) throws -> (RowCondition, [DatabaseValue]) {
+        guard column == "id" || column == "createdAt" || column == "updatedAt"
+                || schema.columnIndex(named: column) != nil else {
+            throw schema.unknownColumn(column)
+        }
+        if value.isNull { return (.isNull(column), []) }
+        return (.equals(column), [value])
+    }
+}
