@@ -33,20 +33,32 @@ extension Validating {
     /// Whether the record passes its validations (``validate()``; a database error counts as invalid).
     public var isValid: Bool { (try? validate()) ?? false }
 
+    /// The validation step of `save()` (called by the core; use ``validate()``): runs the
+    /// validators and sets the record's `errors`.
+    /// - Parameter changedColumns: the changed columns of a saved record; `nil` for a new one.
+    /// - Returns: whether the record is valid.
     public func runValidations(changedColumns: Set<String>?) throws -> Bool {
         errors = try Self.validations.failures(of: self, subject: try Self.subject(), changedColumns: changedColumns)
         return errors.isEmpty
     }
 
+    /// The validation step before an upsert on the `conflict` columns (called by the core):
+    /// a uniqueness validation does not count the row the upsert would update.
+    /// - Parameter conflict: the upsert's conflict columns.
+    /// - Returns: whether the record is valid.
     public func runValidations(upsertingOn conflict: [String]) throws -> Bool {
         errors = try Self.validations.failures(of: self, subject: try Self.subject(), changedColumns: nil, upsertConflict: conflict)
         return errors.isEmpty
     }
 
+    /// After a UNIQUE constraint failed on save (called by the core): the uniqueness
+    /// validations that fail now, as `already_exists` failures.
+    /// - Parameter changedColumns: as for ``runValidations(changedColumns:)``.
     public func uniquenessFailures(changedColumns: Set<String>?) throws -> [ValidationFailure] {
         try Self.validations.failures(of: self, subject: try Self.subject(), changedColumns: changedColumns, uniquenessOnly: true)
     }
 
+    /// The columns whose uniqueness validation also asks for a UNIQUE index (read by the core).
     public static func uniquelyIndexedColumns() throws -> [String] {
         try validations.rules.compactMap { rule in
             guard case .uniqueness(indexed: true) = rule.kind else { return nil }
