@@ -34,10 +34,10 @@ public protocol ColumnValue {
     /// What the values are, where an engine has a narrower type for them than `sqlType`
     /// (PostgreSQL declares `BOOLEAN`, `NUMERIC`, `UUID`). Default: ``ColumnKind/plain``.
     static var columnKind: ColumnKind { get }
-    /// The value as SQLite stores it.
+    /// The value as the database stores it.
     /// - Throws: ``ActiveRecordError`` with code `.invalidValue` when the value cannot be stored.
     func toSQL() throws -> DatabaseValue
-    /// Makes a value from what SQLite stored.
+    /// Makes a value from what the database stored.
     /// - Throws: ``ActiveRecordError`` with code `.typeMismatch` when the stored value does not fit.
     static func fromSQL(_ value: DatabaseValue) throws -> Self
     /// Whether the column may hold `NULL`. Only `Optional` says `true`.

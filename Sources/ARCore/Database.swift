@@ -2,7 +2,8 @@ import Foundation
 import Logging
 import Synchronization
 
-/// A SQLite database: where records are saved and fetched.
+/// A database, of any engine (SQLite by default, PostgreSQL with `ActiveRecordPostgreSQL`):
+/// where records are saved and fetched.
 ///
 /// Most programs configure one database at start-up and let the models use
 /// it; nothing at all needs configuring to use the default file:

@@ -1,6 +1,7 @@
 import Foundation
 
-/// The SQLite storage class of a column, used in `CREATE TABLE`.
+/// The storage class of a column (SQLite's five, which every engine maps to its own types),
+/// used in `CREATE TABLE`.
 public enum SQLType: String, Sendable, Hashable, CaseIterable {
     /// 64-bit signed integers (also `Bool` as 0/1).
     case integer = "INTEGER"
@@ -12,7 +13,8 @@ public enum SQLType: String, Sendable, Hashable, CaseIterable {
     case blob = "BLOB"
 }
 
-/// A value as SQLite stores it: the currency between Swift types and SQL.
+/// A value as the database stores it, in one of the five storage classes: the currency
+/// between Swift types and SQL, on every engine.
 ///
 /// Every value written by the library is bound to a statement parameter;
 /// it is never spliced into SQL text.
