@@ -63,11 +63,10 @@ final class SQLiteStatement: EngineStatement {
     /// Runs one step: `true` when a row is available, `false` when done.
     @inline(__always)
     func step() throws -> Bool {
-        switch sqlite3_step(handle) {
-        case SQLITE_ROW: return true
-        case SQLITE_DONE: return false
-        case let code: try failStep(code)
-        }
+        let code = sqlite3_step(handle)
+        if _fastPath(code == SQLITE_ROW) { return true }  // tested first: a query's every row
+        if code == SQLITE_DONE { return false }
+        try failStep(code)
     }
 
     /// Throws ``failure(_:)``: called rather than inlined, the callers keep no room for the
