@@ -14,16 +14,22 @@ struct KeptBuffer: ~Copyable {
     var pointer: UnsafePointer<CChar>? { storage.map { UnsafePointer($0) } }
 
     /// Keeps a copy of `bytes`, NUL-terminated, and returns it.
+    /// Inlined into the text getters (every text a C program reads); growing is not.
+    @inline(__always)
     mutating func set(_ bytes: UnsafeRawBufferPointer) -> UnsafePointer<CChar> {
-        if bytes.count + 1 > capacity {
-            capacity = max(bytes.count + 1, 32)
-            free(storage)
-            storage = malloc(capacity)?.assumingMemoryBound(to: CChar.self)
-        }
-        guard let storage else { fatalError("out of memory keeping \(bytes.count) bytes") }
+        if bytes.count >= capacity { grow(to: bytes.count + 1) }
+        let storage = storage.unsafelyUnwrapped
         if let base = bytes.baseAddress { memcpy(storage, base, bytes.count) }
         storage[bytes.count] = 0
         return UnsafePointer(storage)
+    }
+
+    @inline(never)
+    private mutating func grow(to count: Int) {
+        capacity = max(count, 32)
+        free(storage)
+        guard let allocated = malloc(capacity) else { fatalError("out of memory keeping \(count - 1) bytes") }
+        storage = allocated.assumingMemoryBound(to: CChar.self)
     }
 
     deinit { free(storage) }

@@ -205,28 +205,37 @@ import Logging
     /// it changed: ``withStatement(_:sql:_:_:)`` without a closure to call.
     @inline(__always)
     package func execute(_ statement: Unretained<Statement>, binding value: Int64) throws -> Int {
-        @inline(__always)
-        func body(_ statement: Statement) throws {
-            try statement.bind(.integer(value), at: 1)
-            while try statement.step() {}
-        }
-        try statement.with { statement in
+        let changed = try statement.with { statement -> Int? in
             // ``run(_:_:_:)``, ended on each path rather than in a `defer` (compiled out of
             // line and called, on every delete; `run` keeps its `defer`, with which the
             // compiler makes faster inserts and updates; see Benchmarks/README.md, Hot-path notes).
-            if statement.isInUse || sqlLogger != nil { return try runAside(statement, [], body) }
+            if statement.isInUse || sqlLogger != nil {
+                return try runAside(statement, []) { statement in
+                    try statement.bind(.integer(value), at: 1)
+                    while try statement.step() {}
+                    return nil
+                }
+            }
             statement.isInUse = true
             startStatement()
+            let changed: Int?
             do {
                 if let tracer { tracer(statement.sql) }
-                try body(statement)
+                // Run and reset, its parameter kept, in one call to the engine.
+                changed = try statement.execute(binding: value)
             } catch {
                 endRun(statement)
                 throw error
             }
-            endRun(statement)
+            if statement.rebindsEveryParameter {
+                statement.isInUse = false
+                if statements.hasRetired { statements.releaseRetired() }
+            } else {
+                endRun(statement)
+            }
+            return changed
         }
-        return changedRowCount
+        return changed ?? changedRowCount
     }
 
     /// Ends a run of `statement` (see ``Statement/endUse()``), and lets go of the retired

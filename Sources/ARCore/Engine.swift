@@ -125,6 +125,12 @@ import Foundation
     func reset()
     /// Ready to run again, the parameters left as bound (the caller binds them all again).
     func resetKeepingBindings()
+    /// Binds `parameters` as ``bind(_:)`` does, runs a statement that returns no rows (a
+    /// `DELETE`) to its end, and leaves it ready to run again with the parameters left as
+    /// bound (``resetKeepingBindings()``), in one call: the rows it changed, or `nil` when the
+    /// connection says (``EngineConnection/changedRowCount``).
+    /// - Throws: as ``step()``.
+    func execute(binding parameters: UnsafeBufferPointer<Cell>) throws -> Int?
     /// Releases the statement (it is not used again).
     func finalize()
     /// The SQL text with the bound values written in (for ``Database/includesBoundValuesInErrors``).
@@ -146,6 +152,14 @@ extension EngineStatement {
     public func insert(binding parameters: UnsafeBufferPointer<Cell>) throws -> Int64 {
         try bind(parameters)
         return try insert()
+    }
+
+    /// ``step(binding:)`` and ``step()`` to the end, then ``resetKeepingBindings()``; the
+    /// connection says how many rows changed.
+    public func execute(binding parameters: UnsafeBufferPointer<Cell>) throws -> Int? {
+        if try step(binding: parameters) { while try step() {} }
+        resetKeepingBindings()
+        return nil
     }
 }
 

@@ -67,8 +67,18 @@ import Foundation
         case .null: try set(.null, at: index)
         case .integer(let int): try set(.integer(int), at: index)
         case .real(let real): try set(.real(real), at: index)
+        case .text, .blob: try bindCopying(value, at: index)
+        }
+    }
+
+    /// ``bind(_:at:)`` of a text or blob: out of line, so that the copy's stack space and
+    /// checks stay out of the other values' binds (the function other modules call).
+    @inline(never)
+    private func bindCopying(_ value: DatabaseValue, at index: Int32) throws {
+        switch value {
         case .text(let text): try set(.text(parameterBytes.copy(text)), at: index)
         case .blob(let data): try set(.blob(parameterBytes.copy(data)), at: index)
+        case .null, .integer, .real: try bind(value, at: index)
         }
     }
 
@@ -148,6 +158,24 @@ import Foundation
                 return try engine.insert(binding: boundParameters)
             }
             return try engine.insert()
+        } catch {
+            throw failed(error)
+        }
+    }
+
+    /// Runs a statement whose first parameter is an integer and which returns no rows (a
+    /// `DELETE` by id) with `value` bound, and leaves it ready to run again, its parameters as
+    /// bound (``endUse()`` has nothing left to do but for a statement whose every use does not
+    /// bind them all again): the rows it changed, or `nil` when the connection says.
+    /// - Throws: `.misuse` for a statement without parameters; the engine's error, the
+    ///   statement dropped from its connection's cache.
+    @inline(__always)
+    package func execute(binding value: Int64) throws -> Int? {
+        guard parameterCount >= 1 else { throw parameterOutOfRange(1) }
+        parameters[0] = .integer(value)
+        hasNewBindings = false
+        do {
+            return try engine.execute(binding: boundParameters)
         } catch {
             throw failed(error)
         }

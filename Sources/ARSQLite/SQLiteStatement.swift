@@ -7,6 +7,8 @@ import Foundation
 /// (``finalize()``), and the cells of its current row. Every method is a direct sqlite3 call.
 final class SQLiteStatement: EngineStatement {
     let handle: OpaquePointer
+    /// The connection's handle (`sqlite3_db_handle(handle)`), read once.
+    private let database: OpaquePointer
     /// The connection's settings its errors name (the statement timeout).
     private unowned let connection: SQLiteConnection
     /// The current row's cells (``row()``), and how many it has room for.
@@ -16,6 +18,7 @@ final class SQLiteStatement: EngineStatement {
     init(handle: OpaquePointer, connection: SQLiteConnection) {
         self.handle = handle
         self.connection = connection
+        database = sqlite3_db_handle(handle)
         capacity = max(1, sqlite3_column_count(handle))
         cells = .allocate(capacity: Int(capacity))
     }
@@ -50,7 +53,7 @@ final class SQLiteStatement: EngineStatement {
                     ? sqlite3_bind_zeroblob(handle, index, 0)
                     : sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), nil)
             }
-            if code != SQLITE_OK { throw failure(code) }
+            if code != SQLITE_OK { try fail(code) }
             index &+= 1
         }
     }
@@ -60,12 +63,20 @@ final class SQLiteStatement: EngineStatement {
     /// Runs one step: `true` when a row is available, `false` when done.
     @inline(__always)
     func step() throws -> Bool {
-        switch sqlite3_step(handle) {
-        case SQLITE_ROW: return true
-        case SQLITE_DONE: return false
-        case let code: throw stepFailure(code)
-        }
+        let code = sqlite3_step(handle)
+        if _fastPath(code == SQLITE_ROW) { return true }  // tested first: a query's every row
+        if code == SQLITE_DONE { return false }
+        try failStep(code)
     }
+
+    /// Throws ``failure(_:)``: called rather than inlined, the callers keep no room for the
+    /// error on their stack (the hot paths' frames stay small).
+    @inline(never)
+    private func fail(_ code: Int32) throws -> Never { throw failure(code) }
+
+    /// Throws ``stepFailure(_:)``, as ``fail(_:)`` does.
+    @inline(never)
+    private func failStep(_ code: Int32) throws -> Never { throw stepFailure(code) }
 
     /// The error of a failed step (the statement reset, as SQLite needs before it runs again).
     @inline(never)
@@ -98,10 +109,20 @@ final class SQLiteStatement: EngineStatement {
         return try insert()
     }
 
+    /// The rows changed, as `sqlite3_changes64` counts them (read after the reset, which
+    /// leaves them as the run left them).
+    @inline(__always)
+    func execute(binding parameters: UnsafeBufferPointer<Cell>) throws -> Int? {
+        try bind(parameters)
+        while try step() {}
+        sqlite3_reset(handle)
+        return Int(sqlite3_changes64(database))
+    }
+
     @inline(__always)
     func insert() throws -> Int64 {
         _ = try step()
-        return sqlite3_last_insert_rowid(sqlite3_db_handle(handle))
+        return sqlite3_last_insert_rowid(database)
     }
 
     /// An upsert that updates leaves `sqlite3_last_insert_rowid` as it was (so does any
@@ -109,7 +130,6 @@ final class SQLiteStatement: EngineStatement {
     /// give first (the upsert never names an id, and SQLite's next rowid is never
     /// `Int64.min`), it has changed exactly when the upsert inserted its row.
     func upsert() throws -> Bool {
-        let database = sqlite3_db_handle(handle)
         sqlite3_set_last_insert_rowid(database, Int64.min)
         guard try step() else {
             throw ActiveRecordError(.misuse, "the upsert returned no row", sql: sql)
