@@ -76,7 +76,7 @@ public struct Query<Record: Model> {
     /// Placeholders are `%@` or `?`; arguments are bound, never spliced. `nil`
     /// with `=` or `!=` matches `NULL`. An array or set goes with `IN %@`.
     /// Errors (syntax, unknown column, argument count) are thrown by the terminal call,
-    /// with the position in `format`. See the README for the grammar.
+    /// with the position in `format`. The grammar: the Queries article of the documentation.
     public consuming func `where`(_ format: String, _ arguments: (any ColumnValue)?...) -> Query {
         with { $0.clauses.add(.format(format, arguments: QueryArgument.Source.sources(arguments))) }
     }

@@ -13,7 +13,7 @@ extension DatabaseLocation {
     /// ```
     ///
     /// The models, queries, relations, validations, callbacks, transactions and migrations
-    /// are those of SQLite; the README's "When one file is not enough" says what differs. The
+    /// are those of SQLite; the PostgreSQL article of the documentation says what differs. The
     /// tables are those of the connection's current schema (the first of its `search_path`).
     ///
     /// Nothing waits without a bound by default: connecting gives up after `connectTimeout`,

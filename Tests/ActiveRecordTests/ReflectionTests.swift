@@ -21,7 +21,7 @@ final class Dog: Animal {
     @Column var weight: Double = 0
 }
 
-/// The README's Models example, as written there.
+/// The Models and column types article's example, as written there.
 final class ReadmePerson: Model {
     override class var tableName: String { "people" }
     @Column("full_name") var name: String = ""
@@ -63,7 +63,7 @@ final class SecondLateBookcase: Model {
 
 @Suite("Reflection: a class is its schema")
 struct ReflectionTests {
-    /// The index names the README shows are the ones the library creates.
+    /// The index names the Models and column types article shows are the ones the library creates.
     @Test(arguments: TestEngine.all) func theReadmeModelsIndexesAreNamedAsTheReadmeSays(engine: TestEngine) throws {
         try withDatabase(engine) { db throws in
             try ReadmePerson.create(["name": "Ada", "email": "ada@example.com"])

@@ -18,7 +18,7 @@ private func seedFavorites() throws {
     }
 }
 
-/// A named query, as the README shows them.
+/// A named query, as the Queries article shows them.
 extension Query where Record == Favorite {
     /// Visited at least five times, the most visited first.
     var popular: Query<Favorite> { self.where("visits >= %@", 5).order(by: "visits", ascending: false) }
