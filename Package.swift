@@ -22,9 +22,14 @@ let package = Package(
         .library(name: "activerecord", type: .dynamic, targets: ["ARCShim"]),
     ],
     dependencies: [
-        // The library's one package dependency: its log (SQL at trace, migrations at info,
-        // drift left alone at warning, pool events at debug) goes to a swift-log Logger.
+        // The library's package dependencies, the server ecosystem's three facades (each with no
+        // dependency of its own): its log (SQL at trace, migrations at info, drift left alone at
+        // warning, pool events at debug) goes to a swift-log Logger; its query durations and pool
+        // gauges to swift-metrics; a span per statement to swift-distributed-tracing. With no
+        // backend bootstrapped, the last two cost nothing per statement (DatabaseInstrumentation).
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
         // The system sqlite3 (pkg-config `sqlite3`).
@@ -46,7 +51,14 @@ let package = Package(
         // schema, reflection and key-path resolution, records and their CRUD, transactions,
         // automatic migration, and the hooks the feature targets plug into (callbacks,
         // validation, relation fields).
-        .target(name: "ARCore", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "ARCore",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
+        ),
         // The SQLite engine: the backend boundary implemented over the system sqlite3, and the
         // embedded locations (a file, memory, a temporary file, the program's default).
         .target(name: "ARSQLite", dependencies: ["ARCore", "ARSQLite3", "ARSQLiteMutexes"]),
@@ -100,6 +112,9 @@ let package = Package(
             dependencies: [
                 "ActiveRecord", "ActiveRecordPostgreSQL", "ARConformance", "ActiveRecordQuickstart", "ActiveRecordPostgreSQLExample",
                 "ActiveRecordStressChild", .product(name: "Logging", package: "swift-log"),
+                // A metrics factory and a tracer that record, for InstrumentationTests.
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 // SQLite's mutex API, to test the mutexes the library gives it (SQLiteMutexTests).
                 "ARSQLite3",
             ]

@@ -28,7 +28,17 @@ import Logging
     /// Called with the SQL text of every statement run, before it runs.
     @exclusivity(unchecked) package var tracer: (@Sendable (String) -> Void)?
     /// The database's logger when it logs SQL (`.trace`), else `nil`.
-    @exclusivity(unchecked) package var sqlLogger: Logger?
+    @exclusivity(unchecked) package var sqlLogger: Logger? {
+        didSet { runsAside = sqlLogger != nil || instruments != nil }
+    }
+    /// What the statements report to metrics and tracing (``DatabaseInstrumentation``), `nil`
+    /// when nothing is bootstrapped.
+    @exclusivity(unchecked) package var instruments: Instruments? {
+        didSet { runsAside = sqlLogger != nil || instruments != nil }
+    }
+    /// Whether statements run through ``runAside(_:_:_:)``, which logs and instruments them: the
+    /// one flag the hot path tests for both.
+    @exclusivity(unchecked) private var runsAside = false
     /// The database's logger when it logs connection events (`.debug`), else `nil`.
     @exclusivity(unchecked) package var eventLogger: Logger?
     /// Whether ``sqlLogger``'s lines carry the bound values.
@@ -135,7 +145,13 @@ import Logging
 
     /// Prepares exactly one statement; SQL with a second statement is refused.
     package func prepare(_ sql: String, _ use: StatementUse = .once) throws -> Statement {
-        return Statement(engine: try engine.prepare(sql, use), sql: sql, connection: self)
+        do {
+            return Statement(engine: try engine.prepare(sql, use), sql: sql, connection: self)
+        } catch {
+            // A statement that fails to prepare has its failed span too.
+            instruments?.recordFailure(sql, error)
+            throw error
+        }
     }
 
     /// Drops a statement from the cache after a failed step.
@@ -209,7 +225,7 @@ import Logging
             // ``run(_:_:_:)``, ended on each path rather than in a `defer` (compiled out of
             // line and called, on every delete; `run` keeps its `defer`, with which the
             // compiler makes faster inserts and updates; see Benchmarks/README.md, Hot-path notes).
-            if statement.isInUse || sqlLogger != nil {
+            if statement.isInUse || runsAside {
                 return try runAside(statement, []) { statement in
                     try statement.bind(.integer(value), at: 1)
                     while try statement.step() {}
@@ -249,8 +265,9 @@ import Logging
     @inline(__always)
     private func run<R>(_ statement: Statement, _ arguments: [DatabaseValue], _ body: (Statement) throws -> R) throws -> R {
         // Re-entered while the cached statement is still stepping (a nested query with the
-        // same SQL): a private copy. Logged SQL: its own path. Both rare, out of line.
-        if statement.isInUse || sqlLogger != nil { return try runAside(statement, arguments, body) }
+        // same SQL): a private copy. Logged or instrumented SQL: its own path. Both rare, out
+        // of line.
+        if statement.isInUse || runsAside { return try runAside(statement, arguments, body) }
         statement.isInUse = true
         defer { endRun(statement) }
         startStatement()
@@ -259,10 +276,17 @@ import Logging
         return try body(statement)
     }
 
-    /// ``run(_:_:_:)`` for a statement already in use (on a private copy) or with SQL logged.
+    /// ``run(_:_:_:)`` for a statement already in use (on a private copy), with SQL logged, or
+    /// instrumented (timed and traced: ``Instruments``).
     @inline(never)
     private func runAside<R>(_ cached: Statement, _ arguments: [DatabaseValue], _ body: (Statement) throws -> R) throws -> R {
         let statement = cached.isInUse ? try prepare(cached.sql) : cached
+        guard let instruments else { return try runLogged(statement, arguments, body) }
+        return try instruments.measure(statement) { try runLogged(statement, arguments, body) }
+    }
+
+    /// ``runAside(_:_:_:)``'s run, logged when a SQL logger is set.
+    private func runLogged<R>(_ statement: Statement, _ arguments: [DatabaseValue], _ body: (Statement) throws -> R) throws -> R {
         statement.isInUse = true
         defer { endRun(statement) }
         startStatement()

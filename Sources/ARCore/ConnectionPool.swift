@@ -35,9 +35,12 @@ final class ConnectionPool: Sendable {
     let maximum: Int
     let wait: Duration
     private let state = ConditionLock(State())
+    /// Where check-outs, their waits and the connections opened are counted.
+    private let instrumentation: DatabaseInstrumentation
 
-    init(engine: any DatabaseEngine, maximum: Int, wait: Duration) {
+    init(engine: any DatabaseEngine, maximum: Int, wait: Duration, instrumentation: DatabaseInstrumentation) {
         self.engine = engine
+        self.instrumentation = instrumentation
         dialect = engine.dialect
         self.maximum = max(1, maximum)
         self.wait = wait
@@ -79,6 +82,8 @@ final class ConnectionPool: Sendable {
     /// transaction). Give it back with ``checkIn(_:)``.
     func checkOut() throws -> Connection {
         enum Next { case connection(Connection, [@Sendable (Connection) -> Void]), open([@Sendable (Connection) -> Void]) }
+        // The wait is timed only for a metrics backend (a clock read each side).
+        let started = instrumentation.isReporting ? ContinuousClock.now : nil
         let next = state.wait(timeout: wait) { state -> Next? in
             if let idle = state.idle.popLast() {
                 let pending = Array(state.settings[idle.connection.appliedSettings...])
@@ -88,10 +93,12 @@ final class ConnectionPool: Sendable {
             state.opened += 1
             return .open(state.settings)
         }
+        if let started { instrumentation.recordConnectionWait(.now - started) }
         switch next {
         case .connection(let connection, let pending):
             for apply in pending { apply(connection) }
             connection.appliedSettings += pending.count
+            instrumentation.connectionsInUse(delta: 1)
             return connection
         case .open(let settings):
             do {
@@ -99,6 +106,8 @@ final class ConnectionPool: Sendable {
                 for apply in settings { apply(connection) }
                 connection.appliedSettings = settings.count
                 connection.eventLogger?.debug("opened a pool connection", metadata: ["maximum": "\(maximum)"])
+                instrumentation.connectionsOpen(delta: 1)
+                instrumentation.connectionsInUse(delta: 1)
                 return connection
             } catch {
                 state.withLock { $0.opened -= 1 }
@@ -125,6 +134,8 @@ final class ConnectionPool: Sendable {
             }
         }
         state.signalAll()
+        instrumentation.connectionsInUse(delta: -1)
+        if !reusable { instrumentation.connectionsOpen(delta: -1) }
     }
 
     /// Applies a setting (tracing, error verbosity) to every connection, each before its next use.

@@ -17,9 +17,12 @@ final class SingleWriter: @unchecked Sendable {
     let readers: ReaderPool?
     /// ``readers``, passed on without a retain and release.
     let unretainedReaders: Unretained<ReaderPool>?
+    /// Where a wait for the lock is reported.
+    let instrumentation: DatabaseInstrumentation
 
-    init(_ connection: Connection, readers: ReaderPool?) {
+    init(_ connection: Connection, readers: ReaderPool?, instrumentation: DatabaseInstrumentation) {
         self.connection = connection
+        self.instrumentation = instrumentation
         unretainedConnection = Unretained(connection)
         self.readers = readers
         unretainedReaders = readers.map(Unretained.init)
@@ -50,9 +53,19 @@ final class SingleWriter: @unchecked Sendable {
 
     @inline(never)
     private func takeLock() {
-        lock.lock()
+        // Another thread holds it: a wait, timed when a metrics backend is there.
+        if !lock.tryLock() { waitForLock() }
         owner.store(currentThreadNumber, ordering: .relaxed)
         lockDepth = 1
+    }
+
+    /// Takes the lock another thread holds, reporting the wait.
+    @inline(never)
+    private func waitForLock() {
+        guard instrumentation.isReporting else { return lock.lock() }
+        let started = ContinuousClock.now
+        lock.lock()
+        instrumentation.recordConnectionWait(.now - started)
     }
 
     @inline(never)

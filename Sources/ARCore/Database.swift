@@ -75,6 +75,8 @@ public final class Database: @unchecked Sendable {
     let statementTimeoutStorage = Lock<Duration?>(nil)
     /// The blocks of ``withStatementTimeout(_:_:)`` open on each thread.
     let statementTimeouts = StatementTimeoutScopes()
+    /// What the database reports to metrics and tracing (see ``refreshInstrumentation()``).
+    package let instrumentation: DatabaseInstrumentation
 
     /// The file path, or `:memory:`; for a database on a server, its address (without password).
     public let path: String
@@ -102,15 +104,20 @@ public final class Database: @unchecked Sendable {
         dialect = engine.dialect
         dialectType = ObjectIdentifier(type(of: engine.dialect))
         path = engine.description
+        let instrumentation = DatabaseInstrumentation(engine: dialect.name, database: path)
+        self.instrumentation = instrumentation
+        let instruments = instrumentation.refresh()
         switch engine.sharing {
         case .singleWriter(let readers):
             let connection = Connection(try engine.connect(.writer), dialect: dialect)
-            let writer = SingleWriter(connection, readers: readers > 0 ? ReaderPool(engine: engine, maximum: readers) : nil)
+            instrumentation.connectionsOpen(delta: 1)
+            let readers = readers > 0 ? ReaderPool(engine: engine, maximum: readers, instrumentation: instrumentation) : nil
+            let writer = SingleWriter(connection, readers: readers, instrumentation: instrumentation)
             self.writer = writer
             unretainedWriter = Unretained(writer)
             pool = nil
         case .pool(let maximum, let wait):
-            let pool = ConnectionPool(engine: engine, maximum: maximum, wait: wait)
+            let pool = ConnectionPool(engine: engine, maximum: maximum, wait: wait, instrumentation: instrumentation)
             // One connection at once, so that a database that cannot be reached fails here.
             pool.checkIn(try pool.checkOut())
             self.pool = pool
@@ -119,6 +126,8 @@ public final class Database: @unchecked Sendable {
         }
         let scopes = statementTimeouts
         configureConnections { $0.timeoutScopes = scopes }
+        // Metrics or tracing bootstrapped: every connection reports (else none is told anything).
+        if let instruments { configureConnections { $0.instruments = instruments } }
         // At .warning, so that the default logger prints them: a program must hear that its
         // database file moved (or that another one was left behind).
         for note in engine.notes { log(.warning, "\(note)") }

@@ -95,6 +95,10 @@ package final class RecursiveLock: @unchecked Sendable {
     /// Gives back one level of ``lock()``.
     @inlinable
     package func unlock() { pthread_mutex_unlock(mutex) }
+
+    /// Takes the lock if no other thread holds it: `false` when one does.
+    @inlinable
+    package func tryLock() -> Bool { pthread_mutex_trylock(mutex) == 0 }
 }
 
 /// A value guarded by a mutex, with a condition variable to wait on until the value allows

@@ -54,8 +54,12 @@ final class ReaderPool: @unchecked Sendable {
     /// when it is checked out.
     private let settingsCount = Atomic<Int>(0)
 
-    init(engine: any DatabaseEngine, maximum: Int) {
+    /// Where the readers opened are counted.
+    private let instrumentation: DatabaseInstrumentation
+
+    init(engine: any DatabaseEngine, maximum: Int, instrumentation: DatabaseInstrumentation) {
         self.engine = engine
+        self.instrumentation = instrumentation
         dialect = engine.dialect
         readers = (0..<max(maximum, 1)).map { _ in Reader() }
         slots = .allocate(capacity: readers.count)
@@ -147,6 +151,7 @@ final class ReaderPool: @unchecked Sendable {
             for apply in settings { apply(connection) }
             connection.appliedSettings = settings.count
             connection.eventLogger?.debug("opened a reader connection", metadata: ["maximum": "\(maximum)"])
+            instrumentation.connectionsOpen(delta: 1)
             reader.open(connection)
             reader.state.store(Reader.busy, ordering: .releasing)
             return true

@@ -27,6 +27,9 @@ package final class RowCursor {
     /// The statement's connection, for its statement timeout per step: kept open by the lease,
     /// or by the database whose writer it is.
     private let connection: Unretained<Connection>
+    /// The cursor's span and start time, from its opening to its closing, when the database
+    /// reports to metrics or tracing (``DatabaseInstrumentation``).
+    private var instrumented: (instruments: Instruments, running: RunningStatement)?
 
     /// Prepares and binds `sql` on the source's connection. On the writer, the caller
     /// holds the writer's lock.
@@ -51,6 +54,7 @@ package final class RowCursor {
         try statement.bind(arguments)
         connection.tracer?(sql)
         if let logger = connection.sqlLogger { connection.log(statement, to: logger) }
+        if let instruments = connection.instruments { instrumented = (instruments, instruments.begin(statement)) }
         self.statement = statement
     }
 
@@ -78,7 +82,7 @@ package final class RowCursor {
         do {
             hasRow = try statement.unsafelyUnwrapped.step()
         } catch {
-            finish()
+            finish(error)
             throw error
         }
         guard hasRow else {
@@ -108,8 +112,12 @@ package final class RowCursor {
     /// The statement first: it is finalized on its connection, which the lease keeps open,
     /// before the reader goes back to its pool (where another thread may take it). Whoever
     /// borrowed the row through ``currentRow`` must have let it go by now.
-    private func finish() {
+    private func finish(_ error: (any Error)? = nil) {
         assert(statement == nil || isKnownUniquelyReferenced(&statement), "a cursor's statement outlives its cursor")
+        if let (instruments, running) = instrumented {
+            instrumented = nil
+            instruments.end(running, error: error)
+        }
         statement = nil
         lease = nil
     }

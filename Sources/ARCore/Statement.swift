@@ -40,6 +40,9 @@ import Foundation
     /// Whether every use binds all its parameters again (the library's own SQL, cached by
     /// key), so that resetting it need not clear the bindings first (see the benchmark docs).
     @exclusivity(unchecked) var rebindsEveryParameter = false
+    /// Its operation and table, read off the SQL the first time it runs instrumented
+    /// (``Instruments``); never while nothing is bootstrapped.
+    @exclusivity(unchecked) var instrumentationDescription: StatementDescription?
 
     init(engine: any EngineStatement, sql: String, connection: Connection) {
         self.engine = engine
