@@ -113,14 +113,20 @@ test-tsan: deps lib
 
 # A user's package (Tests/PackageGraph) with its own targets named Quickstart and CSQLite
 # depends on this one by path: it must resolve (target names are unique across a package
-# graph), build and run a save and a fetch.
+# graph), build and run a save and a fetch, timed and traced by the metrics and tracing
+# backends it bootstraps. And the library brings exactly its three packages into a user's graph.
 PACKAGE_GRAPH_EXPECTED = saved and fetched: Swift https://swift.org (CSQLite says 42)
+PACKAGE_GRAPH_EXPECTED_INSTRUMENTED = timed selects: 1, spans: INSERT Bookmark, SELECT Bookmark
+PACKAGE_GRAPH_DEPENDENCIES = swift-distributed-tracing swift-log swift-metrics
 package-graph: deps
+	@dependencies=$$(env -u AR_DOCS $(SWIFT) package show-dependencies --format flatlist | sort | xargs); \
+	  [ "$$dependencies" = "$(PACKAGE_GRAPH_DEPENDENCIES)" ] \
+	  || { echo "package-graph: the library depends on '$$dependencies', expected '$(PACKAGE_GRAPH_DEPENDENCIES)'" >&2; exit 1; }
 	rm -rf Tests/PackageGraph/.build   # an incremental build misses source files added to this package
 	cd Tests/PackageGraph && $(SWIFT) build $(SWIFTFLAGS)
 	@output=$$(Tests/PackageGraph/.build/debug/Quickstart); echo "$$output"; \
-	  [ "$$output" = "$(PACKAGE_GRAPH_EXPECTED)" ] \
-	  || { echo "package-graph: expected '$(PACKAGE_GRAPH_EXPECTED)'" >&2; exit 1; }
+	  [ "$$output" = "$$(printf '%s\n%s' "$(PACKAGE_GRAPH_EXPECTED)" "$(PACKAGE_GRAPH_EXPECTED_INSTRUMENTED)")" ] \
+	  || { echo "package-graph: expected '$(PACKAGE_GRAPH_EXPECTED)' then '$(PACKAGE_GRAPH_EXPECTED_INSTRUMENTED)'" >&2; exit 1; }
 
 # Tests/Compile/*.swift must not compile (options that would do nothing, names that must not
 # exist), each with its error.

@@ -104,7 +104,7 @@ public final class Database: @unchecked Sendable {
         dialect = engine.dialect
         dialectType = ObjectIdentifier(type(of: engine.dialect))
         path = engine.description
-        let instrumentation = DatabaseInstrumentation(engine: dialect.name, database: path)
+        let instrumentation = DatabaseInstrumentation(engine: dialect.name, database: path, namespace: engine.namespace)
         self.instrumentation = instrumentation
         let instruments = instrumentation.refresh()
         switch engine.sharing {

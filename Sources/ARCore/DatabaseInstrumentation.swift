@@ -29,7 +29,7 @@ import Tracing
 /// Spans: one per statement, of kind `client`, named by operation and table (`SELECT Post`),
 /// a child of the caller's `ServiceContext.current` when there is one, with the OpenTelemetry
 /// database attributes `db.system`, `db.operation.name`, `db.collection.name` (the first table
-/// the statement names), `db.namespace` (PostgreSQL's database name, SQLite's file) and
+/// the statement names), `db.namespace` (``DatabaseEngine/namespace``) and
 /// `db.query.text`: the SQL text with its placeholders, never a bound value. A failed statement
 /// records its error on the span and sets the span's status to error.
 package final class DatabaseInstrumentation: Sendable {
@@ -52,10 +52,11 @@ package final class DatabaseInstrumentation: Sendable {
     /// - Parameters:
     ///   - engine: the engine's name (``SQLDialect/name``), lowercased for `db.system`.
     ///   - database: ``Database/path`` (a server's address without its password).
-    package init(engine: String, database: String) {
+    ///   - namespace: ``DatabaseEngine/namespace``.
+    package init(engine: String, database: String, namespace: String?) {
         system = engine.lowercased()
         dimensions = [("database", database), ("engine", system)]
-        namespace = Self.namespace(of: database, system: system)
+        self.namespace = namespace
     }
 
     deinit {
@@ -112,21 +113,6 @@ package final class DatabaseInstrumentation: Sendable {
     package func connectionsOpen(delta: Int) {
         let count = open.wrappingAdd(delta, ordering: .relaxed).newValue
         if isReporting { instruments?.connectionsOpen?.record(count) }
-    }
-
-    /// `db.namespace`: PostgreSQL's database name (`dbname=` or a URL's path), SQLite's file
-    /// (none for a database in memory).
-    package static func namespace(of database: String, system: String) -> String? {
-        if system == "sqlite" { return database.isEmpty || database.hasPrefix(":memory:") ? nil : database }
-        if let range = database.range(of: "dbname=") {
-            let name = database[range.upperBound...].prefix { $0 != " " }
-            return name.isEmpty ? nil : String(name)
-        }
-        guard let scheme = database.range(of: "://") else { return nil }
-        let afterScheme = database[scheme.upperBound...]
-        guard let slash = afterScheme.firstIndex(of: "/") else { return nil }
-        let name = afterScheme[afterScheme.index(after: slash)...].prefix { $0 != "?" }
-        return name.isEmpty ? nil : String(name)
     }
 }
 

@@ -25,9 +25,17 @@ import Foundation
     var description: String { get }
     /// Lines to log when the database opens (a database moved from an old default location).
     var notes: [String] { get }
+    /// The database's name for tracing (OpenTelemetry's `db.namespace`), when it has one: a
+    /// server's database name, an embedded database's file.
+    var namespace: String? { get }
     /// Opens one connection.
     /// - Throws: `.cannotOpen` (and the engine's more specific codes) saying why.
     func connect(_ role: ConnectionRole) throws -> any EngineConnection
+}
+
+extension DatabaseEngine {
+    /// None, unless the engine says.
+    public var namespace: String? { nil }
 }
 
 /// What a connection is opened for.

@@ -30,6 +30,9 @@ package struct SQLiteEngine: DatabaseEngine {
 
     package var description: String { path }
 
+    /// The file (none for a database in memory).
+    package var namespace: String? { isMemory || path.isEmpty ? nil : path }
+
     package func connect(_ role: ConnectionRole) throws -> any EngineConnection {
         try SQLiteConnection(path: path, readOnly: readOnly, uri: isURI, role: role)
     }

@@ -19,6 +19,9 @@ struct PostgreSQLEngine: DatabaseEngine, CustomReflectable {
 
     var notes: [String] { [] }
 
+    /// The database's name, from the connection string (as described: without its password).
+    var namespace: String? { postgreSQLDatabaseName(in: description) }
+
     /// A mirror without the connection string (`dump` of a database shows none of it).
     var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 
@@ -105,4 +108,25 @@ struct PostgreSQLEngine: DatabaseEngine, CustomReflectable {
 /// ``PostgreSQLEngine/connectionParameters(_:connectTimeout:)``, for the tests.
 package func postgreSQLConnectionParameters(_ connection: String, connectTimeout: Duration?) -> (keywords: [String], values: [String]) {
     PostgreSQLEngine.connectionParameters(connection, connectTimeout: connectTimeout)
+}
+
+/// The database a connection string names: the `dbname` of a `key=value` one (quoted or not),
+/// or the path of a URL; `nil` when it names none (libpq's default, the user's name).
+package func postgreSQLDatabaseName(in connection: String) -> String? {
+    if let range = connection.range(of: "dbname=") {
+        var rest = connection[range.upperBound...]
+        let name: Substring
+        if rest.first == "'" {
+            rest = rest.dropFirst()
+            name = rest.prefix { $0 != "'" }
+        } else {
+            name = rest.prefix { $0 != " " }
+        }
+        return name.isEmpty ? nil : String(name)
+    }
+    guard let scheme = connection.range(of: "://") else { return nil }
+    let afterScheme = connection[scheme.upperBound...]
+    guard let slash = afterScheme.firstIndex(of: "/") else { return nil }
+    let name = afterScheme[afterScheme.index(after: slash)...].prefix { $0 != "?" }
+    return name.isEmpty ? nil : String(name)
 }

@@ -1,4 +1,5 @@
 @_spi(Engines) import ARCore
+@_spi(Engines) import ActiveRecordPostgreSQL
 import ActiveRecord
 import Foundation
 import InMemoryTracing
@@ -293,13 +294,28 @@ final class InstrumentedGadget: Model {
     }
 
     @Test(arguments: [
-        ("postgresql://ar@localhost:5432/shop?sslmode=disable", "postgresql", "shop"),
-        ("host=/tmp port=5433 dbname=ar_test user=ar password=***", "postgresql", "ar_test"),
-        ("host=/tmp port=5433", "postgresql", nil),
-        ("/var/data/app.sqlite", "sqlite", "/var/data/app.sqlite"),
-        (":memory:", "sqlite", nil),
-    ] as [(String, String, String?)])
-    func namespaces(database: String, system: String, namespace: String?) {
-        #expect(DatabaseInstrumentation.namespace(of: database, system: system) == namespace)
+        ("postgresql://ar@localhost:5432/shop?sslmode=disable", "shop"),
+        ("postgresql://ar@/postgres?host=/tmp/pg", "postgres"),
+        ("host=/tmp port=5433 dbname=ar_test user=ar password=***", "ar_test"),
+        ("host=/tmp dbname='my db' user=ar", "my db"),
+        ("host=/tmp port=5433", nil),
+    ] as [(String, String?)])
+    func postgresNamespaces(connection: String, namespace: String?) {
+        #expect(postgreSQLDatabaseName(in: connection) == namespace)
+    }
+
+    @Test(arguments: TestEngine.all)
+    func namespaceIsTheDatabase(engine: TestEngine) throws {
+        for file in engine == .sqlite ? [false, true] : [false] {
+            try withInstrumentedDatabase(engine, file: file) { db, _, tracer in
+                _ = try InstrumentedGadget.count()
+                let span = try #require(tracer.finishedSpans.last)
+                let expected: String? = switch engine {
+                case .sqlite: file ? db.path : nil
+                case .postgres: "postgres"
+                }
+                #expect(attribute(span, "db.namespace") == expected)
+            }
+        }
     }
 }

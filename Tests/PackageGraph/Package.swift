@@ -3,17 +3,29 @@
 // own C target `CSQLite` (the generic names many packages use), depending on
 // swift-activerecord by path. SwiftPM requires target names to be unique across every
 // package of a program, so this resolves only if the library's targets have names of its
-// own. `make package-graph` (part of `make test`) builds and runs it.
+// own. It also bootstraps metrics and tracing, once for the process as a server does, and
+// checks that a find is timed and traced. `make package-graph` (part of `make test`) builds
+// and runs it.
 import PackageDescription
 
 let package = Package(
     name: "activerecord-consumer",
-    dependencies: [.package(name: "swift-activerecord", path: "../..")],
+    dependencies: [
+        .package(name: "swift-activerecord", path: "../.."),
+        // As a server would: its own metrics and tracing backends (here the facades' recording
+        // ones), bootstrapped at start-up, which the library then reports to.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+    ],
     targets: [
         .target(name: "CSQLite", path: "Sources/CSQLite"),
         .executableTarget(
             name: "Quickstart",
-            dependencies: ["CSQLite", .product(name: "ActiveRecord", package: "swift-activerecord")],
+            dependencies: [
+                "CSQLite", .product(name: "ActiveRecord", package: "swift-activerecord"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ],
             path: "Sources/Quickstart"
         ),
     ],

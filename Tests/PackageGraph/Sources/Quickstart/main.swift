@@ -2,11 +2,21 @@
 import ActiveRecord
 import CSQLite
 import Foundation
+import InMemoryTracing
+import Metrics
+import MetricsTestKit
+import Tracing
 
 final class Bookmark: Model {
     @Column var title: String = ""
     @Column var url: String = ""
 }
+
+// Once per process, before the database opens.
+let metrics = TestMetrics()
+let tracer = InMemoryTracer()
+MetricsSystem.bootstrap(metrics)
+InstrumentationSystem.bootstrap(tracer)
 
 do {
     let database = try Database(.inMemory)
@@ -17,6 +27,9 @@ do {
         try bookmark.save()
         let found = try Bookmark.find(bookmark.id!)
         print("saved and fetched: \(found?.title ?? "nothing") \(found?.url ?? "") (CSQLite says \(consumer_sqlite_marker()))")
+        let selects = metrics.timers(label: "activerecord_query_duration").filter { $0.dimensions.contains { $0 == ("operation", "select") } }
+        let spans = tracer.finishedSpans.map(\.operationName).filter { $0.hasSuffix("Bookmark") }
+        print("timed selects: \(selects.first?.values.count ?? 0), spans: \(spans.joined(separator: ", "))")
     }
 } catch {
     print("error: \(error)")
