@@ -56,7 +56,7 @@ extension DatabaseLocation {
             return PostgreSQLEngine(
                 keywords: parameters.keywords, values: parameters.values, readOnly: readOnly,
                 maximumConnections: max(1, maximumConnections), connectionWait: connectionWait, description: description,
-                mask: mask)
+                mask: mask, namespace: PostgreSQLEngine.databaseName(connection, mask: mask))
         }
     }
 }

@@ -19,8 +19,8 @@ struct PostgreSQLEngine: DatabaseEngine, CustomReflectable {
 
     var notes: [String] { [] }
 
-    /// The database's name, from the connection string (as described: without its password).
-    var namespace: String? { postgreSQLDatabaseName(in: description) }
+    /// The database's name, from the connection string (masked like ``description``).
+    let namespace: String?
 
     /// A mirror without the connection string (`dump` of a database shows none of it).
     var customMirror: Mirror { Mirror(self, children: ["description": description]) }
@@ -75,6 +75,23 @@ struct PostgreSQLEngine: DatabaseEngine, CustomReflectable {
     ///   (libpq would stop reading there, and connect elsewhere than written); libpq's reason
     ///   with the passwords masked.
     static func describe(_ conninfo: String, mask: PasswordMask) throws -> String {
+        let values = try options(conninfo, mask: mask)
+        let user = values["user"].map { $0 + "@" } ?? ""
+        let host = values["host"] ?? values["hostaddr"] ?? "localhost"
+        let port = values["port"].map { ":" + $0 } ?? ""
+        let database = values["dbname"].map { "/" + $0 } ?? ""
+        return mask.mask("postgresql://\(user)\(host)\(port)\(database)")
+    }
+
+    /// The database a connection string names (`dbname`, in either form), for tracing; `nil`
+    /// when it names none (libpq's default, the user's name) or cannot be read.
+    static func databaseName(_ conninfo: String, mask: PasswordMask) -> String? {
+        (try? options(conninfo, mask: mask))?["dbname"]
+    }
+
+    /// The options a connection string sets, as libpq reads them, each value masked when it
+    /// touches a password.
+    private static func options(_ conninfo: String, mask: PasswordMask) throws -> [String: String] {
         guard !conninfo.utf8.contains(0) else {
             throw ActiveRecordError(
                 .configuration,
@@ -96,37 +113,11 @@ struct PostgreSQLEngine: DatabaseEngine, CustomReflectable {
         }
         // Each value masked when it touches a password: a URL libpq misreads (an unencoded
         // `/` or `@` in the password) puts part of the password in the host, port or database.
-        func value(_ keyword: String) -> String? { values[keyword].map(mask.maskToken) }
-        let user = value("user").map { $0 + "@" } ?? ""
-        let host = value("host") ?? value("hostaddr") ?? "localhost"
-        let port = value("port").map { ":" + $0 } ?? ""
-        let database = value("dbname").map { "/" + $0 } ?? ""
-        return mask.mask("postgresql://\(user)\(host)\(port)\(database)")
+        return values.mapValues(mask.maskToken)
     }
 }
 
 /// ``PostgreSQLEngine/connectionParameters(_:connectTimeout:)``, for the tests.
 package func postgreSQLConnectionParameters(_ connection: String, connectTimeout: Duration?) -> (keywords: [String], values: [String]) {
     PostgreSQLEngine.connectionParameters(connection, connectTimeout: connectTimeout)
-}
-
-/// The database a connection string names: the `dbname` of a `key=value` one (quoted or not),
-/// or the path of a URL; `nil` when it names none (libpq's default, the user's name).
-package func postgreSQLDatabaseName(in connection: String) -> String? {
-    if let range = connection.range(of: "dbname=") {
-        var rest = connection[range.upperBound...]
-        let name: Substring
-        if rest.first == "'" {
-            rest = rest.dropFirst()
-            name = rest.prefix { $0 != "'" }
-        } else {
-            name = rest.prefix { $0 != " " }
-        }
-        return name.isEmpty ? nil : String(name)
-    }
-    guard let scheme = connection.range(of: "://") else { return nil }
-    let afterScheme = connection[scheme.upperBound...]
-    guard let slash = afterScheme.firstIndex(of: "/") else { return nil }
-    let name = afterScheme[afterScheme.index(after: slash)...].prefix { $0 != "?" }
-    return name.isEmpty ? nil : String(name)
 }

@@ -1,5 +1,4 @@
 @_spi(Engines) import ARCore
-@_spi(Engines) import ActiveRecordPostgreSQL
 import ActiveRecord
 import Foundation
 import InMemoryTracing
@@ -293,17 +292,6 @@ final class InstrumentedGadget: Model {
         #expect(description.spanName == spanName)
     }
 
-    @Test(arguments: [
-        ("postgresql://ar@localhost:5432/shop?sslmode=disable", "shop"),
-        ("postgresql://ar@/postgres?host=/tmp/pg", "postgres"),
-        ("host=/tmp port=5433 dbname=ar_test user=ar password=***", "ar_test"),
-        ("host=/tmp dbname='my db' user=ar", "my db"),
-        ("host=/tmp port=5433", nil),
-    ] as [(String, String?)])
-    func postgresNamespaces(connection: String, namespace: String?) {
-        #expect(postgreSQLDatabaseName(in: connection) == namespace)
-    }
-
     @Test(arguments: TestEngine.all)
     func namespaceIsTheDatabase(engine: TestEngine) throws {
         for file in engine == .sqlite ? [false, true] : [false] {
@@ -317,5 +305,13 @@ final class InstrumentedGadget: Model {
                 #expect(attribute(span, "db.namespace") == expected)
             }
         }
+        // A URL names its database in its path.
+        guard engine == .postgres, let url = ProcessInfo.processInfo.environment["AR_TEST_POSTGRES_URL"] else { return }
+        let tracer = InMemoryTracer()
+        try withTracer(tracer) {
+            let db = try Database(.postgres(url))
+            _ = try db.rows("SELECT 1")
+        }
+        #expect(tracer.finishedSpans.last.flatMap { attribute($0, "db.namespace") } == "postgres")
     }
 }
