@@ -75,6 +75,10 @@ public final class Database: @unchecked Sendable {
     let statementTimeoutStorage = Lock<Duration?>(nil)
     /// The blocks of ``withStatementTimeout(_:_:)`` open on each thread.
     let statementTimeouts = StatementTimeoutScopes()
+    /// The threads async calls run on, made by the first one (see ``executor``).
+    let executorStorage = Lock<DatabaseExecutor?>(nil)
+    /// How long an async call waits for a connection (see ``connectionWaitTimeout``).
+    let connectionWaitStorage: Lock<Duration?>
     /// What the database reports to metrics and tracing (see ``refreshInstrumentation()``).
     package let instrumentation: DatabaseInstrumentation
 
@@ -107,6 +111,10 @@ public final class Database: @unchecked Sendable {
         let instrumentation = DatabaseInstrumentation(engine: dialect.name, database: path, namespace: engine.namespace)
         self.instrumentation = instrumentation
         let instruments = instrumentation.refresh()
+        switch engine.sharing {
+        case .singleWriter: connectionWaitStorage = Lock(.seconds(30))
+        case .pool(_, let wait): connectionWaitStorage = Lock(wait)
+        }
         switch engine.sharing {
         case .singleWriter(let readers):
             let connection = Connection(try engine.connect(.writer), dialect: dialect)

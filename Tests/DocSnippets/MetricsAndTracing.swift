@@ -8,3 +8,4 @@ final class User: Model {
     @Column var name: String = ""
 }
 let id: Int64 = 1
+let db = try! Database(.inMemory)
