@@ -40,7 +40,7 @@ package final class DatabaseInstrumentation: Sendable {
     /// The database's namespace (`db.namespace`), when the location names one.
     private let namespace: String?
     /// The instruments in effect (`nil`: no backend).
-    private let current = Mutex<Instruments?>(nil)
+    private let current = Lock<Instruments?>(nil)
     /// Whether ``current`` is set: read without the lock by the pool's hooks.
     private let isActive = Atomic<Bool>(false)
     /// The connections open and in use, kept whether or not a backend is there, so that the

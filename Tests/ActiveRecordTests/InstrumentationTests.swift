@@ -223,6 +223,32 @@ final class InstrumentedGadget: Model {
         }
     }
 
+    @Test
+    func sqliteTimesAWaitForTheWriter() throws {
+        try withInstrumentedDatabase(.sqlite, file: true) { db, metrics, _ in
+            _ = try InstrumentedGadget.create(["name": "a"])
+            // Taken at once: no wait recorded.
+            #expect(timers(metrics, "activerecord_connection_wait_duration", db).first?.values.isEmpty != false)
+            // This thread holds the writer in a transaction for 100 ms; another thread's save
+            // waits for it meanwhile.
+            let started = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+            try db.transaction {
+                _ = try InstrumentedGadget.create(["name": "b"])
+                DispatchQueue.global().async {
+                    started.signal()
+                    _ = try? db.use { try InstrumentedGadget.create(["name": "c"]) }
+                    done.signal()
+                }
+                started.wait()
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            done.wait()
+            let waits = try #require(timers(metrics, "activerecord_connection_wait_duration", db).first)
+            #expect(waits.values.count == 1)
+            #expect(waits.values.first.map { $0 > 50_000_000 } == true)
+        }
+    }
+
     @Test(arguments: TestEngine.all)
     func nothingBootstrappedRecordsNothing(engine: TestEngine) throws {
         let metrics = TestMetrics()
