@@ -83,7 +83,7 @@ final class ConnectionPool: Sendable {
     func checkOut() throws -> Connection {
         enum Next { case connection(Connection, [@Sendable (Connection) -> Void]), open([@Sendable (Connection) -> Void]) }
         // The wait is timed only for a metrics backend (a clock read each side).
-        let started = instrumentation.isReporting ? ContinuousClock.now : nil
+        let started = instrumentation.isReporting ? monotonicNanoseconds() : nil
         let next = state.wait(timeout: wait) { state -> Next? in
             if let idle = state.idle.popLast() {
                 let pending = Array(state.settings[idle.connection.appliedSettings...])
@@ -93,7 +93,7 @@ final class ConnectionPool: Sendable {
             state.opened += 1
             return .open(state.settings)
         }
-        if let started { instrumentation.recordConnectionWait(.now - started) }
+        if let started { instrumentation.recordConnectionWait(since: started) }
         switch next {
         case .connection(let connection, let pending):
             for apply in pending { apply(connection) }

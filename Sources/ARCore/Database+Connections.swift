@@ -63,9 +63,9 @@ final class SingleWriter: @unchecked Sendable {
     @inline(never)
     private func waitForLock() {
         guard instrumentation.isReporting else { return lock.lock() }
-        let started = ContinuousClock.now
+        let started = monotonicNanoseconds()
         lock.lock()
-        instrumentation.recordConnectionWait(.now - started)
+        instrumentation.recordConnectionWait(since: started)
     }
 
     @inline(never)

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 import Metrics
 import Synchronization
@@ -100,6 +105,13 @@ package final class DatabaseInstrumentation: Sendable {
         instruments?.connectionWait?.record(duration: duration)
     }
 
+    /// ``recordConnectionWait(_:)`` of a wait that began at `start` (``monotonicNanoseconds()``)
+    /// and ends now.
+    func recordConnectionWait(since start: UInt64) {
+        guard isReporting else { return }
+        instruments?.connectionWait?.recordNanoseconds(Int64(bitPattern: monotonicNanoseconds() &- start))
+    }
+
     /// Counts connections taken (`delta` > 0) or given back (`delta` < 0) by callers, and
     /// reports the count when a backend is there. ``ConnectionPool`` counts its own check-outs:
     /// call this for connections handed out some other way. One atomic add otherwise.
@@ -155,7 +167,7 @@ package final class Instruments: Sendable {
     func measure<R>(_ statement: Statement, _ body: () throws -> R) throws -> R {
         let description = statement.instrumentationDescription ?? describe(statement)
         let span = tracer.map { start($0, description, sql: statement.sql) }
-        let started = ContinuousClock.now
+        let started = monotonicNanoseconds()
         do {
             let result = try body()
             end(description, span, since: started)
@@ -184,7 +196,8 @@ package final class Instruments: Sendable {
     func begin(_ statement: Statement) -> RunningStatement {
         let description = statement.instrumentationDescription ?? describe(statement)
         return RunningStatement(
-            description: description, span: tracer.map { start($0, description, sql: statement.sql) }, started: .now)
+            description: description, span: tracer.map { start($0, description, sql: statement.sql) },
+            started: monotonicNanoseconds())
     }
 
     /// Ends what ``begin(_:)`` began, with `error` when the statement failed.
@@ -214,8 +227,8 @@ package final class Instruments: Sendable {
         return span
     }
 
-    private func end(_ description: StatementDescription, _ span: (any Span)?, since started: ContinuousClock.Instant) {
-        queryDurations?[description.operation.rawValue].record(duration: ContinuousClock.now - started)
+    private func end(_ description: StatementDescription, _ span: (any Span)?, since started: UInt64) {
+        queryDurations?[description.operation.rawValue].recordNanoseconds(Int64(bitPattern: monotonicNanoseconds() &- started))
         span?.end()
     }
 }
@@ -224,7 +237,18 @@ package final class Instruments: Sendable {
 package struct RunningStatement {
     let description: StatementDescription
     let span: (any Span)?
-    let started: ContinuousClock.Instant
+    /// ``monotonicNanoseconds()`` when it began.
+    let started: UInt64
+}
+
+/// The monotonic clock in nanoseconds: what a statement's duration is measured with (a
+/// `ContinuousClock` instant subtracted into a `Duration` and taken apart again costs several
+/// times the clock's read).
+@inline(__always)
+func monotonicNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
 }
 
 /// The kinds of statement a query duration is reported by (`operation` dimension).
