@@ -166,7 +166,7 @@ package final class Instruments: Sendable {
     @inline(never)
     func measure<R>(_ statement: Statement, _ body: () throws -> R) throws -> R {
         let description = statement.instrumentationDescription ?? describe(statement)
-        let span = tracer.map { start($0, description, sql: statement.sql) }
+        let span = tracer.map { start($0, description) }
         let started = monotonicNanoseconds()
         do {
             let result = try body()
@@ -185,7 +185,7 @@ package final class Instruments: Sendable {
     @inline(never)
     func recordFailure(_ sql: String, _ error: any Error) {
         guard let tracer else { return }
-        let span = start(tracer, StatementDescription(sql: sql), sql: sql)
+        let span = start(tracer, StatementDescription(sql: sql, system: system, namespace: namespace))
         span.recordError(error)
         span.setStatus(SpanStatus(code: .error))
         span.end()
@@ -196,7 +196,7 @@ package final class Instruments: Sendable {
     func begin(_ statement: Statement) -> RunningStatement {
         let description = statement.instrumentationDescription ?? describe(statement)
         return RunningStatement(
-            description: description, span: tracer.map { start($0, description, sql: statement.sql) },
+            description: description, span: tracer.map { start($0, description) },
             started: monotonicNanoseconds())
     }
 
@@ -210,20 +210,16 @@ package final class Instruments: Sendable {
     }
 
     private func describe(_ statement: Statement) -> StatementDescription {
-        let description = StatementDescription(sql: statement.sql)
+        let description = StatementDescription(sql: statement.sql, system: system, namespace: namespace)
         statement.instrumentationDescription = description
         return description
     }
 
-    private func start(_ tracer: any Tracer, _ description: StatementDescription, sql: String) -> any Span {
+    /// Starts `description`'s span, a child of the caller's, with its attributes (made once per
+    /// statement, and set in one call: a tracer may take a lock per change).
+    private func start(_ tracer: any Tracer, _ description: StatementDescription) -> any Span {
         let span = tracer.startSpan(description.spanName, context: ServiceContext.current ?? .topLevel, ofKind: .client)
-        span.updateAttributes { attributes in
-            attributes["db.system"] = system
-            if let operation = description.operationName { attributes["db.operation.name"] = operation }
-            if let table = description.collection { attributes["db.collection.name"] = table }
-            if let namespace { attributes["db.namespace"] = namespace }
-            attributes["db.query.text"] = sql
-        }
+        span.updateAttributes { $0.merge(description.spanAttributes) }
         return span
     }
 
@@ -278,8 +274,12 @@ package final class StatementDescription: Sendable {
     package let collection: String?
     /// The span's name: `SELECT Post`, `BEGIN`, or the engine's name for SQL without a keyword.
     package let spanName: String
+    /// The span's attributes: `db.system`, `db.operation.name`, `db.collection.name`,
+    /// `db.namespace` (when known) and `db.query.text` (the SQL, placeholders and all).
+    package let spanAttributes: SpanAttributes
 
-    package init(sql: String) {
+    /// Reads `sql`'s operation and table, for a database of `system` (`db.system`) and `namespace`.
+    package init(sql: String, system: String, namespace: String?) {
         var scanner = SQLWords(sql)
         let keyword = scanner.nextWord()?.uppercased()
         operationName = keyword
@@ -310,7 +310,14 @@ package final class StatementDescription: Sendable {
             }
         }
         self.collection = collection
-        spanName = [keyword, collection].compactMap { $0 }.joined(separator: " ")
+        spanName = [keyword ?? system, collection].compactMap { $0 }.joined(separator: " ")
+        var attributes = SpanAttributes()
+        attributes.set("db.system", value: .string(system))
+        if let keyword { attributes.set("db.operation.name", value: .string(keyword)) }
+        if let collection { attributes.set("db.collection.name", value: .string(collection)) }
+        if let namespace { attributes.set("db.namespace", value: .string(namespace)) }
+        attributes.set("db.query.text", value: .string(sql))
+        spanAttributes = attributes
     }
 }
 

@@ -312,7 +312,7 @@ final class InstrumentedGadget: Model {
         ("  (SELECT 1)", "SELECT", nil, "SELECT"),
     ] as [(String, String, String?, String)])
     func statementDescriptions(sql: String, operation: String, table: String?, spanName: String) {
-        let description = StatementDescription(sql: sql)
+        let description = StatementDescription(sql: sql, system: "sqlite", namespace: nil)
         #expect(description.operationName == operation)
         #expect(description.collection == table)
         #expect(description.spanName == spanName)
