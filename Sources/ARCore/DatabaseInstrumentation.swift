@@ -215,11 +215,18 @@ package final class Instruments: Sendable {
         return description
     }
 
-    /// Starts `description`'s span, a child of the caller's, with its attributes (made once per
-    /// statement, and set in one call: a tracer may take a lock per change).
+    /// Starts `description`'s span, a child of the caller's, with its attributes: made once per
+    /// statement and set in one call (a tracer may take a lock per change), shared as they are
+    /// when the tracer set none of its own (a merge rehashes every key).
     private func start(_ tracer: any Tracer, _ description: StatementDescription) -> any Span {
         let span = tracer.startSpan(description.spanName, context: ServiceContext.current ?? .topLevel, ofKind: .client)
-        span.updateAttributes { $0.merge(description.spanAttributes) }
+        span.updateAttributes { attributes in
+            if attributes.isEmpty {
+                attributes = description.spanAttributes
+            } else {
+                attributes.merge(description.spanAttributes)
+            }
+        }
         return span
     }
 
