@@ -116,7 +116,7 @@ test-tsan: deps lib
 # graph), build and run a save and a fetch, timed and traced by the metrics and tracing
 # backends it bootstraps. And the library brings exactly its three packages into a user's graph.
 PACKAGE_GRAPH_EXPECTED = saved and fetched: Swift https://swift.org (CSQLite says 42)
-PACKAGE_GRAPH_EXPECTED_INSTRUMENTED = timed selects: 1, spans: INSERT Bookmark, SELECT Bookmark
+PACKAGE_GRAPH_EXPECTED_INSTRUMENTED = timed selects: 2, spans: INSERT Bookmark, SELECT Bookmark
 PACKAGE_GRAPH_DEPENDENCIES = swift-distributed-tracing swift-log swift-metrics
 package-graph: deps
 	@dependencies=$$(env -u AR_DOCS $(SWIFT) package show-dependencies --format flatlist | sort | xargs); \

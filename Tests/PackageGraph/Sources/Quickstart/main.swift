@@ -27,6 +27,7 @@ do {
         try bookmark.save()
         let found = try Bookmark.find(bookmark.id!)
         print("saved and fetched: \(found?.title ?? "nothing") \(found?.url ?? "") (CSQLite says \(consumer_sqlite_marker()))")
+        // Two selects timed: automatic migration's look at the table, then the find.
         let selects = metrics.timers(label: "activerecord_query_duration").filter { $0.dimensions.contains { $0 == ("operation", "select") } }
         let spans = tracer.finishedSpans.map(\.operationName).filter { $0.hasSuffix("Bookmark") }
         print("timed selects: \(selects.first?.values.count ?? 0), spans: \(spans.joined(separator: ", "))")
