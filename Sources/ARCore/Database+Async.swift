@@ -20,8 +20,8 @@ extension Database {
     /// - Calls are served in the order they came, as connections free up; a waiting caller
     ///   is suspended, no thread blocked. One waiting longer than ``connectionWaitTimeout``
     ///   fails with `.busy`, having run nothing.
-    /// - Cancelling the calling task interrupts the statement running (SQLite's
-    ///   `sqlite3_interrupt`, PostgreSQL's cancel request) and stops the next one: the call
+    /// - Cancelling the calling task interrupts the statement running (the engine's interrupt:
+    ///   SQLite's own, PostgreSQL's cancel request) and stops the next one: the call
     ///   throws `CancellationError` and the transaction rolls back. A task cancelled while its
     ///   call waits leaves the queue at once. Work that finished and committed before the
     ///   cancellation was seen returns normally.
@@ -39,6 +39,7 @@ extension Database {
     /// - Returns: what `body` returns, handed back to the caller (`sending`: records too).
     /// - Throws: what `body` throws, after rolling back (``Rollback`` too: there is no
     ///   result); `CancellationError`; `.timeout`; `.busy`.
+    @discardableResult
     public func write<R>(
         isolation: TransactionIsolation? = nil, timeout: Duration? = nil, _ body: sending @escaping () throws -> sending R
     ) async throws -> sending R {
@@ -61,11 +62,13 @@ extension Database {
     /// ``write(isolation:timeout:_:)``.
     /// - Returns: what `body` returns, handed back to the caller (`sending`).
     /// - Throws: what `body` throws; `CancellationError`; `.timeout`; `.busy`.
+    @discardableResult
     public func read<R>(timeout: Duration? = nil, _ body: sending @escaping () throws -> sending R) async throws -> sending R {
         try await perform(.reads, .snapshot, timeout: timeout, body)
     }
 
     /// ``write(isolation:timeout:_:)`` on the ``current`` database.
+    @discardableResult
     public static func write<R>(
         isolation: TransactionIsolation? = nil, timeout: Duration? = nil, _ body: sending @escaping () throws -> sending R
     ) async throws -> sending R {
@@ -73,6 +76,7 @@ extension Database {
     }
 
     /// ``read(timeout:_:)`` on the ``current`` database.
+    @discardableResult
     public static func read<R>(timeout: Duration? = nil, _ body: sending @escaping () throws -> sending R) async throws -> sending R {
         try await current.read(timeout: timeout, body)
     }
@@ -89,6 +93,9 @@ extension Database {
     /// the watchdog that ends calls past their deadline: the bound on the threads the library
     /// adds to a process for one database.
     public var asyncThreadLimit: Int { executor.threadLimit }
+
+    /// How many async calls of `kind` wait for a thread now (for tests and diagnostics).
+    package func asyncWaitingCount(_ kind: DatabaseExecutor.LaneKind) -> Int { executor.lane(for: kind).waitingCount }
 
     // MARK: The executor
 
@@ -166,9 +173,11 @@ extension Database {
             return try run(job, on: writer.connection, writerScope, body)
         }
         let pool = pool.unsafelyUnwrapped
-        if kind == .reads {
-            // A connection of the call's own (not held by the thread: a write inside a read
-            // block takes another, as outside one).
+        if case .snapshot = scope {
+            // A connection of the block's own, in its read-only transaction, not held by the
+            // thread: a write inside the block (or automatic migration of a table it reads
+            // first) takes another, as in a synchronous `read`. Other calls hold theirs, so
+            // that a model's first read migrates its table on the same connection.
             let connection = try pool.checkOut()
             defer { pool.checkIn(connection) }
             return try run(job, on: connection, scope, body)
@@ -178,8 +187,19 @@ extension Database {
         return try run(job, on: connection, scope, body)
     }
 
-    /// Runs `body` on `connection` (which the thread holds) in `scope`, the job armed around it.
+    /// Runs `body` on `connection` (which the thread holds) in `scope`, the job armed around
+    /// it. The error of a job stopped meanwhile is the stop's (`CancellationError`, `.timeout`),
+    /// whatever error the interrupted statement made.
     private func run<R>(_ job: ExecutorJob, on connection: Connection, _ scope: CallScope, _ body: () throws -> R) throws -> R {
+        do {
+            return try runScoped(job, on: connection, scope, body)
+        } catch {
+            if job.isStopped { throw job.stopError() }
+            throw error
+        }
+    }
+
+    private func runScoped<R>(_ job: ExecutorJob, on connection: Connection, _ scope: CallScope, _ body: () throws -> R) throws -> R {
         switch scope {
         case .transaction(let isolation):
             return try use {

@@ -247,7 +247,12 @@ final class ExecutorLane: @unchecked Sendable {
         /// The index of the first job of `queue` not yet taken.
         var head = 0
         var threads = 0
+        /// Threads asleep and not yet claimed by a job (a submit claims one before it signals,
+        /// so that a burst of submits wakes several threads, or starts new ones, rather than
+        /// signalling one sleeper many times).
         var idle = 0
+        /// Claimed sleepers not yet awake.
+        var wakeups = 0
         var isShutDown = false
     }
 
@@ -269,12 +274,17 @@ final class ExecutorLane: @unchecked Sendable {
     func submit(_ job: ExecutorJob) {
         let startThread = state.withLock { state -> Bool in
             state.queue.append(job)
-            if state.idle > 0 { return false }
+            if state.idle > 0 {
+                state.idle -= 1
+                state.wakeups += 1
+                return false
+            }
             guard state.threads < threadLimit else { return false }
             state.threads += 1
             return true
         }
         if startThread { startWorker() } else { state.signal() }
+        // (A signal with no claimed sleeper finds none asleep, or one that looks at the queue anyway.)
         if job.deadline != nil { watchdog.track(job) }
         if job.deadline != nil || job.waitDeadline != nil { watchdog.watch() }
     }
@@ -352,8 +362,14 @@ final class ExecutorLane: @unchecked Sendable {
                 return .some(nil)
             }
             return nil
-        } idle: { state, isIdle in
-            state.idle += isIdle ? 1 : -1
+        } idle: { state, asleep in
+            if asleep {
+                state.idle += 1
+            } else if state.wakeups > 0 {
+                state.wakeups -= 1  // claimed: the submit took it off `idle`
+            } else {
+                state.idle -= 1  // woken otherwise (shut down, or spuriously)
+            }
         }
     }
 }
