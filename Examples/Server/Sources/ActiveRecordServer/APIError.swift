@@ -37,13 +37,16 @@ struct APIError: Error, Sendable {
 
     /// The error a library error is to a client: validation failures are 422 with their keys,
     /// a post pointing at an author deleted meanwhile (the foreign key, at commit) is the
-    /// same 422 as an author that never existed; a database that is busy or slow is 503;
+    /// same 422 as an author that never existed; a value the engine cannot store is a 400;
+    /// a database that is busy or slow is 503;
     /// anything else is a 500 that says no more (the log has the details).
     init(_ error: ActiveRecordError) {
         if error.code == .validationFailed {
             self = .validation(error.validationFailures)
         } else if error.code == .constraint && error.isForeignKeyViolation {
             self = APIError(.unprocessableContent, "validation failed", fieldErrors: ["author_id": ["does not exist"]])
+        } else if error.code == .invalidValue {
+            self = APIError(.badRequest, "a value in the request cannot be stored")
         } else if error.code == .busy || error.code == .timeout {
             self = APIError(.serviceUnavailable, "the database is busy: try again")
         } else {

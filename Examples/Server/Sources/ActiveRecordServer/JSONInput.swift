@@ -58,11 +58,16 @@ struct JSONObject {
         APIError(.badRequest, "field \"\(name(key))\" must be \(expected), not \(value.kind)")
     }
 
-    /// A string field; `nil` when absent. `null` is a wrong type, as any other.
+    /// A string field; `nil` when absent. `null` is a wrong type, as any other. A NUL
+    /// character is refused on every engine (PostgreSQL's text cannot hold one).
     func string(_ key: String) throws -> String? {
         switch fields[key] {
         case nil: return nil
-        case .string(let value): return value
+        case .string(let value):
+            guard !value.unicodeScalars.contains("\u{0}") else {
+                throw APIError(.badRequest, "field \"\(name(key))\" must not contain a NUL character (\\u0000)")
+            }
+            return value
         case let other?: throw mismatch(key, "a string", other)
         }
     }
