@@ -442,8 +442,8 @@ def die_with_parent():
         pass
 
 
-def start(binary, database, log):
-    server = subprocess.Popen([binary, "--port", "0", "--database", database], stdout=subprocess.PIPE,
+def start(binary, database, log, *options):
+    server = subprocess.Popen([binary, "--port", "0", "--database", database, *options], stdout=subprocess.PIPE,
                               stderr=log, preexec_fn=die_with_parent, text=True)
     line = [None]
     reader = threading.Thread(target=lambda: line.__setitem__(0, server.stdout.readline()), daemon=True)
@@ -500,8 +500,16 @@ def main():
             test_deletes(other)
             test_with_posts()
             test_concurrency()
+            before = counts()
             status = stop(server)
             check(status == 0, f"the server stops cleanly on SIGTERM (exit {status})")
+            # Again on the same database (its tables as they are), seeding 2 authors × 10 posts.
+            server = start(arguments.binary, database, log, "--seed", "2")
+            check(counts() == (before[0] + 2, before[1] + 20), f"--seed 2 after {before}: {counts()}")
+            seeded = expect(request("GET", f"/authors?page={before[0] + 2}&per=1"), 200, "the last seeded author")["items"][0]
+            check(len(expect(request("GET", f"/authors/{seeded['id']}"), 200, "seeded")["posts"]) == 10, "10 posts each")
+            status = stop(server)
+            check(status == 0, f"the seeded server stops cleanly (exit {status})")
         print(f"test-server: {engine}: {checks} checks passed in {time.monotonic() - started:.1f} s (port {port})")
     except (Failure, OSError, http.client.HTTPException) as error:
         print(f"test-server: {engine}: FAILED after {checks} checks: {error}", file=sys.stderr)

@@ -20,31 +20,36 @@ struct AuthorRoutes {
         let parameters = ListParameters(request)
         let (page, per, offset) = try parameters.paging()
         let prefix = try parameters.value("name").map(String.init) ?? ""
-        let result = try await db.read {
-            var query = Author.query()
-            if !prefix.isEmpty {
-                // Case-sensitive: the names from the prefix up to the prefix and the highest
-                // scalar, which where text compares by bytes (SQLite; PostgreSQL in the C
-                // collation) are exactly the names that start with it. hasPrefix (ASCII case
-                // ignored, as LIKE in SQLite) keeps other collations to the prefix's case variants.
-                query = query.where(\.name >= prefix).where(\.name < prefix + "\u{10FFFF}").where("name", .hasPrefix(prefix))
-            }
-            let total = try query.count()
-            let authors = try query.order(by: "id").offset(offset).limit(per).fetch()
-            return PageJSON(items: authors.map { AuthorJSON($0) }, page: page, per: per, total: total)
+        // The page and the total from one snapshot (one read transaction). The records come
+        // back to this task (`sending`: they were made in the closure, which holds nothing of
+        // this task's) and become JSON here.
+        let (authors, total) = try await db.read {
+            let query = Self.authors(named: prefix)
+            return (try query.order(by: "id").offset(offset).limit(per).fetch(), try query.count())
         }
+        let result = PageJSON(items: authors.map { AuthorJSON($0) }, page: page, per: per, total: total)
         return jsonResponse(result)
+    }
+
+    /// The authors whose name starts with `prefix` (all of them for "").
+    static func authors(named prefix: String) -> Query<Author> {
+        guard !prefix.isEmpty else { return Author.query() }
+        // Case-sensitive: the names from the prefix up to the prefix and the highest scalar,
+        // which where text compares by bytes (SQLite; PostgreSQL in the C collation) are
+        // exactly the names that start with it. hasPrefix (ASCII case ignored, as LIKE in
+        // SQLite) keeps other collations to the prefix's case variants.
+        return Author.query().where(\.name >= prefix).where(\.name < prefix + "\u{10FFFF}").where("name", .hasPrefix(prefix))
     }
 
     /// GET /authors/:id: the author with its posts, loaded with one more query (`includes`).
     @Sendable func show(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let id = try context.parameters.id()
-        let author = try await db.read { () -> AuthorJSON? in
-            guard let author = try Author.query().where("id", .equal(id)).includes(\.posts).fetch().first else { return nil }
-            return AuthorJSON(author, posts: try author.posts.fetch())    // no SQL: loaded already
+        // Two queries: the author, then the posts of it (`includes`), on a reader.
+        guard let author = try await Author.query().where("id", .equal(id)).includes(\.posts).first(on: db) else {
+            throw APIError.notFound("author", id)
         }
-        guard let author else { throw APIError.notFound("author", id) }
-        return jsonResponse(author)
+        let shown = AuthorJSON(author, posts: try author.posts.fetch())    // no SQL: loaded already
+        return jsonResponse(shown)
     }
 
     /// POST /authors {name, email}.
@@ -52,13 +57,11 @@ struct AuthorRoutes {
         var request = request
         let input = try await request.jsonObject(allowed: ["name", "email"])
         let name = try input.string("name"), email = try input.string("email")
-        let created = try await db.write {
-            let author = Author()
-            author.name = name?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-            author.email = email ?? ""
-            try author.save()
-            return AuthorJSON(author)
-        }
+        let author = Author()
+        author.name = name?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        author.email = email ?? ""
+        try await author.save(on: db)     // the record goes to the database's thread and comes back
+        let created = AuthorJSON(author)
         return jsonResponse(created, status: .created)
     }
 
@@ -68,23 +71,19 @@ struct AuthorRoutes {
         var request = request
         let input = try await request.jsonObject(allowed: ["name", "email"])
         let name = try input.string("name"), email = try input.string("email")
-        let updated = try await db.write {
-            guard let author = try Author.find(id) else { throw APIError.notFound("author", id) }
-            if let name { author.name = name.trimmingCharacters(in: .whitespacesAndNewlines) }
-            if let email { author.email = email }
-            try author.save()
-            return AuthorJSON(author)
-        }
+        guard let author = try await Author.find(id, on: db) else { throw APIError.notFound("author", id) }
+        if let name { author.name = name.trimmingCharacters(in: .whitespacesAndNewlines) }
+        if let email { author.email = email }
+        try await author.save(on: db)     // only what changed; nothing at all when nothing did
+        let updated = AuthorJSON(author)
         return jsonResponse(updated)
     }
 
     /// DELETE /authors/:id: the author and its posts (the relation's `.destroy` dependency).
     @Sendable func destroy(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let id = try context.parameters.id()
-        try await db.write {
-            guard let author = try Author.find(id) else { throw APIError.notFound("author", id) }
-            try author.destroy()
-        }
+        guard let author = try await Author.find(id, on: db) else { throw APIError.notFound("author", id) }
+        try await author.destroy(on: db)  // its posts too, in the same transaction
         return Response(status: .noContent)
     }
 

@@ -45,23 +45,22 @@ struct PostRoutes {
         let authorId = try parameters.id("author_id")
         let published = try parameters.bool("published")
         let minScore = try parameters.integer("min_score", in: Int(Int32.min)...Int(Int32.max))
-        let result = try await db.read {
+        let (posts, total) = try await db.read {      // one snapshot, as for authors
             var query = Post.query()
             if let authorId { query = query.where(\.$author.id == authorId) }
             if let published { query = query.where(\.published == published) }
             if let minScore { query = query.where(\.score >= minScore) }
-            let total = try query.count()
-            let posts = try query.order(by: "id").offset(offset).limit(per).fetch()
-            return PageJSON(items: posts.map(PostJSON.init), page: page, per: per, total: total)
+            return (try query.order(by: "id").offset(offset).limit(per).fetch(), try query.count())
         }
+        let result = PageJSON(items: posts.map(PostJSON.init), page: page, per: per, total: total)
         return jsonResponse(result)
     }
 
     /// GET /posts/:id.
     @Sendable func show(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let id = try context.parameters.id()
-        guard let post = try await db.read({ try Post.find(id).map(PostJSON.init) }) else { throw APIError.notFound("post", id) }
-        return jsonResponse(post)
+        guard let post = try await Post.find(id, on: db) else { throw APIError.notFound("post", id) }
+        return jsonResponse(PostJSON(post))
     }
 
     /// POST /posts {author_id, title, body?, score?, published?}.
@@ -70,13 +69,11 @@ struct PostRoutes {
         let object = try await request.jsonObject(allowed: PostInput.fields.union(["author_id"]))
         let authorId = try object.id("author_id")
         let input = try PostInput(object)
-        let created = try await db.write {
-            let post = Post()
-            post.$author.id = authorId
-            input.apply(to: post)
-            try post.save()
-            return PostJSON(post)
-        }
+        let post = Post()
+        post.$author.id = authorId
+        input.apply(to: post)
+        try await post.save(on: db)       // validates, the author's existence too, on the database's thread
+        let created = PostJSON(post)
         return jsonResponse(created, status: .created)
     }
 
@@ -85,19 +82,17 @@ struct PostRoutes {
         let id = try context.parameters.id()
         var request = request
         let input = try await PostInput(request.jsonObject(allowed: PostInput.fields))
-        let updated = try await db.write {
-            guard let post = try Post.find(id) else { throw APIError.notFound("post", id) }
-            input.apply(to: post)
-            try post.save()
-            return PostJSON(post)
-        }
+        guard let post = try await Post.find(id, on: db) else { throw APIError.notFound("post", id) }
+        input.apply(to: post)
+        try await post.save(on: db)
+        let updated = PostJSON(post)
         return jsonResponse(updated)
     }
 
     /// DELETE /posts/:id.
     @Sendable func destroy(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let id = try context.parameters.id()
-        guard try await db.write({ try Post.delete(id: id) }) else { throw APIError.notFound("post", id) }
+        guard try await Post.delete(id: id, on: db) else { throw APIError.notFound("post", id) }   // one DELETE
         return Response(status: .noContent)
     }
 }
