@@ -80,3 +80,48 @@ struct AsyncLoad: Sendable {
         return result.withLock { $0 }
     }
 }
+
+/// How long a cancelled task's query takes to stop (see `cancel-latency`).
+struct CancelLatency: Sendable {
+    let database: Database
+    let rounds: Int
+    let postgres: Bool
+
+    func run() -> String {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<String>("")
+        let sql = postgres
+            ? "SELECT pg_sleep(60)"
+            : "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000000) SELECT count(*) FROM c"
+        Task.detached {
+            var latencies: [Double] = []
+            var outcome = ""
+            for _ in 0..<rounds {
+                let task = Task { try await database.read { try database.rows(sql).count } }
+                try? await Task.sleep(for: .milliseconds(50))
+                let start = ContinuousClock.now
+                task.cancel()
+                do {
+                    _ = try await task.value
+                    outcome = "error: the query was not cancelled"
+                    break
+                } catch is CancellationError {
+                    let elapsed = ContinuousClock.now - start
+                    latencies.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
+                } catch {
+                    outcome = "error: \(error)"
+                    break
+                }
+            }
+            if outcome.isEmpty {
+                latencies.sort()
+                let median = latencies[latencies.count / 2]
+                outcome = "rounds \(latencies.count) median-ms \(String(format: "%.2f", median)) max-ms \(String(format: "%.2f", latencies.last!))"
+            }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0 }
+    }
+}
