@@ -33,7 +33,7 @@ package final class DatabaseExecutor: Sendable {
         watchdog = ExecutorWatchdog()
         writeLane = ExecutorLane(name: "activerecord.writes", threads: writers, watchdog: watchdog)
         readLane = readers > 0 ? ExecutorLane(name: ExecutorLane.readsName, threads: readers, watchdog: watchdog) : nil
-        watchdog.lanes = [writeLane] + (readLane.map { [$0] } ?? [])
+        watchdog.lanes = ([writeLane] + (readLane.map { [$0] } ?? [])).map(ExecutorWatchdog.LaneReference.init)
     }
 
     deinit {
@@ -259,7 +259,8 @@ final class ExecutorLane: @unchecked Sendable {
     let name: String
     let threadLimit: Int
     private let state = ConditionLock(State())
-    private unowned let watchdog: ExecutorWatchdog
+    /// Strong: a thread finishing its last job may outlive the executor for a moment.
+    private let watchdog: ExecutorWatchdog
 
     init(name: String, threads: Int, watchdog: ExecutorWatchdog) {
         self.name = name
@@ -317,18 +318,7 @@ final class ExecutorLane: @unchecked Sendable {
     }
 
     private func startWorker() {
-        let lane = Unmanaged.passRetained(self)
-        var thread = pthread_t()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        let created = pthread_create(&thread, &attributes, { argument in
-            let lane = Unmanaged<ExecutorLane>.fromOpaque(argument!).takeRetainedValue()
-            lane.work()
-            return nil
-        }, lane.toOpaque())
-        precondition(created == 0, "cannot start a database thread: pthread_create failed (\(created))")
+        startThread { [self] in work() }
     }
 
     /// A thread's loop: takes the next job, runs it, until the lane shuts down.
@@ -388,7 +378,13 @@ final class ExecutorWatchdog: @unchecked Sendable {
         var isPoked = false
     }
 
-    nonisolated(unsafe) var lanes: [ExecutorLane] = []
+    /// A lane, weakly (lanes hold the watchdog).
+    struct LaneReference {
+        weak var lane: ExecutorLane?
+        init(_ lane: ExecutorLane) { self.lane = lane }
+    }
+
+    nonisolated(unsafe) var lanes: [LaneReference] = []
     private let state = ConditionLock(State())
 
     /// Wakes the watchdog (starting it the first time): a job with a deadline was queued.
@@ -400,18 +396,7 @@ final class ExecutorWatchdog: @unchecked Sendable {
             return true
         }
         guard start else { return state.signal() }
-        let watchdog = Unmanaged.passRetained(self)
-        var thread = pthread_t()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        let created = pthread_create(&thread, &attributes, { argument in
-            let watchdog = Unmanaged<ExecutorWatchdog>.fromOpaque(argument!).takeRetainedValue()
-            watchdog.loop()
-            return nil
-        }, watchdog.toOpaque())
-        precondition(created == 0, "cannot start the database watchdog: pthread_create failed (\(created))")
+        startThread { [self] in loop() }
     }
 
     /// Keeps `job` (which has a call deadline) in view until ``untrack(_:)``.
@@ -443,8 +428,29 @@ final class ExecutorWatchdog: @unchecked Sendable {
                     untrack(job)
                 }
             }
-            for lane in lanes where lane.expireWaiting(at: now) { watching = true }
+            for reference in lanes where reference.lane?.expireWaiting(at: now) == true { watching = true }
             if watching { usleep(10_000) }
         }
     }
+}
+
+/// Starts a detached thread of the library's own that runs `body` (which keeps what it needs).
+private func startThread(_ body: @escaping @Sendable () -> Void) {
+    let work = Unmanaged.passRetained(ThreadWork(body))
+    var thread = pthread_t()
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    defer { pthread_attr_destroy(&attributes) }
+    pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+    let created = pthread_create(&thread, &attributes, { argument in
+        Unmanaged<ThreadWork>.fromOpaque(argument!).takeRetainedValue().body()
+        return nil
+    }, work.toOpaque())
+    precondition(created == 0, "cannot start a database thread: pthread_create failed (\(created))")
+}
+
+/// What a thread of ``startThread(_:)`` runs.
+private final class ThreadWork {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 }
