@@ -44,6 +44,7 @@ final class RecordingConnection: EngineConnection {
     var hasOpenTransaction: Bool { isInTransaction }
     var isUsable: Bool { true }
     func setStatementTimeout(_ timeout: Duration?) {}
+    func interrupt() {}
     func close() {}
 }
 

@@ -44,7 +44,12 @@ import Logging
     package var destroyingRecords: Set<DestroyKey> = []
     /// The database's limit for every statement (``Database/statementTimeout``).
     @exclusivity(unchecked) package var statementTimeout: Duration? {
-        didSet { checksTimeout = statementTimeout != nil || activeTimeout != nil }
+        didSet { updateChecks() }
+    }
+    /// The async call running on the connection (set by the executor's worker while it runs
+    /// the call): its statements stop once the call is cancelled or over its deadline.
+    @exclusivity(unchecked) var runningJob: ExecutorJob? {
+        didSet { updateChecks() }
     }
     /// The database's per-call limits (``Database/withStatementTimeout(_:_:)``).
     @exclusivity(unchecked) package var timeoutScopes: StatementTimeoutScopes? {
@@ -54,9 +59,14 @@ import Logging
     @exclusivity(unchecked) private var unretainedTimeoutScopes: Unretained<StatementTimeoutScopes>?
     /// The limit set on the engine for the statement running (`nil`: none).
     @exclusivity(unchecked) package private(set) var activeTimeout: Duration?
-    /// Whether a statement must look for its limit: the database has one, or the engine
-    /// still holds one (a per-call limit, to be lifted). Per-call limits: see ``startStatement()``.
+    /// Whether a statement must look for its limit or its call's end: the database has a
+    /// limit, the engine still holds one (a per-call limit, to be lifted), or an async call
+    /// runs on the connection. Per-call limits: see ``startStatement()``.
     @exclusivity(unchecked) private var checksTimeout = false
+
+    private func updateChecks() {
+        checksTimeout = statementTimeout != nil || activeTimeout != nil || runningJob != nil
+    }
 
     /// Wraps an engine's connection (which it closes when released).
     package init(_ connection: any EngineConnection, dialect: any SQLDialect) {
@@ -72,22 +82,29 @@ import Logging
     // MARK: Statement timeouts
 
     /// Before a statement runs (or a cursor steps): sets its limit on the engine when one
-    /// applies, or lifts the one set before. Without any limit, a flag and one relaxed atomic
-    /// load (no per-call block is open on any thread), no thread-local look-up.
+    /// applies, or lifts the one set before; in an async call that was cancelled or ran out
+    /// of time, throws instead (`CancellationError`, `.timeout`). Without any limit or call, a
+    /// flag and one relaxed atomic load (no per-call block is open on any thread), no
+    /// thread-local look-up.
     @inline(__always)
-    package func startStatement() {
-        if checksTimeout || unretainedTimeoutScopes?.with({ $0.anyOpen }) == true { applyTimeout() }
+    package func startStatement() throws {
+        if checksTimeout || unretainedTimeoutScopes?.with({ $0.anyOpen }) == true { try applyTimeout() }
     }
 
     /// The limit of the calling thread's innermost per-call block, else the database's.
     @inline(never)
-    private func applyTimeout() {
+    private func applyTimeout() throws {
+        if let runningJob, runningJob.isStopped { throw runningJob.stopError() }
         let timeout = unretainedTimeoutScopes?.with { $0.innermost() } ?? statementTimeout
         guard timeout != nil || activeTimeout != nil else { return }
         activeTimeout = timeout
         engine.setStatementTimeout(timeout)
-        checksTimeout = statementTimeout != nil || activeTimeout != nil
+        updateChecks()
     }
+
+    /// Stops the statement running on the connection (see ``EngineConnection/interrupt()``):
+    /// from another thread.
+    func interrupt() { engine.interrupt() }
 
     /// Notes that a write changed `table` (``TableChanges/everyTable`` for SQL the library
     /// did not write): observers of it hear of it once the change is committed.
@@ -216,8 +233,8 @@ import Logging
                     return nil
                 }
             }
+            try startStatement()
             statement.isInUse = true
-            startStatement()
             let changed: Int?
             do {
                 if let tracer { tracer(statement.sql) }
@@ -253,7 +270,7 @@ import Logging
         if statement.isInUse || sqlLogger != nil { return try runAside(statement, arguments, body) }
         statement.isInUse = true
         defer { endRun(statement) }
-        startStatement()
+        try startStatement()
         if !arguments.isEmpty { try statement.bind(arguments) }
         if let tracer { tracer(statement.sql) }
         return try body(statement)
@@ -265,7 +282,7 @@ import Logging
         let statement = cached.isInUse ? try prepare(cached.sql) : cached
         statement.isInUse = true
         defer { endRun(statement) }
-        startStatement()
+        try startStatement()
         try statement.bind(arguments)
         tracer?(statement.sql)
         // With its values, a statement is logged once it has run: the library's own

@@ -1,54 +1,208 @@
 import Dispatch
 
+/// Async calls: database work on the database's own threads (see ``DatabaseExecutor``),
+/// awaited without blocking a thread of Swift concurrency's cooperative pool.
 extension Database {
-    /// Runs `body` in a transaction of this database, on a background thread, and
-    /// returns its result: the async way to write.
+    /// Runs `body` in a transaction of this database, on one of the database's own threads,
+    /// and returns its result: the async way to write.
     ///
     /// ```swift
-    /// let id = try await db.write {
-    ///     let user = try User.create(["name": "Alex"])
-    ///     return user.id!
+    /// let author = try await db.write {
+    ///     let author = try Author.create(["name": "Ada", "email": "ada@example.com"])
+    ///     try Post.create(["authorId": author.id!, "title": "Notes"])
+    ///     return author                      // comes back usable: `sending`
     /// }
     /// ```
-    /// Inside `body` this database is ``current``. Records are not `Sendable`: return
-    /// ids or values, and fetch again where you need the records.
+    ///
+    /// - `body` is synchronous: it holds the writer (SQLite) or a pooled connection
+    ///   (PostgreSQL) while it runs, so it should do database work only; awaiting anything
+    ///   else inside a transaction would hold the connection meanwhile.
+    /// - Calls are served in the order they came, as connections free up; a waiting caller
+    ///   is suspended, no thread blocked. One waiting longer than ``connectionWaitTimeout``
+    ///   fails with `.busy`, having run nothing.
+    /// - Cancelling the calling task interrupts the statement running (SQLite's
+    ///   `sqlite3_interrupt`, PostgreSQL's cancel request) and stops the next one: the call
+    ///   throws `CancellationError` and the transaction rolls back. A task cancelled while its
+    ///   call waits leaves the queue at once. Work that finished and committed before the
+    ///   cancellation was seen returns normally.
+    /// - `timeout` limits the whole call, waiting and running: past it, it stops the same
+    ///   way and throws `.timeout`.
+    /// - Inside `body` this database is ``current``.
+    ///
     /// - Parameters:
     ///   - isolation: the transaction's isolation level (`nil`: the engine's default); see
     ///     ``TransactionIsolation``.
-    ///   - body: the work, run in the transaction.
-    /// - Throws: what `body` throws, after rolling back (``Rollback`` too: there is no result).
-    public func write<R: Sendable>(
-        isolation: TransactionIsolation? = nil, _ body: @escaping @Sendable () throws -> R
-    ) async throws -> R {
-        try await onBackgroundThread { try self.withTransaction(isolation: isolation, body) }
+    ///   - timeout: the limit of the whole call (`nil`: none but ``statementTimeout`` and
+    ///     ``connectionWaitTimeout``).
+    ///   - body: the work, run in the transaction. It may capture records of the caller (they
+    ///     are sent to the database's thread and back).
+    /// - Returns: what `body` returns, handed back to the caller (`sending`: records too).
+    /// - Throws: what `body` throws, after rolling back (``Rollback`` too: there is no
+    ///   result); `CancellationError`; `.timeout`; `.busy`.
+    public func write<R>(
+        isolation: TransactionIsolation? = nil, timeout: Duration? = nil, _ body: sending @escaping () throws -> sending R
+    ) async throws -> sending R {
+        try await perform(.writes, .transaction(isolation), timeout: timeout, body)
     }
 
-    /// Runs `body` on a background thread with this database as ``current`` and
-    /// returns its result: the async way to read (no transaction; reads use reader
-    /// connections and do not wait for writers).
-    public func read<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-        try await onBackgroundThread(body)
+    /// Runs `body` on one of the database's own threads with all its reads on one connection,
+    /// in one read transaction (``read(_:)`` in async form), and returns its result: the
+    /// async way to read.
+    ///
+    /// ```swift
+    /// let (authors, total) = try await db.read {
+    ///     (try Author.query().order(by: "name").limit(20).fetch(), try Author.count())
+    /// }
+    /// ```
+    ///
+    /// On SQLite it runs on a reader thread (as many as the database has reader
+    /// connections), beside the writer; on PostgreSQL on a pooled connection in a
+    /// `REPEATABLE READ READ ONLY` transaction. Waiting, cancellation and `timeout` as for
+    /// ``write(isolation:timeout:_:)``.
+    /// - Returns: what `body` returns, handed back to the caller (`sending`).
+    /// - Throws: what `body` throws; `CancellationError`; `.timeout`; `.busy`.
+    public func read<R>(timeout: Duration? = nil, _ body: sending @escaping () throws -> sending R) async throws -> sending R {
+        try await perform(.reads, .snapshot, timeout: timeout, body)
     }
 
-    /// ``write(isolation:_:)`` on the ``current`` database.
-    public static func write<R: Sendable>(
-        isolation: TransactionIsolation? = nil, _ body: @escaping @Sendable () throws -> R
-    ) async throws -> R {
-        try await current.write(isolation: isolation, body)
+    /// ``write(isolation:timeout:_:)`` on the ``current`` database.
+    public static func write<R>(
+        isolation: TransactionIsolation? = nil, timeout: Duration? = nil, _ body: sending @escaping () throws -> sending R
+    ) async throws -> sending R {
+        try await current.write(isolation: isolation, timeout: timeout, body)
     }
 
-    /// ``read(_:)`` on the ``current`` database.
-    public static func read<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-        try await current.read(body)
+    /// ``read(timeout:_:)`` on the ``current`` database.
+    public static func read<R>(timeout: Duration? = nil, _ body: sending @escaping () throws -> sending R) async throws -> sending R {
+        try await current.read(timeout: timeout, body)
     }
 
-    /// Database work blocks its thread, so it runs on a dispatch queue rather than on
-    /// the cooperative pool of Swift concurrency.
-    private func onBackgroundThread<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try self.use(body) })
+    /// How long an async call waits for a connection (a thread of the database) before it
+    /// fails with `.busy`, having run nothing; `nil`: as long as it takes. 30 seconds by
+    /// default on SQLite; on PostgreSQL the pool's `connectionWait`.
+    public var connectionWaitTimeout: Duration? {
+        get { connectionWaitStorage.withLock { $0 } }
+        set { connectionWaitStorage.withLock { $0 = newValue } }
+    }
+
+    /// How many threads the database's async calls run on at most (writers and readers), plus
+    /// the watchdog that ends calls past their deadline: the bound on the threads the library
+    /// adds to a process for one database.
+    public var asyncThreadLimit: Int { executor.threadLimit }
+
+    // MARK: The executor
+
+    /// What an async call's work is wrapped in, on its thread.
+    package enum CallScope {
+        /// A transaction (`write`).
+        case transaction(TransactionIsolation?)
+        /// A read transaction, its reads on one connection (`read`).
+        case snapshot
+        /// A write without a transaction of its own (a model's `save(on:)`: one statement,
+        /// or the save's own savepoint).
+        case writes
+        /// Reads on one connection, without a transaction (a model's `find(_:on:)`).
+        case reads
+    }
+
+    /// The database's executor, made by the first async call.
+    var executor: DatabaseExecutor {
+        executorStorage.withLock { executor in
+            if let executor { return executor }
+            let made: DatabaseExecutor
+            if let writer {
+                made = DatabaseExecutor(writers: 1, readers: writer.readers?.maximum ?? 0)
+            } else {
+                made = DatabaseExecutor(writers: pool.unsafelyUnwrapped.maximum, readers: 0)
             }
+            executor = made
+            return made
         }
     }
+
+    /// Runs `body` on a thread of the executor's lane for `kind`, wrapped in `scope`, and
+    /// hands its result back (see ``write(isolation:timeout:_:)`` for waiting, cancellation and
+    /// deadlines).
+    package func perform<R>(
+        _ kind: DatabaseExecutor.LaneKind, _ scope: CallScope, timeout: Duration?, _ body: sending @escaping () throws -> sending R
+    ) async throws -> sending R {
+        let job = ExecutorJob(limit: timeout, waitLimit: connectionWaitTimeout)
+        let lane = executor.lane(for: kind)
+        nonisolated(unsafe) let body = body
+        let result: Transferred<R> = try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Transferred<R>, any Error>) in
+                job.run = {
+                    do {
+                        let value = try self.run(job, kind, scope, body)
+                        continuation.resume(returning: Transferred(value))
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+                job.fail = { continuation.resume(throwing: $0) }
+                guard job.markQueued() else { return continuation.resume(throwing: job.stopError()) }
+                lane.submit(job)
+            }
+        } onCancel: {
+            job.stop(.cancelled)
+        }
+        return result.value
+    }
+
+    /// On the lane's thread: takes a connection for `kind`, runs `body` in `scope` with the
+    /// job armed on it, gives the connection back.
+    private func run<R>(_ job: ExecutorJob, _ kind: DatabaseExecutor.LaneKind, _ scope: CallScope, _ body: () throws -> R) throws -> R {
+        defer { job.finish() }
+        if let writer {
+            if kind == .reads, !writer.callerHolds, let readers = writer.readers, let reader = try readers.checkOut() {
+                defer { readers.checkIn(reader) }
+                return try run(job, on: reader.connection, scope, body)
+            }
+            writer.acquire()
+            defer { writer.release() }
+            // Reads without a reader: on the writer, as a synchronous read would (no snapshot
+            // needed: the writer is held for the whole call).
+            let writerScope: CallScope = if case .snapshot = scope { .writes } else { scope }
+            return try run(job, on: writer.connection, writerScope, body)
+        }
+        let pool = pool.unsafelyUnwrapped
+        if kind == .reads {
+            // A connection of the call's own (not held by the thread: a write inside a read
+            // block takes another, as outside one).
+            let connection = try pool.checkOut()
+            defer { pool.checkIn(connection) }
+            return try run(job, on: connection, scope, body)
+        }
+        let connection = try pool.hold()
+        defer { pool.release() }
+        return try run(job, on: connection, scope, body)
+    }
+
+    /// Runs `body` on `connection` (which the thread holds) in `scope`, the job armed around it.
+    private func run<R>(_ job: ExecutorJob, on connection: Connection, _ scope: CallScope, _ body: () throws -> R) throws -> R {
+        switch scope {
+        case .transaction(let isolation):
+            return try use {
+                try withTransaction(isolation: isolation) {
+                    let value = try job.armed(on: connection, body)
+                    // Stopped after its last statement: rolled back rather than committed.
+                    if job.isStopped { throw job.stopError() }
+                    return value
+                }
+            }
+        case .snapshot:
+            return try reading(on: connection, body) { work in try job.armed(on: connection, work) }
+        case .reads:
+            return try pinning(to: connection) { try job.armed(on: connection) { try use(body) } }
+        case .writes:
+            return try job.armed(on: connection) { try use(body) }
+        }
+    }
+}
+
+/// A value handed from the database's thread to the awaiting caller, who alone uses it
+/// from then on (what `sending` promises the caller).
+package struct Transferred<Value>: @unchecked Sendable {
+    package var value: Value
+    package init(_ value: consuming Value) { self.value = value }
 }

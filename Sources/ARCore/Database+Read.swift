@@ -45,8 +45,25 @@ extension Database {
 
     /// Runs `body` as a read scope on `connection`, in a read transaction: a deferred one on
     /// SQLite (its snapshot starts at the first read), a read-only one on PostgreSQL.
-    private func reading<R>(on connection: Connection, _ body: () throws -> R) throws -> R {
+    /// `inside` wraps the block's own work (an async call arms its job around it, so that
+    /// ending the read transaction is never interrupted).
+    func reading<R>(
+        on connection: Connection, _ body: () throws -> R, inside: ((() throws -> R) throws -> R)? = nil
+    ) throws -> R {
         try connection.execute(dialect.beginCursorTransactionSQL ?? "BEGIN")
+        defer {
+            // A read transaction: ending it changes nothing; if it cannot commit, roll it back.
+            if (try? connection.execute("COMMIT")) == nil { try? connection.execute("ROLLBACK") }
+        }
+        return try pinning(to: connection) {
+            guard let inside else { return try use(body) }
+            return try withoutActuallyEscaping(body) { body in try inside { try use(body) } }
+        }
+    }
+
+    /// Runs `body` with the reads of this database on the calling thread going to
+    /// `connection` (a read scope without a transaction of its own).
+    func pinning<R>(to connection: Connection, _ body: () throws -> R) rethrows -> R {
         let key = ObjectIdentifier(self)
         Self.readScopes.withValue { $0.append(ReadScope(database: key, connection: connection)) }
         openReadScopes.add(1, ordering: .relaxed)
@@ -55,10 +72,8 @@ extension Database {
             Self.readScopes.withValue { scopes in
                 if let index = scopes.lastIndex(where: { $0.database == key }) { scopes.remove(at: index) }
             }
-            // A read transaction: ending it changes nothing; if it cannot commit, roll it back.
-            if (try? connection.execute("COMMIT")) == nil { try? connection.execute("ROLLBACK") }
         }
-        return try use(body)
+        return try body()
     }
 
     /// The connection of the calling thread's ``read(_:)`` block on this database, if any.

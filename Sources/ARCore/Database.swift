@@ -75,6 +75,10 @@ public final class Database: @unchecked Sendable {
     let statementTimeoutStorage = Lock<Duration?>(nil)
     /// The blocks of ``withStatementTimeout(_:_:)`` open on each thread.
     let statementTimeouts = StatementTimeoutScopes()
+    /// The threads async calls run on, made by the first one (see ``executor``).
+    let executorStorage = Lock<DatabaseExecutor?>(nil)
+    /// How long an async call waits for a connection (see ``connectionWaitTimeout``).
+    let connectionWaitStorage: Lock<Duration?>
 
     /// The file path, or `:memory:`; for a database on a server, its address (without password).
     public let path: String
@@ -102,6 +106,10 @@ public final class Database: @unchecked Sendable {
         dialect = engine.dialect
         dialectType = ObjectIdentifier(type(of: engine.dialect))
         path = engine.description
+        switch engine.sharing {
+        case .singleWriter: connectionWaitStorage = Lock(.seconds(30))
+        case .pool(_, let wait): connectionWaitStorage = Lock(wait)
+        }
         switch engine.sharing {
         case .singleWriter(let readers):
             let connection = Connection(try engine.connect(.writer), dialect: dialect)

@@ -74,7 +74,7 @@ package final class RowCursor {
         // No local reference to the statement: finish() must hold the only one.
         guard statement != nil else { return nil }
         let hasRow: Bool
-        connection.with { $0.startStatement() }
+        try connection.with { try $0.startStatement() }
         do {
             hasRow = try statement.unsafelyUnwrapped.step()
         } catch {
@@ -94,7 +94,7 @@ package final class RowCursor {
     package func advance() throws -> Bool {
         precondition(isOnReader, "advance() steps a cursor on a leased connection")
         guard statement != nil else { return false }
-        connection.with { $0.startStatement() }
+        try connection.with { try $0.startStatement() }
         return try statement.unsafelyUnwrapped.step()
     }
 

@@ -199,6 +199,9 @@ final class SQLiteConnection: EngineConnection {
         ar_sqlite_set_statement_timeout(handle, max(1, min(total, Int64.max / 2)))
     }
 
+    /// `sqlite3_interrupt`, which SQLite allows from any thread while the connection is open.
+    package func interrupt() { sqlite3_interrupt(handle) }
+
     package func close() { sqlite3_close_v2(handle) }
 
     /// Turns SQLite's legacy reading of a double-quoted unknown name as a string on or off.

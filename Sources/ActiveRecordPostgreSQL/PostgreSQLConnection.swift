@@ -28,6 +28,9 @@ final class PostgreSQLConnection: EngineConnection {
     /// round trip of their own would slow every eviction).
     @exclusivity(unchecked) var deallocations: [String] = []
     private var nextName = 0
+    /// libpq's cancel object for the connection's server process (see ``interrupt()``); made at
+    /// connect, used from other threads, freed at close.
+    private let cancelRequest: OpaquePointer?
 
     // The statement timeout. The server's `statement_timeout` is set (or reset to the
     // session's own) only when the limit changes: `SET` in a transaction is undone by its
@@ -72,6 +75,7 @@ final class PostgreSQLConnection: EngineConnection {
             throw ActiveRecordError(.cannotOpen, "cannot connect to PostgreSQL at \(description): \(reason)")
         }
         self.handle = handle
+        cancelRequest = PQgetCancel(handle)
         ar_pg_silence_notices(handle)
         // Sends never block: a server that stops reading cannot hold a write past the deadline.
         _ = PQsetnonblocking(handle, 1)
@@ -80,6 +84,7 @@ final class PostgreSQLConnection: EngineConnection {
         do {
             try run(settings)
         } catch {
+            if let cancelRequest { PQfreeCancel(cancelRequest) }
             PQfinish(handle)
             throw error
         }
@@ -253,7 +258,19 @@ final class PostgreSQLConnection: EngineConnection {
         if serverMilliseconds != wantedMilliseconds { needsPreparation = true }
     }
 
-    func close() { PQfinish(handle) }
+    /// Sends the server a cancel request for the command this connection runs (`PQcancel`,
+    /// which libpq allows from any thread: it opens a connection of its own to send it). The
+    /// command fails with SQLSTATE 57014; a server that runs nothing for the connection ignores it.
+    func interrupt() {
+        guard let cancelRequest else { return }
+        var reason = [CChar](repeating: 0, count: 256)
+        _ = PQcancel(cancelRequest, &reason, Int32(reason.count))
+    }
+
+    func close() {
+        if let cancelRequest { PQfreeCancel(cancelRequest) }
+        PQfinish(handle)
+    }
 }
 
 /// `CLOCK_MONOTONIC` now, in nanoseconds.

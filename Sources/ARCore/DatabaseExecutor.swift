@@ -1,0 +1,434 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Synchronization
+
+/// The threads an async call's database work runs on: threads the library owns, as many as
+/// the engine can use at once, so that awaiting callers never block a thread of Swift
+/// concurrency's cooperative pool, and a burst of calls never makes a thread per call.
+///
+/// - A ``ConnectionSharing/singleWriter(readers:)`` database (SQLite) has a lane of one
+///   thread for writes (the single writer) and a lane of one thread per reader connection
+///   for reads (none without readers: reads then go to the writer's lane).
+/// - A ``ConnectionSharing/pool(maximum:wait:)`` database (PostgreSQL) has one lane of one
+///   thread per pooled connection, for reads and writes alike.
+///
+/// A call is a job in its lane's queue: served in the order calls arrived; its caller is
+/// suspended (no thread blocked) until a thread of the lane has run it. Threads start on
+/// demand, up to the lane's size, and stay for the database's life. One more thread, the
+/// watchdog, wakes while calls wait or run with a deadline, to end those past it.
+package final class DatabaseExecutor: Sendable {
+    /// Where a lane's calls run.
+    package enum LaneKind { case writes, reads }
+
+    let writeLane: ExecutorLane
+    /// `nil`: reads go to ``writeLane`` (no reader connections, or a pooled engine).
+    let readLane: ExecutorLane?
+    let watchdog: ExecutorWatchdog
+
+    init(writers: Int, readers: Int) {
+        watchdog = ExecutorWatchdog()
+        writeLane = ExecutorLane(name: "activerecord.writes", threads: writers, watchdog: watchdog)
+        readLane = readers > 0 ? ExecutorLane(name: ExecutorLane.readsName, threads: readers, watchdog: watchdog) : nil
+        watchdog.lanes = [writeLane] + (readLane.map { [$0] } ?? [])
+    }
+
+    deinit {
+        writeLane.shutDown()
+        readLane?.shutDown()
+        watchdog.shutDown()
+    }
+
+    /// How many threads the executor may run at most: its lanes' and the watchdog.
+    var threadLimit: Int { writeLane.threadLimit + (readLane?.threadLimit ?? 0) + 1 }
+
+    /// The lane for a call of `kind`.
+    func lane(for kind: LaneKind) -> ExecutorLane {
+        kind == .reads ? readLane ?? writeLane : writeLane
+    }
+}
+
+/// One async call's database work, and where it stands: waiting in its lane, running on a
+/// thread of it (and on which connection), or done; and whether it was stopped (its task
+/// cancelled, its deadline passed).
+///
+/// Its continuation is resumed exactly once: by the thread that ran it, or, when it is
+/// stopped while waiting, by whoever stopped it (it then leaves the queue: its lane skips it).
+final class ExecutorJob: @unchecked Sendable {
+    // @unchecked Sendable: `run` and `fail` are set before the job is queued and read by the
+    // one thread that takes it (or stops it) under `state`'s lock; everything else is atomic
+    // or behind that lock.
+
+    /// Why a job stopped before it finished.
+    enum Stop {
+        case cancelled
+        /// The call's deadline passed (its limit), or it waited longer than `wait` for a thread.
+        case deadline(limit: Duration)
+        case waited(limit: Duration, lane: String, threads: Int)
+    }
+
+    private enum Phase { case waiting, running, done }
+
+    private struct State {
+        var phase = Phase.waiting
+        var stop: Stop?
+        /// The connection the job runs on, while it runs: the one to interrupt.
+        var connection: Unretained<Connection>?
+        /// Whether `run`/`fail` are set (the job was queued).
+        var isQueued = false
+    }
+
+    private let state = Lock(State())
+    /// Whether ``state``'s `stop` is set: read by every statement of the job.
+    private let stopped = Atomic<Bool>(false)
+    /// The call's deadline (its `timeout:`), if any.
+    let deadline: ContinuousClock.Instant?
+    /// The call's limit (for messages).
+    let limit: Duration?
+    /// When the job must have left its queue (the database's connection-wait timeout), if ever.
+    let waitDeadline: ContinuousClock.Instant?
+    let waitLimit: Duration?
+
+    /// Runs the call on the lane's thread (and resumes its caller).
+    nonisolated(unsafe) var run: (() -> Void)?
+    /// Resumes the caller with an error, for a job stopped while it waited.
+    nonisolated(unsafe) var fail: ((any Error) -> Void)?
+
+    init(limit: Duration?, waitLimit: Duration?) {
+        let now = ContinuousClock.now
+        self.limit = limit
+        deadline = limit.map { now + $0 }
+        self.waitLimit = waitLimit
+        waitDeadline = waitLimit.map { now + $0 }
+    }
+
+    /// Whether the job was stopped (one relaxed load: every statement of the job asks).
+    @inline(__always)
+    var isStopped: Bool { stopped.load(ordering: .relaxed) }
+
+    /// The error a stopped job's work ends with.
+    func stopError() -> any Error {
+        switch state.withLock({ $0.stop }) {
+        case .cancelled, nil:
+            return CancellationError()
+        case .deadline(let limit):
+            return ActiveRecordError(
+                .timeout,
+                "the call ran longer than its timeout of \(limit.limitDescription) (waiting for a connection and running) "
+                    + "and was stopped; nothing it did in its transaction was kept. Raise the timeout, or make the work faster")
+        case .waited(let limit, let lane, let threads):
+            return ActiveRecordError(
+                .busy,
+                "the call waited \(limit.limitDescription) for one of the \(threads) \(lane) and was given up; nothing "
+                    + "ran. The database is busier than its connections can serve: raise Database.connectionWaitTimeout, "
+                    + "hold connections for less time, or open the database with more connections")
+        }
+    }
+
+    /// Called once by the caller's task, when the job is in its lane's queue (or about to be):
+    /// `false` when it was stopped already (then the caller is failed at once).
+    func markQueued() -> Bool {
+        state.withLock { state in
+            guard state.stop == nil else { return false }
+            state.isQueued = true
+            return true
+        }
+    }
+
+    /// The lane's thread takes the job: `false` when it left the queue (stopped meanwhile).
+    func start() -> Bool {
+        state.withLock { state in
+            guard state.phase == .waiting, state.stop == nil else { return false }
+            state.phase = .running
+            return true
+        }
+    }
+
+    /// The job's work runs on `connection` from now: an interrupt stops its statement, and a
+    /// stopped job's next statement fails at its start. `false` when the job was stopped
+    /// first (the work must not run).
+    func arm(_ connection: Connection) -> Bool {
+        let armed = state.withLock { state in
+            guard state.stop == nil else { return false }
+            state.connection = Unretained(connection)
+            return true
+        }
+        if armed { connection.runningJob = self }
+        return armed
+    }
+
+    /// The job's own work has ended on `connection`: what runs there next (its transaction's
+    /// `COMMIT` or `ROLLBACK`, a read transaction's end) is not interrupted. An interrupt in
+    /// flight is waited for.
+    func disarm(_ connection: Connection) {
+        guard connection.runningJob === self else { return }
+        connection.runningJob = nil
+        state.withLock { $0.connection = nil }
+    }
+
+    /// Runs `body` with the job armed on `connection`; the job is stopped → its error.
+    func armed<R>(on connection: Connection, _ body: () throws -> R) throws -> R {
+        guard arm(connection) else { throw stopError() }
+        defer { disarm(connection) }
+        return try body()
+    }
+
+    /// The job is done: nothing interrupts anything for it from now.
+    func finish() {
+        state.withLock { state in
+            state.connection = nil
+            state.phase = .done
+        }
+    }
+
+    /// Stops the job: a waiting job leaves the queue (its caller is failed now); a running
+    /// one's statement is interrupted in the engine, and its next statement fails; a done one
+    /// is left alone. Returns whether it was still waiting or running.
+    @discardableResult
+    func stop(_ reason: Stop) -> Bool {
+        enum Action { case none, failWaiting((any Error) -> Void), interrupt }
+        let action: Action = state.withLock { state in
+            guard state.stop == nil, state.phase != .done else { return .none }
+            state.stop = reason
+            stopped.store(true, ordering: .relaxed)
+            switch state.phase {
+            case .waiting:
+                guard state.isQueued, let fail else { return .none }  // not queued yet: markQueued fails it
+                state.phase = .done
+                return .failWaiting(fail)
+            case .running:
+                if let connection = state.connection { connection.with { $0.interrupt() } }
+                return .interrupt
+            case .done:
+                return .none
+            }
+        }
+        switch action {
+        case .none: return false
+        case .failWaiting(let fail):
+            fail(stopError())
+            return true
+        case .interrupt:
+            keepInterrupting()
+            return true
+        }
+    }
+
+    /// An interrupt that reached the connection between two statements (or just before one
+    /// began) changes nothing: the next statement then stops at its start, but a statement
+    /// that began meanwhile runs on. So the job is interrupted again every 10 ms until its
+    /// work has ended.
+    private func keepInterrupting() {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) { [self] in
+            let running = state.withLock { state -> Bool in
+                guard state.phase == .running else { return false }
+                if let connection = state.connection { connection.with { $0.interrupt() } }
+                return true
+            }
+            if running { keepInterrupting() }
+        }
+    }
+
+    /// The stop for a job past its call deadline at `now`, if it is.
+    func expiry(at now: ContinuousClock.Instant) -> Stop? {
+        if let deadline, let limit, now >= deadline { return .deadline(limit: limit) }
+        return nil
+    }
+}
+
+/// One lane of the executor: a queue of jobs served in order by up to `threadLimit` threads.
+final class ExecutorLane: @unchecked Sendable {
+    // @unchecked Sendable: everything mutable is in `state`, behind its lock.
+    private struct State {
+        var queue: [ExecutorJob] = []
+        /// The index of the first job of `queue` not yet taken.
+        var head = 0
+        var threads = 0
+        var idle = 0
+        var isShutDown = false
+    }
+
+    let name: String
+    let threadLimit: Int
+    private let state = ConditionLock(State())
+    private unowned let watchdog: ExecutorWatchdog
+
+    init(name: String, threads: Int, watchdog: ExecutorWatchdog) {
+        self.name = name
+        threadLimit = max(1, threads)
+        self.watchdog = watchdog
+    }
+
+    /// How many jobs wait (stopped ones included until a thread skips them).
+    var waitingCount: Int { state.withLock { $0.queue.count - $0.head } }
+
+    /// Queues `job` (its `run` and `fail` set), waking an idle thread or starting one.
+    func submit(_ job: ExecutorJob) {
+        let startThread = state.withLock { state -> Bool in
+            state.queue.append(job)
+            if state.idle > 0 { return false }
+            guard state.threads < threadLimit else { return false }
+            state.threads += 1
+            return true
+        }
+        if startThread { startWorker() } else { state.signal() }
+        if job.deadline != nil { watchdog.track(job) }
+        if job.deadline != nil || job.waitDeadline != nil { watchdog.watch() }
+    }
+
+    /// Stops the waiting jobs past the database's wait timeout at `now` (for the watchdog);
+    /// whether any job waits.
+    func expireWaiting(at now: ContinuousClock.Instant) -> Bool {
+        let (expired, waiting) = state.withLock { state -> ([ExecutorJob], Bool) in
+            var expired: [ExecutorJob] = []
+            // In arrival order, so wait deadlines come in order: the first not yet passed ends it.
+            for job in state.queue[state.head...] {
+                guard let deadline = job.waitDeadline, now >= deadline else { break }
+                expired.append(job)
+            }
+            return (expired, state.head < state.queue.count)
+        }
+        for job in expired {
+            if let limit = job.waitLimit {
+                job.stop(.waited(limit: limit, lane: name == ExecutorLane.readsName ? "reader threads" : "database threads", threads: threadLimit))
+            }
+        }
+        return waiting
+    }
+
+    static let readsName = "activerecord.reads"
+
+    func shutDown() {
+        state.withLock { $0.isShutDown = true }
+        state.signalAll()
+    }
+
+    private func startWorker() {
+        let lane = Unmanaged.passRetained(self)
+        var thread = pthread_t()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        let created = pthread_create(&thread, &attributes, { argument in
+            let lane = Unmanaged<ExecutorLane>.fromOpaque(argument!).takeRetainedValue()
+            lane.work()
+            return nil
+        }, lane.toOpaque())
+        precondition(created == 0, "cannot start a database thread: pthread_create failed (\(created))")
+    }
+
+    /// A thread's loop: takes the next job, runs it, until the lane shuts down.
+    private func work() {
+        while let job = next() {
+            if job.start() { job.run?() }
+            job.run = nil
+            job.fail = nil
+            if job.deadline != nil { watchdog.untrack(job) }
+        }
+    }
+
+
+    /// The next job, waiting (idle) while there is none; `nil` once the lane shuts down.
+    private func next() -> ExecutorJob? {
+        state.waitForever { state -> ExecutorJob?? in
+            if state.head < state.queue.count {
+                let job = state.queue[state.head]
+                state.head += 1
+                if state.head == state.queue.count {
+                    state.queue.removeAll(keepingCapacity: state.queue.capacity <= 1024)
+                    state.head = 0
+                } else if state.head >= 1024, state.head * 2 >= state.queue.count {
+                    state.queue.removeFirst(state.head)
+                    state.head = 0
+                }
+                return .some(job)
+            }
+            if state.isShutDown {
+                state.threads -= 1
+                return .some(nil)
+            }
+            return nil
+        } idle: { state, isIdle in
+            state.idle += isIdle ? 1 : -1
+        }
+    }
+}
+
+/// The executor's watchdog thread: while some job waits, or runs with a call deadline, it
+/// wakes every 10 ms and stops the jobs past theirs (a waiting job past the database's
+/// connection-wait timeout, a job past its call's timeout). Asleep otherwise.
+final class ExecutorWatchdog: @unchecked Sendable {
+    // @unchecked Sendable: `lanes` is set once, before any job; the rest is behind `state`.
+    private struct State {
+        /// Jobs with a call deadline, by identity, until they are done.
+        var timed: [ObjectIdentifier: ExecutorJob] = [:]
+        var isStarted = false
+        var isShutDown = false
+        /// Whether a job came since the watchdog last looked.
+        var isPoked = false
+    }
+
+    nonisolated(unsafe) var lanes: [ExecutorLane] = []
+    private let state = ConditionLock(State())
+
+    /// Wakes the watchdog (starting it the first time): a job with a deadline was queued.
+    func watch() {
+        let start = state.withLock { state -> Bool in
+            state.isPoked = true
+            if state.isStarted { return false }
+            state.isStarted = true
+            return true
+        }
+        guard start else { return state.signal() }
+        let watchdog = Unmanaged.passRetained(self)
+        var thread = pthread_t()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        let created = pthread_create(&thread, &attributes, { argument in
+            let watchdog = Unmanaged<ExecutorWatchdog>.fromOpaque(argument!).takeRetainedValue()
+            watchdog.loop()
+            return nil
+        }, watchdog.toOpaque())
+        precondition(created == 0, "cannot start the database watchdog: pthread_create failed (\(created))")
+    }
+
+    /// Keeps `job` (which has a call deadline) in view until ``untrack(_:)``.
+    func track(_ job: ExecutorJob) { state.withLock { $0.timed[ObjectIdentifier(job)] = job } }
+
+    func untrack(_ job: ExecutorJob) { state.withLock { _ = $0.timed.removeValue(forKey: ObjectIdentifier(job)) } }
+
+    func shutDown() {
+        state.withLock { $0.isShutDown = true }
+        state.signalAll()
+    }
+
+    private func loop() {
+        var watching = true
+        while true {
+            // Asleep while nothing waits or runs with a deadline, until a job comes.
+            let timed: [ExecutorJob]? = state.waitForever { state -> [ExecutorJob]?? in
+                if state.isShutDown { return .some(nil) }
+                guard watching || state.isPoked || !state.timed.isEmpty else { return nil }
+                state.isPoked = false
+                return .some(Array(state.timed.values))
+            } idle: { _, _ in }
+            guard let timed else { return }
+            let now = ContinuousClock.now
+            watching = !timed.isEmpty
+            for job in timed {
+                if let stop = job.expiry(at: now) {
+                    job.stop(stop)
+                    untrack(job)
+                }
+            }
+            for lane in lanes where lane.expireWaiting(at: now) { watching = true }
+            if watching { usleep(10_000) }
+        }
+    }
+}
