@@ -2,7 +2,9 @@
 -- servers: about 80% reads, 20% writes, random ids in the seeded range.
 --   30% GET /posts/:id            25% GET /authors/:id (with its posts)
 --   25% GET /posts?page=P&per=20  10% POST /posts       10% PATCH /posts/:id
--- Environment: BENCH_AUTHORS (the seed's N; posts are 10 per author).
+-- Environment: BENCH_AUTHORS (the seed's N; posts are 10 per author); BENCH_ONLY=get-post,
+-- get-author, list, create or update runs that one request alone (to see where a figure
+-- comes from).
 -- At the end it prints one line, BENCH requests=… for the script to read.
 
 local authors = tonumber(os.getenv("BENCH_AUTHORS") or "100")
@@ -24,8 +26,10 @@ function init(args)
   writes, reads = 0, 0
 end
 
+local only = ({ ["get-post"] = 1, ["get-author"] = 31, list = 56, create = 81, update = 91 })[os.getenv("BENCH_ONLY") or ""]
+
 function request()
-  local r = math.random(100)
+  local r = only or math.random(100)
   if r <= 30 then
     return wrk.format("GET", "/posts/" .. math.random(posts))
   elseif r <= 55 then

@@ -187,12 +187,16 @@ out = []
 out.append(f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {os.cpu_count()} cores ({cpu}), "
            f"{platform.system()} {platform.release()}; wrk {'$THREADS'} threads, {'$DURATION'} per run after a {'$WARMUP'} warm-up, "
            f"timeout {'$WRK_TIMEOUT'}; seed {'$SEED'} authors × 10 posts; the mixed profile of Benchmarks/server-mix.lua. "
-           f"Latencies in ms; errors = non-2xx + socket errors; threads and RSS are the server process's peaks during the run.")
+           f"Latencies in ms. p50/p99/max are wrk's, which corrects for coordinated omission (each slow response adds "
+           f"synthetic samples spaced at the run's mean interval per connection, so a stall weighs more the faster the server); "
+           f"mean is the uncorrected mean, connections ÷ req/s (Little's law). Errors = non-2xx + socket errors; threads and "
+           f"RSS are the server process's peaks during the run.")
 out.append("")
 if len(orms) == 2:
     a, b = orms
-    out.append(f"| Engine | Conns | req/s {names[a]} | req/s {names[b]} | {names[a]}/{names[b]} | p50 {names[a]} / {names[b]} | p99 {names[a]} / {names[b]} | max {names[a]} / {names[b]} | errors {names[a]} / {names[b]} | threads {names[a]} / {names[b]} | RSS MiB {names[a]} / {names[b]} |")
-    out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    out.append(f"| Engine | Conns | req/s {names[a]} | req/s {names[b]} | {names[a]}/{names[b]} | mean {names[a]} / {names[b]} | p50 {names[a]} / {names[b]} | p99 {names[a]} / {names[b]} | max {names[a]} / {names[b]} | errors {names[a]} / {names[b]} | threads {names[a]} / {names[b]} | RSS MiB {names[a]} / {names[b]} |")
+    out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    mean = lambda r, c: ms(int(int(c) * 1e6 / float(r["rps"])))
     keyed = {(r["engine"], r["connections"], r["orm"]): r for r in rows}
     for engine in "$ENGINES".split():
         for c in "$CONNECTIONS".split():
@@ -200,7 +204,7 @@ if len(orms) == 2:
             if not x or not y: continue
             err = lambda r: f"{int(r['non2xx'])}+{int(r['socket'])}"
             out.append(f"| {'SQLite' if engine == 'sqlite' else 'PostgreSQL'} | {c} | {n(x['rps'])} | {n(y['rps'])} | "
-                       f"**{float(x['rps']) / float(y['rps']):.2f}×** | {ms(x['p50_us'])} / {ms(y['p50_us'])} | "
+                       f"**{float(x['rps']) / float(y['rps']):.2f}×** | {mean(x, c)} / {mean(y, c)} | {ms(x['p50_us'])} / {ms(y['p50_us'])} | "
                        f"{ms(x['p99_us'])} / {ms(y['p99_us'])} | {ms(x['max_us'])} / {ms(y['max_us'])} | "
                        f"{err(x)} / {err(y)} | {x['threads']} / {y['threads']} | "
                        f"{int(x['rss_kb']) / 1024:.0f} / {int(y['rss_kb']) / 1024:.0f} |")
