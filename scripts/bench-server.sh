@@ -46,7 +46,7 @@ if ! command -v wrk >/dev/null; then
 fi
 
 work=$(mktemp -d /tmp/bench-server.XXXXXX)
-pids=()
+pids=()     # every process started here (servers, wrk, samplers): the trap stops them all
 cleanup() {
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do
@@ -136,9 +136,13 @@ run() {
   local port=${server_port[$orm]} pid=${server_pid[$orm]} file="$work/sample-$engine-$connections-$orm"
   sample "$pid" "$file" &
   local sampler=$!
+  # wrk in the background and `wait`: a signal then runs the trap at once, which stops wrk too.
+  BENCH_AUTHORS=$SEED wrk -t "$THREADS" -c "$connections" -d "$DURATION" --timeout "$WRK_TIMEOUT" \
+    -s Benchmarks/server-mix.lua "http://127.0.0.1:$port" >"$file.wrk" 2>&1 &
+  pids+=("$!" "$sampler")
+  wait "$!" || true
   local out
-  out=$(BENCH_AUTHORS=$SEED wrk -t "$THREADS" -c "$connections" -d "$DURATION" --timeout "$WRK_TIMEOUT" \
-        -s Benchmarks/server-mix.lua "http://127.0.0.1:$port" 2>&1) || true
+  out=$(cat "$file.wrk")
   touch "$file.stop"
   wait "$sampler" 2>/dev/null || true
   local line
@@ -164,7 +168,9 @@ for engine in $ENGINES; do
   esac
   for orm in $ORMS; do
     echo "bench-server: warming up $orm on $engine ($WARMUP)"
-    BENCH_AUTHORS=$SEED wrk -t "$THREADS" -c 16 -d "$WARMUP" -s Benchmarks/server-mix.lua "http://127.0.0.1:${server_port[$orm]}" >/dev/null
+    BENCH_AUTHORS=$SEED wrk -t "$THREADS" -c 16 -d "$WARMUP" -s Benchmarks/server-mix.lua "http://127.0.0.1:${server_port[$orm]}" >/dev/null &
+    pids+=("$!")
+    wait "$!"
   done
   for connections in $CONNECTIONS; do
     for orm in $ORMS; do run "$engine" "$connections" "$orm"; done
