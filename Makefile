@@ -10,6 +10,9 @@
 #   make bench-instructions  instructions per operation, library against raw sqlite3 (and the
 #                client side against raw libpq, on a throwaway PostgreSQL server), under
 #                callgrind (a figure the machine's load does not move; ROWS=5000 by default)
+#   make bench-server  the HTTP service under load (wrk, 16/64/256 connections, a mixed profile):
+#                Examples/Server against the same service on Fluent (Benchmarks/FluentServer), on
+#                SQLite and on a throwaway PostgreSQL server; the table in Benchmarks/server-results.md
 #   make bench-c the C API (release libactiverecord.so) against the raw sqlite3 C API (N=2000: quick)
 #   make fuzz    libFuzzer on the predicate parser (FUZZ_SECONDS=600 by default)
 #   make lib     libactiverecord.so in .build/c/lib, for C programs (header: include/activerecord.h),
@@ -279,6 +282,14 @@ ROWS ?= 5000
 bench-instructions: deps bench-c-build
 	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
 	scripts/with-postgres.sh scripts/bench-instructions.sh Benchmarks/.build/release/ARBench $(ROWS) $(C_DIR)/bench-c
+
+# The issue-33 service under load against its Fluent twin (scripts/bench-server.sh): builds both
+# servers in release (the first Fluent build takes minutes), installs wrk if missing, runs each
+# engine (PostgreSQL on a throwaway server) at 16, 64 and 256 connections, prints the table and
+# writes it to Benchmarks/server-results.md. DURATION=10s, SEED=100 and the others: see the script.
+.PHONY: bench-server
+bench-server: deps
+	SWIFT="$(SWIFT)" scripts/bench-server.sh
 
 .PHONY: lib-release bench-c bench-c-build
 lib-release: deps
