@@ -1,6 +1,6 @@
 import Foundation
 
-/// The command line: `--host`, `--port`, `--database`, `--seed`.
+/// The command line: `--host`, `--port`, `--database`, `--seed`, `--pool`.
 struct Options {
     var host = "127.0.0.1"
     var port = 8080
@@ -8,9 +8,12 @@ struct Options {
     var database = "./server.sqlite"
     /// Authors to create at start, each with 10 posts (for benchmarks).
     var seed = 0
+    /// PostgreSQL connections (and so database threads): by default twice the cores, since the
+    /// server and PostgreSQL share them; more only queue inside PostgreSQL.
+    var pool = 2 * ProcessInfo.processInfo.activeProcessorCount
 
     static let usage = """
-        usage: ActiveRecordServer [--host 127.0.0.1] [--port 8080] [--database ./server.sqlite | postgresql://…] [--seed N]
+        usage: ActiveRecordServer [--host 127.0.0.1] [--port 8080] [--database ./server.sqlite | postgresql://…] [--seed N] [--pool N]
           --port 0 picks a free port; the first line printed says which ("listening on http://HOST:PORT").
         """
 
@@ -32,6 +35,10 @@ struct Options {
                 let text = try value(flag)
                 guard let seed = Int(text), seed >= 0 else { throw OptionError("--seed must be a number of authors, not \(text)") }
                 self.seed = seed
+            case "--pool":
+                let text = try value(flag)
+                guard let pool = Int(text), (1...1000).contains(pool) else { throw OptionError("--pool must be 1...1000 connections, not \(text)") }
+                self.pool = pool
             case "--help", "-h": throw OptionError(nil)
             default: throw OptionError("unknown option \(flag)")
             }

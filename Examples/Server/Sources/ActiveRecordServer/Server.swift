@@ -28,7 +28,7 @@ struct Server {
     }
 
     static func run(_ options: Options) async throws {
-        let db = try Database(options.isPostgreSQL ? .postgres(options.database) : .file(options.database))
+        let db = try Database(options.isPostgreSQL ? .postgres(options.database, maximumConnections: options.pool) : .file(options.database))
         if options.seed > 0 { try await seed(db, authors: options.seed) }
 
         let router = Router()
