@@ -136,14 +136,15 @@ extension Database {
         let job = ExecutorJob(limit: timeout, waitLimit: connectionWaitTimeout)
         let lane = executor.lane(for: kind)
         nonisolated(unsafe) let body = body
+        defer { job.acknowledge() }  // (a throw too; see ExecutorJob.complete)
         let result: Transferred<R> = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Transferred<R>, any Error>) in
                 job.run = {
                     do {
-                        let value = try self.run(job, kind, scope, body)
-                        continuation.resume(returning: Transferred(value))
+                        let value = Transferred(try self.run(job, kind, scope, body))
+                        job.complete { continuation.resume(returning: value) }
                     } catch {
-                        continuation.resume(throwing: error)
+                        job.complete { continuation.resume(throwing: error) }
                     }
                 }
                 job.fail = { continuation.resume(throwing: $0) }
@@ -159,7 +160,6 @@ extension Database {
     /// On the lane's thread: takes a connection for `kind`, runs `body` in `scope` with the
     /// job armed on it, gives the connection back.
     private func run<R>(_ job: ExecutorJob, _ kind: DatabaseExecutor.LaneKind, _ scope: CallScope, _ body: () throws -> R) throws -> R {
-        defer { job.finish() }
         if let writer {
             if kind == .reads, !writer.callerHolds, let readers = writer.readers, let reader = try readers.checkOut() {
                 defer { readers.checkIn(reader) }

@@ -110,8 +110,10 @@ final class ExecutorJob: @unchecked Sendable {
     var isStopped: Bool { stopped.load(ordering: .relaxed) }
 
     /// The error a stopped job's work ends with.
-    func stopError() -> any Error {
-        switch state.withLock({ $0.stop }) {
+    func stopError() -> any Error { Self.error(for: state.withLock { $0.stop }) }
+
+    private static func error(for stop: Stop?) -> any Error {
+        switch stop {
         case .cancelled, nil:
             return CancellationError()
         case .deadline(let limit):
@@ -176,20 +178,28 @@ final class ExecutorJob: @unchecked Sendable {
         return try body()
     }
 
-    /// The job is done: nothing interrupts anything for it from now.
-    func finish() {
+    /// The job is done: nothing interrupts anything for it from now, and `resume` resumes its
+    /// caller, holding the job's lock, which the caller takes once resumed (``acknowledge()``):
+    /// everything the job's thread did happens before what the caller does next, as the
+    /// thread sanitizer sees it too (the continuation's own hand-over is not visible to it when
+    /// the job ends before its caller has suspended).
+    func complete(_ resume: () -> Void) {
         state.withLock { state in
             state.connection = nil
             state.phase = .done
+            resume()
         }
     }
+
+    /// Called by the caller once resumed: see ``complete(_:)``.
+    func acknowledge() { state.withLock { _ in } }
 
     /// Stops the job: a waiting job leaves the queue (its caller is failed now); a running
     /// one's statement is interrupted in the engine, and its next statement fails; a done one
     /// is left alone. Returns whether it was still waiting or running.
     @discardableResult
     func stop(_ reason: Stop) -> Bool {
-        enum Action { case none, failWaiting((any Error) -> Void), interrupt }
+        enum Action { case none, failedWaiting, interrupt }
         let action: Action = state.withLock { state in
             guard state.stop == nil, state.phase != .done else { return .none }
             state.stop = reason
@@ -198,7 +208,8 @@ final class ExecutorJob: @unchecked Sendable {
             case .waiting:
                 guard state.isQueued, let fail else { return .none }  // not queued yet: markQueued fails it
                 state.phase = .done
-                return .failWaiting(fail)
+                fail(Self.error(for: reason))  // under the lock: see complete(_:)
+                return .failedWaiting
             case .running:
                 if let connection = state.connection { connection.with { $0.interrupt() } }
                 return .interrupt
@@ -208,8 +219,7 @@ final class ExecutorJob: @unchecked Sendable {
         }
         switch action {
         case .none: return false
-        case .failWaiting(let fail):
-            fail(stopError())
+        case .failedWaiting:
             return true
         case .interrupt:
             keepInterrupting()
