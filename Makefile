@@ -10,6 +10,9 @@
 #   make bench-instructions  instructions per operation, library against raw sqlite3 (and the
 #                client side against raw libpq, on a throwaway PostgreSQL server), under
 #                callgrind (a figure the machine's load does not move; ROWS=5000 by default)
+#   make bench-server  the HTTP service under load (wrk, 16/64/256 connections, a mixed profile):
+#                Examples/Server against the same service on Fluent (Benchmarks/FluentServer), on
+#                SQLite and on a throwaway PostgreSQL server; the table in Benchmarks/server-results.md
 #   make bench-c the C API (release libactiverecord.so) against the raw sqlite3 C API (N=2000: quick)
 #   make fuzz    libFuzzer on the predicate parser (FUZZ_SECONDS=600 by default)
 #   make lib     libactiverecord.so in .build/c/lib, for C programs (header: include/activerecord.h),
@@ -22,6 +25,10 @@
 #   make release-check  what a release needs: a clean tree, a fresh header, the docs, the tests, and
 #                VERSION, ar_version() and CHANGELOG.md agreeing
 #   make swift-examples  run the Swift examples (Examples/*/) and diff each with its expected.txt
+#   make serve   build and run the server example (Examples/Server: Hummingbird 2, a JSON API) on
+#                127.0.0.1:8080 over ./server.sqlite; DATABASE=postgresql://… for PostgreSQL, PORT=…
+#   make test-server  build the server example and drive every route with real HTTP requests
+#                (scripts/test-server.py), on a temporary SQLite file, then on a throwaway PostgreSQL
 #   make install [PREFIX=/usr/local] [DESTDIR=]  the release C library with its SONAME, the Swift
 #                runtime it needs, activerecord.h and activerecord.pc; make uninstall removes them
 #   make test-install  installs into a temporary prefix, builds Examples/c/quickstart.c with
@@ -34,7 +41,7 @@ APT_PACKAGES = libsqlite3-dev libpq-dev postgresql pkg-config gcc g++ valgrind p
 
 .PHONY: all deps build run run-postgres test test-engines examples bench fuzz lib test-lib-replace header check-header c-examples c-test clean \
         package-graph check-snippets check-doc-snippets check-seams test-tsan install-build install uninstall test-install swift-examples \
-        docs release-check
+        docs release-check serve server-build test-server
 
 all: build
 
@@ -89,6 +96,26 @@ swift-examples: deps
 	grep -q "migration 'rename Note.body to text' applied" "$$work/Migrations.log" \
 	  || { echo "swift-examples: the migrations example did not log its step:" >&2; cat "$$work/Migrations.log" >&2; exit 1; }; \
 	echo "swift-examples: $(SWIFT_EXAMPLES) Migrations match their expected output"
+
+# The server example, its own package in Examples/Server (Hummingbird and SwiftNIO never reach
+# the library's package graph), built in its own .build there. The first build fetches and builds
+# Hummingbird and its dependencies: about 4 minutes on 2 cores.
+SERVER_DIR = Examples/Server
+SERVER_BIN = $(SERVER_DIR)/.build/debug/ActiveRecordServer
+DATABASE  ?= ./server.sqlite
+PORT      ?= 8080
+
+server-build: deps
+	cd $(SERVER_DIR) && $(SWIFT) build $(SWIFTFLAGS)
+
+serve: server-build
+	$(SERVER_BIN) --host 127.0.0.1 --port $(PORT) --database "$(DATABASE)"
+
+# Every route driven over HTTP, bad input included, on a temporary SQLite file and then on a
+# throwaway PostgreSQL server. The script starts the server on a free port and always stops it.
+test-server: server-build
+	python3 scripts/test-server.py $(SERVER_BIN)
+	scripts/with-postgres.sh sh -c 'python3 scripts/test-server.py "$$0" --database "$$AR_TEST_POSTGRES_URL"' $(SERVER_BIN)
 
 test: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
@@ -261,6 +288,14 @@ ROWS ?= 5000
 bench-instructions: deps bench-c-build
 	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
 	scripts/with-postgres.sh scripts/bench-instructions.sh Benchmarks/.build/release/ARBench $(ROWS) $(C_DIR)/bench-c
+
+# The issue-33 service under load against its Fluent twin (scripts/bench-server.sh): builds both
+# servers in release (the first Fluent build takes minutes), installs wrk if missing, runs each
+# engine (PostgreSQL on a throwaway server) at 16, 64 and 256 connections, prints the table and
+# writes it to Benchmarks/server-results.md. DURATION=10s, SEED=100 and the others: see the script.
+.PHONY: bench-server
+bench-server: deps
+	SWIFT="$(SWIFT)" scripts/bench-server.sh
 
 .PHONY: lib-release bench-c bench-c-build
 lib-release: deps

@@ -20,8 +20,8 @@ extension Database {
     /// - Calls are served in the order they came, as connections free up; a waiting caller
     ///   is suspended, no thread blocked. One waiting longer than ``connectionWaitTimeout``
     ///   fails with `.busy`, having run nothing.
-    /// - Cancelling the calling task interrupts the statement running (SQLite's
-    ///   `sqlite3_interrupt`, PostgreSQL's cancel request) and stops the next one: the call
+    /// - Cancelling the calling task interrupts the statement running (the engine's interrupt:
+    ///   SQLite's own, PostgreSQL's cancel request) and stops the next one: the call
     ///   throws `CancellationError` and the transaction rolls back. A task cancelled while its
     ///   call waits leaves the queue at once. Work that finished and committed before the
     ///   cancellation was seen returns normally.
@@ -39,6 +39,7 @@ extension Database {
     /// - Returns: what `body` returns, handed back to the caller (`sending`: records too).
     /// - Throws: what `body` throws, after rolling back (``Rollback`` too: there is no
     ///   result); `CancellationError`; `.timeout`; `.busy`.
+    @discardableResult
     public func write<R>(
         isolation: TransactionIsolation? = nil, timeout: Duration? = nil, _ body: sending @escaping () throws -> sending R
     ) async throws -> sending R {
@@ -61,11 +62,13 @@ extension Database {
     /// ``write(isolation:timeout:_:)``.
     /// - Returns: what `body` returns, handed back to the caller (`sending`).
     /// - Throws: what `body` throws; `CancellationError`; `.timeout`; `.busy`.
+    @discardableResult
     public func read<R>(timeout: Duration? = nil, _ body: sending @escaping () throws -> sending R) async throws -> sending R {
         try await perform(.reads, .snapshot, timeout: timeout, body)
     }
 
     /// ``write(isolation:timeout:_:)`` on the ``current`` database.
+    @discardableResult
     public static func write<R>(
         isolation: TransactionIsolation? = nil, timeout: Duration? = nil, _ body: sending @escaping () throws -> sending R
     ) async throws -> sending R {
@@ -73,6 +76,7 @@ extension Database {
     }
 
     /// ``read(timeout:_:)`` on the ``current`` database.
+    @discardableResult
     public static func read<R>(timeout: Duration? = nil, _ body: sending @escaping () throws -> sending R) async throws -> sending R {
         try await current.read(timeout: timeout, body)
     }
@@ -89,6 +93,9 @@ extension Database {
     /// the watchdog that ends calls past their deadline: the bound on the threads the library
     /// adds to a process for one database.
     public var asyncThreadLimit: Int { executor.threadLimit }
+
+    /// How many async calls of `kind` wait for a thread now (for tests and diagnostics).
+    package func asyncWaitingCount(_ kind: DatabaseExecutor.LaneKind) -> Int { executor.lane(for: kind).waitingCount }
 
     // MARK: The executor
 
@@ -129,14 +136,15 @@ extension Database {
         let job = ExecutorJob(limit: timeout, waitLimit: connectionWaitTimeout)
         let lane = executor.lane(for: kind)
         nonisolated(unsafe) let body = body
+        defer { job.acknowledge() }  // (a throw too; see ExecutorJob.complete)
         let result: Transferred<R> = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Transferred<R>, any Error>) in
                 job.run = {
                     do {
-                        let value = try self.run(job, kind, scope, body)
-                        continuation.resume(returning: Transferred(value))
+                        let value = Transferred(try self.run(job, kind, scope, body))
+                        job.complete { continuation.resume(returning: value) }
                     } catch {
-                        continuation.resume(throwing: error)
+                        job.complete { continuation.resume(throwing: error) }
                     }
                 }
                 job.fail = { continuation.resume(throwing: $0) }
@@ -152,7 +160,6 @@ extension Database {
     /// On the lane's thread: takes a connection for `kind`, runs `body` in `scope` with the
     /// job armed on it, gives the connection back.
     private func run<R>(_ job: ExecutorJob, _ kind: DatabaseExecutor.LaneKind, _ scope: CallScope, _ body: () throws -> R) throws -> R {
-        defer { job.finish() }
         if let writer {
             if kind == .reads, !writer.callerHolds, let readers = writer.readers, let reader = try readers.checkOut() {
                 defer { readers.checkIn(reader) }
@@ -166,9 +173,11 @@ extension Database {
             return try run(job, on: writer.connection, writerScope, body)
         }
         let pool = pool.unsafelyUnwrapped
-        if kind == .reads {
-            // A connection of the call's own (not held by the thread: a write inside a read
-            // block takes another, as outside one).
+        if case .snapshot = scope {
+            // A connection of the block's own, in its read-only transaction, not held by the
+            // thread: a write inside the block (or automatic migration of a table it reads
+            // first) takes another, as in a synchronous `read`. Other calls hold theirs, so
+            // that a model's first read migrates its table on the same connection.
             let connection = try pool.checkOut()
             defer { pool.checkIn(connection) }
             return try run(job, on: connection, scope, body)
@@ -178,8 +187,19 @@ extension Database {
         return try run(job, on: connection, scope, body)
     }
 
-    /// Runs `body` on `connection` (which the thread holds) in `scope`, the job armed around it.
+    /// Runs `body` on `connection` (which the thread holds) in `scope`, the job armed around
+    /// it. The error of a job stopped meanwhile is the stop's (`CancellationError`, `.timeout`),
+    /// whatever error the interrupted statement made.
     private func run<R>(_ job: ExecutorJob, on connection: Connection, _ scope: CallScope, _ body: () throws -> R) throws -> R {
+        do {
+            return try runScoped(job, on: connection, scope, body)
+        } catch {
+            if job.isStopped { throw job.stopError() }
+            throw error
+        }
+    }
+
+    private func runScoped<R>(_ job: ExecutorJob, on connection: Connection, _ scope: CallScope, _ body: () throws -> R) throws -> R {
         switch scope {
         case .transaction(let isolation):
             return try use {

@@ -49,8 +49,12 @@ extension Database {
     }
 
     /// Runs one SQL query with its `?` parameters bound and returns every row.
+    ///
+    /// Inside a ``read(_:)`` block (and an async `read`) it reads through the block's connection,
+    /// in its snapshot, as the block's other reads do; elsewhere through the connection writes use.
     public func rows(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
-        try withConnection { try $0.rows(sql, arguments) }
+        if let scoped = readScope { return try scoped.with { try $0.rows(sql, arguments) } }
+        return try withConnection { try $0.rows(sql, arguments) }
     }
 
     /// The names of the tables in the database (not the engine's own), sorted.

@@ -33,7 +33,7 @@ package final class DatabaseExecutor: Sendable {
         watchdog = ExecutorWatchdog()
         writeLane = ExecutorLane(name: "activerecord.writes", threads: writers, watchdog: watchdog)
         readLane = readers > 0 ? ExecutorLane(name: ExecutorLane.readsName, threads: readers, watchdog: watchdog) : nil
-        watchdog.lanes = [writeLane] + (readLane.map { [$0] } ?? [])
+        watchdog.lanes = ([writeLane] + (readLane.map { [$0] } ?? [])).map(ExecutorWatchdog.LaneReference.init)
     }
 
     deinit {
@@ -110,8 +110,10 @@ final class ExecutorJob: @unchecked Sendable {
     var isStopped: Bool { stopped.load(ordering: .relaxed) }
 
     /// The error a stopped job's work ends with.
-    func stopError() -> any Error {
-        switch state.withLock({ $0.stop }) {
+    func stopError() -> any Error { Self.error(for: state.withLock { $0.stop }) }
+
+    private static func error(for stop: Stop?) -> any Error {
+        switch stop {
         case .cancelled, nil:
             return CancellationError()
         case .deadline(let limit):
@@ -176,20 +178,28 @@ final class ExecutorJob: @unchecked Sendable {
         return try body()
     }
 
-    /// The job is done: nothing interrupts anything for it from now.
-    func finish() {
+    /// The job is done: nothing interrupts anything for it from now, and `resume` resumes its
+    /// caller, holding the job's lock, which the caller takes once resumed (``acknowledge()``):
+    /// everything the job's thread did happens before what the caller does next, as the
+    /// thread sanitizer sees it too (the continuation's own hand-over is not visible to it when
+    /// the job ends before its caller has suspended).
+    func complete(_ resume: () -> Void) {
         state.withLock { state in
             state.connection = nil
             state.phase = .done
+            resume()
         }
     }
+
+    /// Called by the caller once resumed: see ``complete(_:)``.
+    func acknowledge() { state.withLock { _ in } }
 
     /// Stops the job: a waiting job leaves the queue (its caller is failed now); a running
     /// one's statement is interrupted in the engine, and its next statement fails; a done one
     /// is left alone. Returns whether it was still waiting or running.
     @discardableResult
     func stop(_ reason: Stop) -> Bool {
-        enum Action { case none, failWaiting((any Error) -> Void), interrupt }
+        enum Action { case none, failedWaiting, interrupt }
         let action: Action = state.withLock { state in
             guard state.stop == nil, state.phase != .done else { return .none }
             state.stop = reason
@@ -198,7 +208,8 @@ final class ExecutorJob: @unchecked Sendable {
             case .waiting:
                 guard state.isQueued, let fail else { return .none }  // not queued yet: markQueued fails it
                 state.phase = .done
-                return .failWaiting(fail)
+                fail(Self.error(for: reason))  // under the lock: see complete(_:)
+                return .failedWaiting
             case .running:
                 if let connection = state.connection { connection.with { $0.interrupt() } }
                 return .interrupt
@@ -208,8 +219,7 @@ final class ExecutorJob: @unchecked Sendable {
         }
         switch action {
         case .none: return false
-        case .failWaiting(let fail):
-            fail(stopError())
+        case .failedWaiting:
             return true
         case .interrupt:
             keepInterrupting()
@@ -240,6 +250,12 @@ final class ExecutorJob: @unchecked Sendable {
 }
 
 /// One lane of the executor: a queue of jobs served in order by up to `threadLimit` threads.
+///
+/// An idle thread sleeps on a semaphore of its own, on a stack: a new job wakes the thread that
+/// went to sleep last (its caches, and its pooled connection, still warm), and starts a new
+/// thread only when none sleeps. Under light load a few threads do all the work; the others
+/// stay asleep (on 2 cores, waking every thread in turn cost a context switch or two more per
+/// call and a long tail of waits).
 final class ExecutorLane: @unchecked Sendable {
     // @unchecked Sendable: everything mutable is in `state`, behind its lock.
     private struct State {
@@ -247,14 +263,16 @@ final class ExecutorLane: @unchecked Sendable {
         /// The index of the first job of `queue` not yet taken.
         var head = 0
         var threads = 0
-        var idle = 0
+        /// The sleeping threads' semaphores, the one that slept last on top.
+        var sleepers: [DispatchSemaphore] = []
         var isShutDown = false
     }
 
     let name: String
     let threadLimit: Int
-    private let state = ConditionLock(State())
-    private unowned let watchdog: ExecutorWatchdog
+    private let state = Lock(State())
+    /// Strong: a thread finishing its last job may outlive the executor for a moment.
+    private let watchdog: ExecutorWatchdog
 
     init(name: String, threads: Int, watchdog: ExecutorWatchdog) {
         self.name = name
@@ -265,16 +283,21 @@ final class ExecutorLane: @unchecked Sendable {
     /// How many jobs wait (stopped ones included until a thread skips them).
     var waitingCount: Int { state.withLock { $0.queue.count - $0.head } }
 
-    /// Queues `job` (its `run` and `fail` set), waking an idle thread or starting one.
+    /// Queues `job` (its `run` and `fail` set), waking the thread that slept last or starting one.
     func submit(_ job: ExecutorJob) {
-        let startThread = state.withLock { state -> Bool in
+        enum Next { case wake(DispatchSemaphore), start, none }
+        let next = state.withLock { state -> Next in
             state.queue.append(job)
-            if state.idle > 0 { return false }
-            guard state.threads < threadLimit else { return false }
+            if let sleeper = state.sleepers.popLast() { return .wake(sleeper) }
+            guard state.threads < threadLimit else { return .none }
             state.threads += 1
-            return true
+            return .start
         }
-        if startThread { startWorker() } else { state.signal() }
+        switch next {
+        case .wake(let sleeper): sleeper.signal()
+        case .start: startThread { [self] in work() }
+        case .none: break
+        }
         if job.deadline != nil { watchdog.track(job) }
         if job.deadline != nil || job.waitDeadline != nil { watchdog.watch() }
     }
@@ -302,58 +325,50 @@ final class ExecutorLane: @unchecked Sendable {
     static let readsName = "activerecord.reads"
 
     func shutDown() {
-        state.withLock { $0.isShutDown = true }
-        state.signalAll()
-    }
-
-    private func startWorker() {
-        let lane = Unmanaged.passRetained(self)
-        var thread = pthread_t()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        let created = pthread_create(&thread, &attributes, { argument in
-            let lane = Unmanaged<ExecutorLane>.fromOpaque(argument!).takeRetainedValue()
-            lane.work()
-            return nil
-        }, lane.toOpaque())
-        precondition(created == 0, "cannot start a database thread: pthread_create failed (\(created))")
+        let sleepers = state.withLock { state -> [DispatchSemaphore] in
+            state.isShutDown = true
+            defer { state.sleepers = [] }
+            return state.sleepers
+        }
+        for sleeper in sleepers { sleeper.signal() }
     }
 
     /// A thread's loop: takes the next job, runs it, until the lane shuts down.
     private func work() {
-        while let job = next() {
-            if job.start() { job.run?() }
-            job.run = nil
-            job.fail = nil
-            if job.deadline != nil { watchdog.untrack(job) }
-        }
-    }
-
-
-    /// The next job, waiting (idle) while there is none; `nil` once the lane shuts down.
-    private func next() -> ExecutorJob? {
-        state.waitForever { state -> ExecutorJob?? in
-            if state.head < state.queue.count {
-                let job = state.queue[state.head]
-                state.head += 1
-                if state.head == state.queue.count {
-                    state.queue.removeAll(keepingCapacity: state.queue.capacity <= 1024)
-                    state.head = 0
-                } else if state.head >= 1024, state.head * 2 >= state.queue.count {
-                    state.queue.removeFirst(state.head)
-                    state.head = 0
+        let sleeper = DispatchSemaphore(value: 0)
+        while true {
+            enum Next { case job(ExecutorJob), sleep, exit }
+            let next = state.withLock { state -> Next in
+                if state.head < state.queue.count {
+                    let job = state.queue[state.head]
+                    state.head += 1
+                    if state.head == state.queue.count {
+                        state.queue.removeAll(keepingCapacity: state.queue.capacity <= 1024)
+                        state.head = 0
+                    } else if state.head >= 1024, state.head * 2 >= state.queue.count {
+                        state.queue.removeFirst(state.head)
+                        state.head = 0
+                    }
+                    return .job(job)
                 }
-                return .some(job)
+                if state.isShutDown {
+                    state.threads -= 1
+                    return .exit
+                }
+                state.sleepers.append(sleeper)
+                return .sleep
             }
-            if state.isShutDown {
-                state.threads -= 1
-                return .some(nil)
+            switch next {
+            case .job(let job):
+                if job.start() { job.run?() }
+                job.run = nil
+                job.fail = nil
+                if job.deadline != nil { watchdog.untrack(job) }
+            case .sleep:
+                sleeper.wait()
+            case .exit:
+                return
             }
-            return nil
-        } idle: { state, isIdle in
-            state.idle += isIdle ? 1 : -1
         }
     }
 }
@@ -372,7 +387,13 @@ final class ExecutorWatchdog: @unchecked Sendable {
         var isPoked = false
     }
 
-    nonisolated(unsafe) var lanes: [ExecutorLane] = []
+    /// A lane, weakly (lanes hold the watchdog).
+    struct LaneReference {
+        weak var lane: ExecutorLane?
+        init(_ lane: ExecutorLane) { self.lane = lane }
+    }
+
+    nonisolated(unsafe) var lanes: [LaneReference] = []
     private let state = ConditionLock(State())
 
     /// Wakes the watchdog (starting it the first time): a job with a deadline was queued.
@@ -384,18 +405,7 @@ final class ExecutorWatchdog: @unchecked Sendable {
             return true
         }
         guard start else { return state.signal() }
-        let watchdog = Unmanaged.passRetained(self)
-        var thread = pthread_t()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        let created = pthread_create(&thread, &attributes, { argument in
-            let watchdog = Unmanaged<ExecutorWatchdog>.fromOpaque(argument!).takeRetainedValue()
-            watchdog.loop()
-            return nil
-        }, watchdog.toOpaque())
-        precondition(created == 0, "cannot start the database watchdog: pthread_create failed (\(created))")
+        startThread { [self] in loop() }
     }
 
     /// Keeps `job` (which has a call deadline) in view until ``untrack(_:)``.
@@ -427,8 +437,29 @@ final class ExecutorWatchdog: @unchecked Sendable {
                     untrack(job)
                 }
             }
-            for lane in lanes where lane.expireWaiting(at: now) { watching = true }
+            for reference in lanes where reference.lane?.expireWaiting(at: now) == true { watching = true }
             if watching { usleep(10_000) }
         }
     }
+}
+
+/// Starts a detached thread of the library's own that runs `body` (which keeps what it needs).
+private func startThread(_ body: @escaping @Sendable () -> Void) {
+    let work = Unmanaged.passRetained(ThreadWork(body))
+    var thread = pthread_t()
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    defer { pthread_attr_destroy(&attributes) }
+    pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+    let created = pthread_create(&thread, &attributes, { argument in
+        Unmanaged<ThreadWork>.fromOpaque(argument!).takeRetainedValue().body()
+        return nil
+    }, work.toOpaque())
+    precondition(created == 0, "cannot start a database thread: pthread_create failed (\(created))")
+}
+
+/// What a thread of ``startThread(_:)`` runs.
+private final class ThreadWork {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 }

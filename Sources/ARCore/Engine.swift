@@ -92,7 +92,7 @@ extension DatabaseEngine {
     /// after. A statement over the limit fails with `.timeout`.
     func setStatementTimeout(_ timeout: Duration?)
     /// Stops the statement running on the connection, if any, as soon as the engine can
-    /// (SQLite: `sqlite3_interrupt`; PostgreSQL: a cancel request): the statement fails with
+    /// (an interrupt of the engine's own, or a cancel request to the server): the statement fails with
     /// an error. Called from ANOTHER thread than the one running the statement (an async
     /// call's task was cancelled, or its deadline passed), while the connection is open; it
     /// must be safe there, and a no-op when no statement runs.

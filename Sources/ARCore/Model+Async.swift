@@ -38,6 +38,7 @@ extension ModelClassMethods where Self: Model {
     }
 
     /// ``create(_:)`` on `database`, from async code.
+    @discardableResult
     public static func create(_ values: [String: (any ColumnValue)?] = [:], on database: Database) async throws -> sending Self {
         let values = Transferred(values)
         return try await database.perform(.writes, .writes, timeout: nil) { try create(values.value) }

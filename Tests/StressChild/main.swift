@@ -193,6 +193,21 @@ do {
         let database = try Database(.file(arguments[2]), migrator: migrator)
         try database.use { try Renamed.create(["text": "kept"]) }
         print("applied: \(try migrator.appliedMigrations(in: database))")
+    case "cancel-latency":
+        // cancel-latency <path> <rounds>: starts a query that runs for a minute in an awaited
+        // read, cancels its task 50 ms later, and measures how long the task takes to throw
+        // CancellationError; prints the median and the largest of `rounds`, in milliseconds.
+        guard arguments.count == 4, let rounds = Int(arguments[3]) else { fail("usage: cancel-latency <path> <rounds>") }
+        let database = try Database(location(arguments[2]))
+        print(CancelLatency(database: database, rounds: rounds, postgres: arguments[2].hasPrefix("postgres:")).run())
+    case "async-load":
+        // async-load <path> <tasks>: `tasks` concurrent tasks, each an awaited find and save;
+        // prints how many completed and failed, and the process's thread count before and at
+        // its peak (sampled every 2 ms), beside the database's thread bound.
+        guard arguments.count == 4, let tasks = Int(arguments[3]) else { fail("usage: async-load <path> <tasks>") }
+        let database = try Database(location(arguments[2]))
+        let report = AsyncLoad(database: database, tasks: tasks).run()
+        print(report)
     default:
         guard arguments.count == 4, let marker = Int(arguments[2]), let rows = Int(arguments[3]) else {
             fail("usage: ActiveRecordStressChild <path> <marker> <rows> | migrate <path> <start> | open <path> | open-race <path> <start>")

@@ -1,0 +1,127 @@
+import ActiveRecord
+import Foundation
+import Synchronization
+
+final class LoadRow: Model {
+    @Column var n: Int = 0
+    @Column var label: String = ""
+}
+
+/// The process's thread count, from /proc/self/status.
+func threadCount() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
+    for line in status.split(separator: "\n") where line.hasPrefix("Threads:") {
+        return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) ?? -1
+    }
+    return -1
+}
+
+/// `tasks` concurrent tasks doing an awaited find and an awaited save each.
+struct AsyncLoad: Sendable {
+    let database: Database
+    let tasks: Int
+
+    func run() -> String {
+        let peak = Atomic<Int>(0)
+        let sampling = Atomic<Bool>(true)
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<String>("")
+        // The sampler runs from before the baseline, so that it counts in both.
+        let sampler = Thread {
+            while sampling.load(ordering: .relaxed) {
+                let now = threadCount()
+                if now > peak.load(ordering: .relaxed) { peak.store(now, ordering: .relaxed) }
+                usleep(2_000)
+            }
+            done.signal()
+        }
+        sampler.start()
+        Task.detached {
+            let outcome: String
+            do {
+                // Warm-up: the table, a few rows, the cooperative pool's threads, and one call of each lane.
+                let seeded = try await database.write {
+                    for n in 0..<100 { try LoadRow.create(["n": n, "label": "seed"]) }
+                    return try LoadRow.count()
+                }
+                _ = try await LoadRow.find(1, on: database)
+                usleep(50_000)
+                let baseline = threadCount()
+                peak.store(0, ordering: .relaxed)
+                let (completed, failed) = await withTaskGroup(of: Bool.self) { group in
+                    for n in 0..<tasks {
+                        group.addTask {
+                            do {
+                                guard let found = try await LoadRow.find(Int64(n % seeded + 1), on: database) else { return false }
+                                let row = LoadRow()
+                                row.n = found.n
+                                row.label = "task \(n)"
+                                try await row.save(on: database)
+                                return row.id != nil
+                            } catch {
+                                return false
+                            }
+                        }
+                    }
+                    var completed = 0, failed = 0
+                    for await ok in group { if ok { completed += 1 } else { failed += 1 } }
+                    return (completed, failed)
+                }
+                let saved = try await LoadRow.query().where("label <> %@", "seed").count(on: database)
+                outcome = "completed \(completed) failed \(failed) saved \(saved) baseline \(baseline) "
+                    + "peak \(peak.load(ordering: .relaxed)) bound \(database.asyncThreadLimit)"
+            } catch {
+                outcome = "error: \(error)"
+            }
+            result.withLock { $0 = outcome }
+            sampling.store(false, ordering: .relaxed)
+        }
+        done.wait()
+        return result.withLock { $0 }
+    }
+}
+
+/// How long a cancelled task's query takes to stop (see `cancel-latency`).
+struct CancelLatency: Sendable {
+    let database: Database
+    let rounds: Int
+    let postgres: Bool
+
+    func run() -> String {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<String>("")
+        let sql = postgres
+            ? "SELECT pg_sleep(60)"
+            : "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000000) SELECT count(*) FROM c"
+        Task.detached {
+            var latencies: [Double] = []
+            var outcome = ""
+            for _ in 0..<rounds {
+                let task = Task { try await database.read { try database.rows(sql).count } }
+                try? await Task.sleep(for: .milliseconds(50))
+                let start = ContinuousClock.now
+                task.cancel()
+                do {
+                    _ = try await task.value
+                    outcome = "error: the query was not cancelled"
+                    break
+                } catch is CancellationError {
+                    let elapsed = ContinuousClock.now - start
+                    latencies.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
+                } catch {
+                    outcome = "error: \(error)"
+                    break
+                }
+            }
+            if outcome.isEmpty {
+                latencies.sort()
+                let median = latencies[latencies.count / 2]
+                outcome = "rounds \(latencies.count) median-ms \(String(format: "%.2f", median)) max-ms \(String(format: "%.2f", latencies.last!))"
+            }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0 }
+    }
+}
