@@ -59,7 +59,7 @@ extension Database {
     /// On SQLite it runs on a reader thread (as many as the database has reader
     /// connections), beside the writer; on PostgreSQL on a pooled connection in a
     /// `REPEATABLE READ READ ONLY` transaction. Waiting, cancellation and `timeout` as for
-    /// ``write(isolation:timeout:_:)``.
+    /// `write(isolation:timeout:_:)`.
     /// - Returns: what `body` returns, handed back to the caller (`sending`).
     /// - Throws: what `body` throws; `CancellationError`; `.timeout`; `.busy`.
     @discardableResult
@@ -133,7 +133,7 @@ extension Database {
     package func perform<R>(
         _ kind: DatabaseExecutor.LaneKind, _ scope: CallScope, timeout: Duration?, _ body: sending @escaping () throws -> sending R
     ) async throws -> sending R {
-        let job = ExecutorJob(limit: timeout, waitLimit: connectionWaitTimeout)
+        let job = ExecutorJob(limit: timeout, waitLimit: connectionWaitTimeout, timed: instrumentation.isReporting)
         let lane = executor.lane(for: kind)
         nonisolated(unsafe) let body = body
         defer { job.acknowledge() }  // (a throw too; see ExecutorJob.complete)
@@ -160,6 +160,9 @@ extension Database {
     /// On the lane's thread: takes a connection for `kind`, runs `body` in `scope` with the
     /// job armed on it, gives the connection back.
     private func run<R>(_ job: ExecutorJob, _ kind: DatabaseExecutor.LaneKind, _ scope: CallScope, _ body: () throws -> R) throws -> R {
+        // The time in the lane's queue, as the connection-wait metric (a pool's own check-out
+        // adds its wait, if any, on PostgreSQL).
+        if job.queuedAt != 0 { instrumentation.recordConnectionWait(since: job.queuedAt) }
         if let writer {
             if kind == .reads, !writer.callerHolds, let readers = writer.readers, let reader = try readers.checkOut() {
                 defer { readers.checkIn(reader) }

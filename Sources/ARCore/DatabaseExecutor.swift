@@ -97,7 +97,12 @@ final class ExecutorJob: @unchecked Sendable {
     /// Resumes the caller with an error, for a job stopped while it waited.
     nonisolated(unsafe) var fail: ((any Error) -> Void)?
 
-    init(limit: Duration?, waitLimit: Duration?) {
+    /// When the job was queued (``monotonicNanoseconds()``), when its database reports
+    /// metrics (its wait is then recorded); 0 otherwise.
+    let queuedAt: UInt64
+
+    init(limit: Duration?, waitLimit: Duration?, timed: Bool) {
+        queuedAt = timed ? monotonicNanoseconds() : 0
         let now = ContinuousClock.now
         self.limit = limit
         deadline = limit.map { now + $0 }

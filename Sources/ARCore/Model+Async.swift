@@ -56,13 +56,13 @@ extension ModelClassMethods where Self: Model {
         try await database.perform(.writes, .writes, timeout: nil) { try destroyAll() }
     }
 
-    /// ``insertAll(_:)-(Array<Self>)`` on `database`, from async code: the records get their ids.
+    /// `insertAll(_:)` of records on `database`, from async code: the records get their ids.
     public static func insertAll(_ records: [Self], on database: Database) async throws {
         nonisolated(unsafe) let records = records
         try await database.perform(.writes, .writes, timeout: nil) { try insertAll(records) }
     }
 
-    /// ``insertAll(_:)-(Array<Dictionary<String,Optional<any ColumnValue>>>)`` on `database`,
+    /// `insertAll(_:)` of rows of column values on `database`,
     /// from async code.
     @discardableResult
     public static func insertAll(_ rows: [[String: (any ColumnValue)?]], on database: Database) async throws -> sending [Self] {

@@ -70,7 +70,7 @@ extension Query {
         return try await reading(on: database) { query in try query.value.pluck(repeat each keyPaths.value) }
     }
 
-    /// ``pluck(_:as:)`` on `database`, from async code.
+    /// `pluck(_:as:)` (one column by name) on `database`, from async code.
     public func pluck<Value: ColumnValue & SendableMetatype>(_ column: String, as type: Value.Type, on database: Database) async throws -> sending [Value] {
         try await reading(on: database) { try $0.value.pluck(column, as: type) }
     }

@@ -212,6 +212,24 @@ final class InstrumentedGadget: Model {
         }
     }
 
+    @Test(arguments: TestEngine.all)
+    func asyncCallsTimeTheirWaitForAThread(engine: TestEngine) async throws {
+        let metrics = TestMetrics()
+        let test = try withMetricsFactory(metrics) { try engine.makeDatabase(file: true) }
+        defer { test.drop() }
+        let db = test.database
+        #expect(db.isInstrumented)
+        _ = try await InstrumentedGadget.count(on: db)
+        let before = timers(metrics, "activerecord_connection_wait_duration", db).first?.values.count ?? 0
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for n in 0..<20 { group.addTask { try await InstrumentedGadget.create(["name": "g\(n)"], on: db) } }
+            try await group.waitForAll()
+        }
+        // Each call's time in its lane's queue (and, on PostgreSQL, its pool check-out too).
+        let after = try #require(timers(metrics, "activerecord_connection_wait_duration", db).first).values.count
+        #expect(after - before >= 20)
+    }
+
     @Test
     func sqliteReportsItsOpenConnections() throws {
         try withInstrumentedDatabase(.sqlite, file: true) { db, metrics, _ in
