@@ -13,51 +13,51 @@
 /// meanwhile (a record is not `Sendable`, so no other task can hold it).
 extension ModelClassMethods where Self: Model {
     /// ``find(_:)`` on `database`, from async code.
-    public static func find(_ id: Int64, on database: Database) async throws -> sending Self? {
+    nonisolated(nonsending) public static func find(_ id: Int64, on database: Database) async throws -> sending Self? {
         try await database.perform(.reads, .reads, timeout: nil) { try find(id) }
     }
 
     /// ``all()`` on `database`, from async code.
-    public static func all(on database: Database) async throws -> sending [Self] {
+    nonisolated(nonsending) public static func all(on database: Database) async throws -> sending [Self] {
         try await database.perform(.reads, .reads, timeout: nil) { try all() }
     }
 
     /// ``first()`` on `database`, from async code.
-    public static func first(on database: Database) async throws -> sending Self? {
+    nonisolated(nonsending) public static func first(on database: Database) async throws -> sending Self? {
         try await database.perform(.reads, .reads, timeout: nil) { try first() }
     }
 
     /// ``count()`` on `database`, from async code.
-    public static func count(on database: Database) async throws -> Int {
+    nonisolated(nonsending) public static func count(on database: Database) async throws -> Int {
         try await database.perform(.reads, .reads, timeout: nil) { try count() }
     }
 
     /// ``exists(id:)`` on `database`, from async code.
-    public static func exists(id: Int64, on database: Database) async throws -> Bool {
+    nonisolated(nonsending) public static func exists(id: Int64, on database: Database) async throws -> Bool {
         try await database.perform(.reads, .reads, timeout: nil) { try exists(id: id) }
     }
 
     /// ``create(_:)`` on `database`, from async code.
     @discardableResult
-    public static func create(_ values: [String: (any ColumnValue)?] = [:], on database: Database) async throws -> sending Self {
+    nonisolated(nonsending) public static func create(_ values: [String: (any ColumnValue)?] = [:], on database: Database) async throws -> sending Self {
         let values = Transferred(values)
         return try await database.perform(.writes, .writes, timeout: nil) { try create(values.value) }
     }
 
     /// ``delete(id:)`` on `database`, from async code.
     @discardableResult
-    public static func delete(id: Int64, on database: Database) async throws -> Bool {
+    nonisolated(nonsending) public static func delete(id: Int64, on database: Database) async throws -> Bool {
         try await database.perform(.writes, .writes, timeout: nil) { try delete(id: id) }
     }
 
     /// ``destroyAll()`` on `database`, from async code.
     @discardableResult
-    public static func destroyAll(on database: Database) async throws -> Int {
+    nonisolated(nonsending) public static func destroyAll(on database: Database) async throws -> Int {
         try await database.perform(.writes, .writes, timeout: nil) { try destroyAll() }
     }
 
     /// `insertAll(_:)` of records on `database`, from async code: the records get their ids.
-    public static func insertAll(_ records: [Self], on database: Database) async throws {
+    nonisolated(nonsending) public static func insertAll(_ records: [Self], on database: Database) async throws {
         nonisolated(unsafe) let records = records
         try await database.perform(.writes, .writes, timeout: nil) { try insertAll(records) }
     }
@@ -65,14 +65,14 @@ extension ModelClassMethods where Self: Model {
     /// `insertAll(_:)` of rows of column values on `database`,
     /// from async code.
     @discardableResult
-    public static func insertAll(_ rows: [[String: (any ColumnValue)?]], on database: Database) async throws -> sending [Self] {
+    nonisolated(nonsending) public static func insertAll(_ rows: [[String: (any ColumnValue)?]], on database: Database) async throws -> sending [Self] {
         let rows = Transferred(rows)
         return try await database.perform(.writes, .writes, timeout: nil) { try insertAll(rows.value) }
     }
 
     /// ``upsertAll(_:onConflict:updating:)`` on `database`, from async code.
     @discardableResult
-    public static func upsertAll(
+    nonisolated(nonsending) public static func upsertAll(
         _ records: [Self], onConflict conflict: [String], updating: [String]? = nil, on database: Database
     ) async throws -> [UpsertOutcome] {
         nonisolated(unsafe) let records = records
@@ -85,26 +85,26 @@ extension ModelClassMethods where Self: Model {
 
 extension Model {
     /// ``save()`` on `database`, from async code.
-    public func save(on database: Database) async throws {
+    nonisolated(nonsending) public func save(on database: Database) async throws {
         nonisolated(unsafe) let record = self
         try await database.perform(.writes, .writes, timeout: nil) { try record.save() }
     }
 
     /// ``destroy()`` on `database`, from async code.
-    public func destroy(on database: Database) async throws {
+    nonisolated(nonsending) public func destroy(on database: Database) async throws {
         nonisolated(unsafe) let record = self
         try await database.perform(.writes, .writes, timeout: nil) { try record.destroy() }
     }
 
     /// ``reload()`` from `database`, from async code.
-    public func reload(on database: Database) async throws {
+    nonisolated(nonsending) public func reload(on database: Database) async throws {
         nonisolated(unsafe) let record = self
         try await database.perform(.reads, .reads, timeout: nil) { try record.reload() }
     }
 
     /// ``upsert(onConflict:updating:)`` on `database`, from async code.
     @discardableResult
-    public func upsert(onConflict conflict: [String], updating: [String]? = nil, on database: Database) async throws -> UpsertOutcome {
+    nonisolated(nonsending) public func upsert(onConflict conflict: [String], updating: [String]? = nil, on database: Database) async throws -> UpsertOutcome {
         nonisolated(unsafe) let record = self
         return try await database.perform(.writes, .writes, timeout: nil) {
             try record.upsert(onConflict: conflict, updating: updating)

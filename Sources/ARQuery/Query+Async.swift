@@ -13,57 +13,57 @@
 /// ```
 extension Query {
     /// Runs `work` with this query on a thread of `database`'s reads.
-    private func reading<R>(on database: Database, _ work: sending @escaping (Transferred<Query>) throws -> sending R) async throws -> sending R {
+    nonisolated(nonsending) private func reading<R>(on database: Database, _ work: sending @escaping (Transferred<Query>) throws -> sending R) async throws -> sending R {
         let query = Transferred(self)
         return try await database.perform(.reads, .reads, timeout: nil) { try work(query) }
     }
 
     /// Runs `work` with this query on the thread of `database`'s writes.
-    private func writing<R>(on database: Database, _ work: sending @escaping (Transferred<Query>) throws -> sending R) async throws -> sending R {
+    nonisolated(nonsending) private func writing<R>(on database: Database, _ work: sending @escaping (Transferred<Query>) throws -> sending R) async throws -> sending R {
         let query = Transferred(self)
         return try await database.perform(.writes, .writes, timeout: nil) { try work(query) }
     }
 
     /// ``fetch()`` on `database`, from async code (eager loading with `includes` too).
-    public func fetch(on database: Database) async throws -> sending [Record] {
+    nonisolated(nonsending) public func fetch(on database: Database) async throws -> sending [Record] {
         try await reading(on: database) { try $0.value.fetch() }
     }
 
     /// ``first()`` on `database`, from async code.
-    public func first(on database: Database) async throws -> sending Record? {
+    nonisolated(nonsending) public func first(on database: Database) async throws -> sending Record? {
         try await reading(on: database) { try $0.value.first() }
     }
 
     /// ``last()`` on `database`, from async code.
-    public func last(on database: Database) async throws -> sending Record? {
+    nonisolated(nonsending) public func last(on database: Database) async throws -> sending Record? {
         try await reading(on: database) { try $0.value.last() }
     }
 
     /// ``count()`` on `database`, from async code.
-    public func count(on database: Database) async throws -> Int {
+    nonisolated(nonsending) public func count(on database: Database) async throws -> Int {
         try await reading(on: database) { try $0.value.count() }
     }
 
     /// ``exists()`` on `database`, from async code.
-    public func exists(on database: Database) async throws -> Bool {
+    nonisolated(nonsending) public func exists(on database: Database) async throws -> Bool {
         try await reading(on: database) { try $0.value.exists() }
     }
 
     /// ``deleteAll()`` on `database`, from async code.
     @discardableResult
-    public func deleteAll(on database: Database) async throws -> Int {
+    nonisolated(nonsending) public func deleteAll(on database: Database) async throws -> Int {
         try await writing(on: database) { try $0.value.deleteAll() }
     }
 
     /// ``updateAll(_:)`` on `database`, from async code.
     @discardableResult
-    public func updateAll(_ values: [String: (any ColumnValue)?], on database: Database) async throws -> Int {
+    nonisolated(nonsending) public func updateAll(_ values: [String: (any ColumnValue)?], on database: Database) async throws -> Int {
         let values = Transferred(values)
         return try await writing(on: database) { try $0.value.updateAll(values.value) }
     }
 
     /// ``pluck(_:)`` on `database`, from async code.
-    public func pluck<each Value: ColumnValue & SendableMetatype>(
+    nonisolated(nonsending) public func pluck<each Value: ColumnValue & SendableMetatype>(
         _ keyPaths: repeat KeyPath<Record, each Value>, on database: Database
     ) async throws -> sending [(repeat each Value)] {
         let keyPaths = Transferred((repeat each keyPaths))
@@ -71,32 +71,32 @@ extension Query {
     }
 
     /// `pluck(_:as:)` (one column by name) on `database`, from async code.
-    public func pluck<Value: ColumnValue & SendableMetatype>(_ column: String, as type: Value.Type, on database: Database) async throws -> sending [Value] {
+    nonisolated(nonsending) public func pluck<Value: ColumnValue & SendableMetatype>(_ column: String, as type: Value.Type, on database: Database) async throws -> sending [Value] {
         try await reading(on: database) { try $0.value.pluck(column, as: type) }
     }
 
     /// ``sum(_:)-(String)`` on `database`, from async code.
-    public func sum(_ column: String, on database: Database) async throws -> Double {
+    nonisolated(nonsending) public func sum(_ column: String, on database: Database) async throws -> Double {
         try await reading(on: database) { try $0.value.sum(column) }
     }
 
     /// ``average(_:)-(String)`` on `database`, from async code.
-    public func average(_ column: String, on database: Database) async throws -> Double? {
+    nonisolated(nonsending) public func average(_ column: String, on database: Database) async throws -> Double? {
         try await reading(on: database) { try $0.value.average(column) }
     }
 
     /// ``min(_:as:)`` on `database`, from async code.
-    public func min<Value: ColumnValue & SendableMetatype>(_ column: String, as type: Value.Type, on database: Database) async throws -> sending Value? {
+    nonisolated(nonsending) public func min<Value: ColumnValue & SendableMetatype>(_ column: String, as type: Value.Type, on database: Database) async throws -> sending Value? {
         try await reading(on: database) { try $0.value.min(column, as: type) }
     }
 
     /// ``max(_:as:)`` on `database`, from async code.
-    public func max<Value: ColumnValue & SendableMetatype>(_ column: String, as type: Value.Type, on database: Database) async throws -> sending Value? {
+    nonisolated(nonsending) public func max<Value: ColumnValue & SendableMetatype>(_ column: String, as type: Value.Type, on database: Database) async throws -> sending Value? {
         try await reading(on: database) { try $0.value.max(column, as: type) }
     }
 
     /// ``values(_:)`` on `database`, from async code: aggregates and expressions, grouped.
-    public func values(_ expressions: String, on database: Database) async throws -> [[DatabaseValue]] {
+    nonisolated(nonsending) public func values(_ expressions: String, on database: Database) async throws -> [[DatabaseValue]] {
         try await reading(on: database) { try $0.value.values(expressions) }
     }
 
@@ -151,7 +151,7 @@ public struct AsyncRecordSequence<Record: Model>: AsyncSequence {
         deinit { cursor?.close() }
 
         /// The next record; `nil` once the rows ran out.
-        public func next() async throws -> Record? {
+        nonisolated(nonsending) public func next() async throws -> Record? {
             if index < page.count {
                 defer { index += 1 }
                 return page[index]

@@ -367,3 +367,24 @@ struct AsyncServingTests {
         }
     }
 }
+
+/// Records handed back to a main-actor caller (a UI, a main-actor handler) are usable there.
+@MainActor
+@Test("Awaited calls from the main actor hand their records back to it", arguments: TestEngine.all)
+func awaitedCallsFromTheMainActor(engine: TestEngine) async throws {
+    let test = try engine.makeDatabase(file: true)
+    defer { test.drop() }
+    let db = test.database
+    let created = try await ServedAuthor.create(["name": "Main"], on: db)
+    let id = try #require(created.id)
+    let found = try #require(try await ServedAuthor.find(id, on: db))
+    found.score = 4
+    try await found.save(on: db)
+    let all = try await ServedAuthor.query().where("score = %@", 4).fetch(on: db)
+    #expect(all.map(\.name) == ["Main"])
+    var names: [String] = []
+    for try await author in ServedAuthor.query().records(on: db) { names.append(author.name) }
+    #expect(names == ["Main"])
+    try await found.destroy(on: db)
+    #expect(try await ServedAuthor.count(on: db) == 0)
+}
