@@ -125,3 +125,42 @@ struct CancelLatency: Sendable {
         return result.withLock { $0 }
     }
 }
+
+/// What an awaited find costs beside a synchronous one (see `async-overhead`).
+struct AsyncOverhead: Sendable {
+    let database: Database
+    let finds: Int
+
+    func run() -> String {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<String>("")
+        Task.detached {
+            do {
+                try await database.write { for n in 0..<100 { try LoadRow.create(["n": n, "label": "seed"]) } }
+                var sync: [Double] = [], awaited: [Double] = []
+                for _ in 0..<5 {
+                    let start = ContinuousClock.now
+                    try database.use { for n in 0..<finds { _ = try LoadRow.find(Int64(n % 100 + 1)) } }
+                    sync.append(microseconds(ContinuousClock.now - start) / Double(finds))
+                    let awaitedStart = ContinuousClock.now
+                    for n in 0..<finds { _ = try await LoadRow.find(Int64(n % 100 + 1), on: database) }
+                    awaited.append(microseconds(ContinuousClock.now - awaitedStart) / Double(finds))
+                }
+                let s = sync.sorted()[2], a = awaited.sorted()[2]
+                result.withLock {
+                    $0 = "sync-us \(String(format: "%.2f", s)) awaited-us \(String(format: "%.2f", a)) "
+                        + "difference-us \(String(format: "%.2f", a - s))"
+                }
+            } catch {
+                result.withLock { $0 = "error: \(error)" }
+            }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0 }
+    }
+
+    private func microseconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
+    }
+}

@@ -200,6 +200,12 @@ do {
         guard arguments.count == 4, let rounds = Int(arguments[3]) else { fail("usage: cancel-latency <path> <rounds>") }
         let database = try Database(location(arguments[2]))
         print(CancelLatency(database: database, rounds: rounds, postgres: arguments[2].hasPrefix("postgres:")).run())
+    case "async-overhead":
+        // async-overhead <path> <n>: n finds by id, synchronous then awaited, one after another;
+        // prints the median of 5 rounds of each, in microseconds per find.
+        guard arguments.count == 4, let n = Int(arguments[3]) else { fail("usage: async-overhead <path> <n>") }
+        let database = try Database(location(arguments[2]))
+        print(AsyncOverhead(database: database, finds: n).run())
     case "async-load":
         // async-load <path> <tasks>: `tasks` concurrent tasks, each an awaited find and save;
         // prints how many completed and failed, and the process's thread count before and at
