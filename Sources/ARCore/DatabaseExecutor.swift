@@ -270,12 +270,19 @@ final class ExecutorLane: @unchecked Sendable {
         var threads = 0
         /// The sleeping threads' semaphores, the one that slept last on top.
         var sleepers: [DispatchSemaphore] = []
+        /// Threads looking for work a little longer before they sleep (see ``work()``): a new
+        /// job is left to them, no thread woken.
+        var spinning = 0
+        /// Jobs submitted for the spinning threads to take (at most one each).
+        var claimed = 0
         var isShutDown = false
     }
 
     let name: String
     let threadLimit: Int
     private let state = Lock(State())
+    /// How many jobs wait in `queue`, for threads looking for work without the lock.
+    private let queued = Atomic<Int>(0)
     /// Strong: a thread finishing its last job may outlive the executor for a moment.
     private let watchdog: ExecutorWatchdog
 
@@ -293,6 +300,11 @@ final class ExecutorLane: @unchecked Sendable {
         enum Next { case wake(DispatchSemaphore), start, none }
         let next = state.withLock { state -> Next in
             state.queue.append(job)
+            queued.store(state.queue.count - state.head, ordering: .releasing)
+            if state.spinning > state.claimed {
+                state.claimed += 1
+                return .none
+            }
             if let sleeper = state.sleepers.popLast() { return .wake(sleeper) }
             guard state.threads < threadLimit else { return .none }
             state.threads += 1
@@ -328,6 +340,8 @@ final class ExecutorLane: @unchecked Sendable {
     }
 
     static let readsName = "activerecord.reads"
+    /// How long a thread that ran out of work looks for more before it sleeps.
+    static let spinNanoseconds: UInt64 = 50_000
 
     func shutDown() {
         let sleepers = state.withLock { state -> [DispatchSemaphore] in
@@ -341,12 +355,19 @@ final class ExecutorLane: @unchecked Sendable {
     /// A thread's loop: takes the next job, runs it, until the lane shuts down.
     private func work() {
         let sleeper = DispatchSemaphore(value: 0)
+        var spun = false
         while true {
-            enum Next { case job(ExecutorJob), sleep, exit }
+            enum Next { case job(ExecutorJob), spin, sleep, exit }
             let next = state.withLock { state -> Next in
+                if spun {
+                    state.spinning -= 1
+                    if state.claimed > 0 { state.claimed -= 1 }
+                }
                 if state.head < state.queue.count {
+                    spun = false
                     let job = state.queue[state.head]
                     state.head += 1
+                    queued.store(state.queue.count - state.head, ordering: .relaxed)
                     if state.head == state.queue.count {
                         state.queue.removeAll(keepingCapacity: state.queue.capacity <= 1024)
                         state.head = 0
@@ -360,6 +381,11 @@ final class ExecutorLane: @unchecked Sendable {
                     state.threads -= 1
                     return .exit
                 }
+                if !spun {
+                    state.spinning += 1
+                    return .spin
+                }
+                spun = false
                 state.sleepers.append(sleeper)
                 return .sleep
             }
@@ -369,6 +395,13 @@ final class ExecutorLane: @unchecked Sendable {
                 job.run = nil
                 job.fail = nil
                 if job.deadline != nil { watchdog.untrack(job) }
+            case .spin:
+                // An awaited call's caller makes its next call some microseconds after this one
+                // ended (its task resumed on another thread): waking a sleeping thread for it
+                // costs more than looking for it a moment, yielding the core meanwhile.
+                spun = true
+                let until = monotonicNanoseconds() &+ ExecutorLane.spinNanoseconds
+                while queued.load(ordering: .acquiring) == 0, monotonicNanoseconds() < until { sched_yield() }
             case .sleep:
                 sleeper.wait()
             case .exit:
