@@ -373,4 +373,4 @@ test-install: install-build
 	scripts/test-install.sh $(INSTALL_LIBRARY) $(VERSION_NUMBER) "$(SWIFT_RUNTIME_DIR)"
 
 clean:
-	rm -rf .build .build-install Benchmarks/.build
+	rm -rf .build .build-install .build-tsan Benchmarks/.build Examples/Server/.build Benchmarks/FluentServer/.build
