@@ -31,8 +31,8 @@ package final class DatabaseExecutor: Sendable {
 
     init(writers: Int, readers: Int) {
         watchdog = ExecutorWatchdog()
-        writeLane = ExecutorLane(name: "activerecord.writes", threads: writers, watchdog: watchdog)
-        readLane = readers > 0 ? ExecutorLane(name: ExecutorLane.readsName, threads: readers, watchdog: watchdog) : nil
+        writeLane = ExecutorLane(threads: writers, of: "database threads", watchdog: watchdog)
+        readLane = readers > 0 ? ExecutorLane(threads: readers, of: "reader threads", watchdog: watchdog) : nil
         watchdog.lanes = ([writeLane] + (readLane.map { [$0] } ?? [])).map(ExecutorWatchdog.LaneReference.init)
     }
 
@@ -65,8 +65,9 @@ final class ExecutorJob: @unchecked Sendable {
     /// Why a job stopped before it finished.
     enum Stop {
         case cancelled
-        /// The call's deadline passed (its limit), or it waited longer than `wait` for a thread.
+        /// The call's deadline passed (its `timeout:`).
         case deadline(limit: Duration)
+        /// It waited in its lane's queue longer than the database's connection-wait timeout.
         case waited(limit: Duration, lane: String, threads: Int)
     }
 
@@ -278,7 +279,8 @@ final class ExecutorLane: @unchecked Sendable {
         var isShutDown = false
     }
 
-    let name: String
+    /// What its threads are, for messages ("reader threads").
+    let threadsDescription: String
     let threadLimit: Int
     private let state = Lock(State())
     /// How many jobs wait in `queue`, for threads looking for work without the lock.
@@ -286,8 +288,8 @@ final class ExecutorLane: @unchecked Sendable {
     /// Strong: a thread finishing its last job may outlive the executor for a moment.
     private let watchdog: ExecutorWatchdog
 
-    init(name: String, threads: Int, watchdog: ExecutorWatchdog) {
-        self.name = name
+    init(threads: Int, of description: String, watchdog: ExecutorWatchdog) {
+        threadsDescription = description
         threadLimit = max(1, threads)
         self.watchdog = watchdog
     }
@@ -333,13 +335,12 @@ final class ExecutorLane: @unchecked Sendable {
         }
         for job in expired {
             if let limit = job.waitLimit {
-                job.stop(.waited(limit: limit, lane: name == ExecutorLane.readsName ? "reader threads" : "database threads", threads: threadLimit))
+                job.stop(.waited(limit: limit, lane: threadsDescription, threads: threadLimit))
             }
         }
         return waiting
     }
 
-    static let readsName = "activerecord.reads"
     /// How long a thread that ran out of work looks for more before it sleeps.
     static let spinNanoseconds: UInt64 = 50_000
 
@@ -465,7 +466,7 @@ final class ExecutorWatchdog: @unchecked Sendable {
                 guard watching || state.isPoked || !state.timed.isEmpty else { return nil }
                 state.isPoked = false
                 return .some(Array(state.timed.values))
-            } idle: { _, _ in }
+            }
             guard let timed else { return }
             let now = ContinuousClock.now
             watching = !timed.isEmpty

@@ -169,20 +169,17 @@ package final class ConditionLock<State>: @unchecked Sendable {
     }
 
     /// Waits until `body` returns a value (it runs with the state, holding the lock, first at
-    /// once and then each time another thread signals); `idle` is told when the thread goes to
-    /// sleep (`true`) and wakes (`false`), holding the lock.
-    package func waitForever<R>(_ body: (inout State) throws -> R?, idle: (inout State, Bool) -> Void) rethrows -> R {
+    /// once and then each time another thread signals).
+    package func waitForever<R>(_ body: (inout State) throws -> R?) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while true {
             if let result = try body(&state.pointee) { return result }
-            idle(&state.pointee, true)
             pthread_cond_wait(condition, mutex)
-            idle(&state.pointee, false)
         }
     }
 
-    /// Wakes one thread waiting in ``waitForever(_:idle:)`` or ``wait(timeout:_:)``.
+    /// Wakes one thread waiting in ``waitForever(_:)`` or ``wait(timeout:_:)``.
     package func signal() {
         pthread_cond_signal(condition)
     }
