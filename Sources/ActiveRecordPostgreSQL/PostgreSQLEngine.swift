@@ -21,12 +21,17 @@ struct PostgreSQLEngine: DatabaseEngine, CustomReflectable {
 
     /// The database's name, from the connection string (masked like ``description``).
     let namespace: String?
+    /// Whether a pooler in transaction mode is between the library and the server (see
+    /// ``DatabaseLocation/postgres(_:maximumConnections:connectionWait:connectTimeout:transactionPooling:)``).
+    let transactionPooling: Bool
 
     /// A mirror without the connection string (`dump` of a database shows none of it).
     var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 
     func connect(_ role: ConnectionRole) throws -> any EngineConnection {
-        try PostgreSQLConnection(keywords: keywords, values: values, readOnly: readOnly, description: description, mask: mask)
+        try PostgreSQLConnection(
+            keywords: keywords, values: values, readOnly: readOnly, description: description, mask: mask,
+            transactionPooling: transactionPooling)
     }
 
     /// The keywords and values for `PQconnectdbParams`, in libpq's order of precedence (a later
