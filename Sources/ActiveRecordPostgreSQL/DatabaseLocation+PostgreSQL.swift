@@ -55,8 +55,9 @@ extension DatabaseLocation {
     ///     `extra_float_digits` ≥ 1 on PostgreSQL 12 or later, `standard_conforming_strings = on`,
     ///     `bytea_output = hex` (`.configuration` otherwise). `false` (the default): a direct
     ///     server, or a pooler in session mode; nothing changes. The library does not detect the
-    ///     mode (a pooler's presence shows, its mode does not): say it here. The PostgreSQL
-    ///     article says what it costs, and what does not work there.
+    ///     mode (a pooler's presence shows, its mode does not): say it here. What needs a
+    ///     session does not work there (`LISTEN`, session advisory locks, a `SET` run through
+    ///     `execute`). The PostgreSQL article says what it costs.
     public static func postgres(
         _ connection: String, maximumConnections: Int = 10, connectionWait: Duration = .seconds(30),
         connectTimeout: Duration? = nil, transactionPooling: Bool = false
