@@ -6,6 +6,8 @@ import Synchronization
 struct ObserverRegistry {
     var nextID: UInt64 = 0
     var entries: [UInt64: (tables: Set<String>, changed: @Sendable () -> Void)] = [:]
+    /// How commits made elsewhere are heard: started with the first observer, stopped with the last.
+    var watch: ExternalCommitWatch?
 }
 
 extension Database {
@@ -17,6 +19,18 @@ extension Database {
         connection.forgetNotedTable()
         let due = observers.withLock { registry in
             registry.entries.values.filter { changes.touches($0.tables) }.map(\.changed)
+        }
+        for changed in due { changed() }
+    }
+
+    /// Tells the observers of the tables that commits made elsewhere (another process,
+    /// another `Database` value) changed: every observer for ``ExternalCommit/anyTable``.
+    func publishExternal(_ change: ExternalCommit) {
+        let due = observers.withLock { registry in
+            switch change {
+            case .anyTable: registry.entries.values.map(\.changed)
+            case .tables(let tables): registry.entries.values.filter { !$0.tables.isDisjoint(with: tables) }.map(\.changed)
+            }
         }
         for changed in due { changed() }
     }
@@ -43,18 +57,28 @@ extension Database {
     ) -> DatabaseObservation {
         let observation = DatabaseObservation(database: self)
         let runner = ObservationRunner(database: self, observation: observation, fetch: fetch, onChange: onChange)
-        observation.id = observers.withLock { registry in
+        let watch: ExternalCommitWatch
+        (observation.id, watch) = observers.withLock { registry in
             registry.nextID += 1
             registry.entries[registry.nextID] = (Set(tables), { @Sendable [weak runner] in runner?.schedule() })
-            return registry.nextID
+            if registry.watch == nil { registry.watch = ExternalCommitWatch(database: self) }
+            return (registry.nextID, registry.watch.unsafelyUnwrapped)
         }
+        // Commits made elsewhere are heard before the first fetch runs: none falls between.
+        watch.watch(Set(tables))
         observation.runner = runner
         runner.schedule()
         return observation
     }
 
     func removeObserver(_ id: UInt64) {
-        _ = observers.withLock { $0.entries.removeValue(forKey: id) }
+        let stopped = observers.withLock { registry -> ExternalCommitWatch? in
+            registry.entries.removeValue(forKey: id)
+            guard registry.entries.isEmpty else { return nil }
+            defer { registry.watch = nil }
+            return registry.watch
+        }
+        stopped?.stop()
     }
 }
 

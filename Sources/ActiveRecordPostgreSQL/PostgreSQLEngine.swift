@@ -21,12 +21,18 @@ struct PostgreSQLEngine: DatabaseEngine, CustomReflectable {
 
     /// The database's name, from the connection string (masked like ``description``).
     let namespace: String?
+    /// The server processes of this database's connections, whose notifications its
+    /// observers' listener skips (see PostgreSQLListener.swift).
+    let backends = BackendRegistry()
 
     /// A mirror without the connection string (`dump` of a database shows none of it).
     var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 
     func connect(_ role: ConnectionRole) throws -> any EngineConnection {
-        try PostgreSQLConnection(keywords: keywords, values: values, readOnly: readOnly, description: description, mask: mask)
+        let connection = try PostgreSQLConnection(
+            keywords: keywords, values: values, readOnly: readOnly, description: description, mask: mask)
+        connection.backends = backends
+        return connection
     }
 
     /// The keywords and values for `PQconnectdbParams`, in libpq's order of precedence (a later
