@@ -80,7 +80,7 @@ extension DatabaseEngine {
     /// ``ExternalCommit/anyTable`` once it succeeds).
     func watch(_ tables: Set<String>, timeout: Duration)
     /// Stops listening and releases the listener's connection; `heard` is not called after
-    /// it returns. Called once.
+    /// it returns. A second call does nothing.
     func stop()
 }
 

@@ -1,19 +1,15 @@
-import Dispatch
 import Foundation
 
 /// How a database hears of the commits made elsewhere (other processes, other `Database`
 /// values) while it has observers: through the engine's listener, or by reading its writer's
-/// ``EngineConnection/commitVersion`` on a timer (see ``DatabaseEngine/commitPollInterval``).
-/// Started with the database's first observer and stopped with its last; nothing of it runs
-/// while nobody observes, and nothing of it is on the path of a save or a fetch.
-final class ExternalCommitWatch: @unchecked Sendable {
-    // @unchecked Sendable: `listener` and `timer` are set once, in init; `lastVersion` is only
-    // touched on `queue` (the timer's handler, and `start`'s one read before the timer resumes).
+/// ``EngineConnection/commitVersion`` on a thread of its own (see
+/// ``DatabaseEngine/commitPollInterval``). Started with the database's first observer and
+/// stopped with its last; nothing of it runs while nobody observes, and nothing of it is on
+/// the path of a save or a fetch.
+final class ExternalCommitWatch: Sendable {
     private let listener: (any CommitListener)?
-    private let timer: (any DispatchSourceTimer)?
-    private let queue = DispatchQueue(label: "activerecord.observation.commits")
-    /// The writer's commit version at the last read (`nil`: not read yet).
-    private var lastVersion: Int64?
+    /// Whether the polling thread must stop (signalled to wake it at once).
+    private let stopped: ConditionLock<Bool>?
 
     /// Starts what `database`'s engine offers (nothing when it offers neither); commits
     /// heard go to ``Database/publishExternal(_:)``.
@@ -23,26 +19,31 @@ final class ExternalCommitWatch: @unchecked Sendable {
             { [weak database] change in database?.publishExternal(change) },
             warn: { [weak database] message in database?.log(.warning, "\(message)") })
         guard listener == nil, let interval = engine.commitPollInterval, database.writer != nil else {
-            timer = nil
+            stopped = nil
             return
         }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        let nanoseconds = max(1, Int(interval.limitMilliseconds)) * 1_000_000
-        // A tenth of the interval as leeway: the system may group the wake-ups with others'.
-        timer.schedule(
-            deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds),
-            leeway: .nanoseconds(nanoseconds / 10))
-        self.timer = timer
-        // The version before the first fetch: a commit made after it is heard at the next tick.
-        queue.sync { lastVersion = Self.version(of: database) }
-        timer.setEventHandler { [weak self, weak database] in
-            guard let self, let database else { return }
-            poll(database)
+        let stopped = ConditionLock(false)
+        self.stopped = stopped
+        // The version before the first fetch: a commit made after it is heard at the next read.
+        let first = Self.version(of: database)
+        // A thread that sleeps between reads costs less, idle, than a dispatch timer (whose
+        // every tick wakes a worker thread of the pool).
+        let thread = Thread { [weak database] in
+            var last = first
+            while stopped.wait(timeout: interval, { $0 ? () : nil }) == nil {
+                guard let database else { return }
+                guard let version = Self.version(of: database) else { continue }  // the writer is busy: next time
+                // No version read before the first fetch (the writer was busy then): a commit
+                // may have landed since.
+                if version != last { database.publishExternal(.anyTable) }
+                last = version
+            }
         }
-        timer.resume()
+        thread.name = "activerecord.observation.commits"
+        thread.start()
     }
 
-    deinit { timer?.cancel() }
+    deinit { stop() }
 
     /// Makes commits to `tables` heard too (the engine's listener installs what it needs),
     /// waiting a bounded time.
@@ -50,27 +51,12 @@ final class ExternalCommitWatch: @unchecked Sendable {
         listener?.watch(tables, timeout: .seconds(5))
     }
 
-    /// Stops listening (or polling); nothing is heard after it returns.
+    /// Stops listening (or polling). A poll running when it is called may still tell the
+    /// observers once: a fetch more, never one less.
     func stop() {
         listener?.stop()
-        if let timer {
-            timer.cancel()
-            queue.sync {}  // a tick already running has finished
-        }
-    }
-
-    /// On `queue`: reads the writer's commit version, and tells every observer when it moved
-    /// (another connection committed; which tables it changed is not known).
-    private func poll(_ database: Database) {
-        guard let version = Self.version(of: database) else { return }  // the writer is busy: next tick
-        defer { lastVersion = version }
-        guard let lastVersion else {
-            // No version was read before the first fetch (the writer was busy then): a commit
-            // may have landed since.
-            database.publishExternal(.anyTable)
-            return
-        }
-        if version != lastVersion { database.publishExternal(.anyTable) }
+        stopped?.withLock { $0 = true }
+        stopped?.signalAll()
     }
 
     /// The writer's commit version, read without waiting: `nil` when another thread holds the
