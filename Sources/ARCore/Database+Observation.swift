@@ -36,7 +36,8 @@ extension Database {
     }
 
     /// Calls `onChange` with `fetch`'s value now (on a background queue), and again after
-    /// every committed transaction of this database that changed one of `tables`. Many
+    /// every committed transaction that changed one of `tables`: this database's own, and
+    /// those of other processes and other `Database` values on the same database. Many
     /// commits landing while a fetch is due make one fetch; a rolled-back transaction makes
     /// none.
     ///
@@ -47,9 +48,25 @@ extension Database {
     /// // … observation.cancel() (or let it go) to stop
     /// ```
     /// `fetch` runs with this database as ``current``, on the observation's own serial
-    /// queue, so calls to `onChange` never overlap. What counts is what this `Database`
-    /// commits: writes through another `Database` value or another process are not seen.
-    /// SQL run with ``execute(_:_:)`` counts as changing every table.
+    /// queue, so calls to `onChange` never overlap. This database's own commits are published
+    /// as they commit (SQL run with ``execute(_:_:)`` counts as changing every table). Commits
+    /// made elsewhere are heard as the engine can:
+    /// - SQLite (a file): the writer connection is asked every 50 ms, while observers exist,
+    ///   whether another connection has committed (the file's data version); which tables changed
+    ///   is not known, so every observer of the database fetches again. A commit is heard
+    ///   within about 50 ms (longer while this database's writer is held by a transaction).
+    /// - PostgreSQL: the first observation of a table gives it a statement-level trigger that
+    ///   sends a notification (`NOTIFY`) when a transaction that wrote it commits; one
+    ///   connection per database listens (`LISTEN`) while observers exist, and tells the
+    ///   observers of the tables named. Writes of any program are heard, raw SQL and `psql`
+    ///   included. When the listener loses its connection (a failover), it reconnects and then
+    ///   has every observer fetch again: a commit made while it was away is seen then, not
+    ///   missed. A table observed before it exists is heard from about a second after it is
+    ///   made (its observers fetch again then). Behind pgbouncer in transaction pooling mode,
+    ///   `LISTEN` cannot work: only this database's own commits are seen.
+    ///
+    /// A commit may make a fetch that finds nothing new (another table of a transaction, a
+    /// write that changed no row, a reconnect), never less than one.
     /// - Returns: the observation: it runs until cancelled or released.
     public func observe<Value>(
         tables: [String], fetch: @escaping @Sendable () throws -> Value,

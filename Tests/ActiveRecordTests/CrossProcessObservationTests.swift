@@ -165,6 +165,26 @@ struct CrossProcessObservationTests {
         }
     }
 
+    /// PostgreSQL: a table observed before it exists (its first fetch makes it) gets its
+    /// trigger within about a second of being made, its observers fetch again then, and
+    /// another database's commits to it are heard from then on.
+    @Test func aTableObservedBeforeItExistsIsHeardOnceItIsMade() throws {
+        guard TestEngine.all.contains(.postgres) else { return }
+        try withObservedLocation(.postgres) { location, _, _ in
+            let observing = try Database(location)
+            let seen = Sightings()
+            let observation = observing.observe(Sighting.query()) { seen.record($0) }
+            defer { observation.cancel() }
+            // The first fetch, which makes the table; then the fetch once it has its trigger.
+            #expect(seen.wait { $0 == [[], []] })
+            let other = try Database(location)
+            try other.use { try Sighting.create(["note": "heard"]) }
+            #expect(seen.wait { $0.last == ["heard"] })
+            seen.settle()
+            #expect(seen.all == [[], [], ["heard"]])
+        }
+    }
+
     /// The listener (PostgreSQL) or the poll (SQLite) runs only while there are observers:
     /// started with the first, stopped with the last.
     @Test(arguments: TestEngine.all) func theWatchStopsWithTheLastObserver(engine: TestEngine) throws {
