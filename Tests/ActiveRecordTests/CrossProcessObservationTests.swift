@@ -48,6 +48,18 @@ private func withObservedLocation(
     }
 }
 
+/// A database observing `Sighting` (a row "before" saved by another database on `location`,
+/// and delivered): the observing database, the other one, what was delivered, the observation.
+private func observeSightings(_ location: DatabaseLocation) throws -> (Database, Database, Sightings, DatabaseObservation) {
+    let observing = try Database(location)
+    let other = try Database(location)
+    try other.use { try Sighting.create(["note": "before"]) }
+    let seen = Sightings()
+    let observation = observing.observe(Sighting.query()) { seen.record($0) }
+    #expect(seen.wait { $0 == [["before"]] })
+    return (observing, other, seen, observation)
+}
+
 @Suite("Observation across processes: other Database values, other processes, a listener that reconnects")
 struct CrossProcessObservationTests {
     /// Another `Database` on the same file or server (another app instance, to the engine)
@@ -55,18 +67,13 @@ struct CrossProcessObservationTests {
     /// database's own commit once (not again through the engine).
     @Test(arguments: TestEngine.all) func commitsOfAnotherDatabaseAreDeliveredOncePerCommit(engine: TestEngine) throws {
         try withObservedLocation(engine) { location, _, _ in
-            let observing = try Database(location)
-            let other = try Database(location)
-            try other.use { try Sighting.create(["note": "before"]) }
-            let seen = Sightings()
-            let observation = observing.observe(Sighting.query()) { seen.record($0) }
+            let (observing, other, seen, observation) = try observeSightings(location)
             defer { observation.cancel() }
-            #expect(seen.wait { $0 == [["before"]] })
             // One commit of the other database: one delivery, with it.
             try other.use { try Sighting.create(["note": "one"]) }
             #expect(seen.wait { $0.count == 2 })
             seen.settle()
-            #expect(seen.all == [["before"], ["before", "one"], ])
+            #expect(seen.all == [["before"], ["before", "one"]])
             // A transaction of two writes: one delivery.
             try other.use {
                 try other.transaction {
@@ -131,13 +138,8 @@ struct CrossProcessObservationTests {
     @Test func theListenerReconnectsAndObserversFetchWhatItMissed() throws {
         guard TestEngine.all.contains(.postgres) else { return }
         try withObservedLocation(.postgres) { location, name, _ in
-            let observing = try Database(location)
-            let other = try Database(location)
-            try other.use { try Sighting.create(["note": "before"]) }
-            let seen = Sightings()
-            let observation = observing.observe(Sighting.query()) { seen.record($0) }
+            let (_, other, seen, observation) = try observeSightings(location)
             defer { observation.cancel() }
-            #expect(seen.wait { $0 == [["before"]] })
             let listener = try other.rows(
                 "SELECT pid FROM pg_stat_activity WHERE application_name = ?", [.text(name + " listener")])
             try #require(listener.count == 1)
