@@ -62,11 +62,14 @@ extension Database {
     ///   included. When the listener loses its connection (a failover), it reconnects and then
     ///   has every observer fetch again: a commit made while it was away is seen then, not
     ///   missed. A table observed before it exists is heard from about a second after it is
-    ///   made (its observers fetch again then). Behind pgbouncer in transaction pooling mode,
-    ///   `LISTEN` cannot work: only this database's own commits are seen.
+    ///   made (its observers fetch again then). The first observation of a table waits for
+    ///   the listener (at most 5 s; past that, its observers fetch again once it is there).
+    ///   Not heard at all: a table whose trigger the database's role may not make (a warning
+    ///   says so), and everything behind pgbouncer in transaction pooling mode, where `LISTEN`
+    ///   cannot work (only this database's own commits are seen).
     ///
     /// A commit may make a fetch that finds nothing new (another table of a transaction, a
-    /// write that changed no row, a reconnect), never less than one.
+    /// write that changed no row, a reconnect); a commit heard is never left without one.
     /// - Returns: the observation: it runs until cancelled or released.
     public func observe<Value>(
         tables: [String], fetch: @escaping @Sendable () throws -> Value,
