@@ -10,9 +10,9 @@ import ARSQLite3
 
 extension SQLiteEngine {
     /// How often an observed file database looks for other connections' commits: the longest
-    /// an observer waits to hear of one, beyond its fetch. An idle database's poll is a
-    /// lock tried and a one-row pragma read (no file I/O when nothing changed: the WAL index
-    /// is in shared memory).
+    /// an observer waits to hear of one, beyond its fetch. An idle database's poll is the
+    /// writer's lock tried and a one-row pragma read (a read transaction begun and ended: the
+    /// file's locks, and the WAL index in shared memory; measured idle, about 0.2% of a core).
     package static let commitPollInterval: Duration = .milliseconds(50)
 
     /// ``commitPollInterval`` for a file; never for a database in memory (no other connection
