@@ -6,6 +6,8 @@ import Synchronization
 struct ObserverRegistry {
     var nextID: UInt64 = 0
     var entries: [UInt64: (tables: Set<String>, changed: @Sendable () -> Void)] = [:]
+    /// How commits made elsewhere are heard: started with the first observer, stopped with the last.
+    var watch: ExternalCommitWatch?
 }
 
 extension Database {
@@ -21,8 +23,21 @@ extension Database {
         for changed in due { changed() }
     }
 
+    /// Tells the observers of the tables that commits made elsewhere (another process,
+    /// another `Database` value) changed: every observer for ``ExternalCommit/anyTable``.
+    func publishExternal(_ change: ExternalCommit) {
+        let due = observers.withLock { registry in
+            switch change {
+            case .anyTable: registry.entries.values.map(\.changed)
+            case .tables(let tables): registry.entries.values.filter { !$0.tables.isDisjoint(with: tables) }.map(\.changed)
+            }
+        }
+        for changed in due { changed() }
+    }
+
     /// Calls `onChange` with `fetch`'s value now (on a background queue), and again after
-    /// every committed transaction of this database that changed one of `tables`. Many
+    /// every committed transaction that changed one of `tables`: this database's own, and
+    /// those of other processes and other `Database` values on the same database. Many
     /// commits landing while a fetch is due make one fetch; a rolled-back transaction makes
     /// none.
     ///
@@ -33,9 +48,28 @@ extension Database {
     /// // … observation.cancel() (or let it go) to stop
     /// ```
     /// `fetch` runs with this database as ``current``, on the observation's own serial
-    /// queue, so calls to `onChange` never overlap. What counts is what this `Database`
-    /// commits: writes through another `Database` value or another process are not seen.
-    /// SQL run with ``execute(_:_:)`` counts as changing every table.
+    /// queue, so calls to `onChange` never overlap. This database's own commits are published
+    /// as they commit (SQL run with ``execute(_:_:)`` counts as changing every table). Commits
+    /// made elsewhere are heard as the engine can:
+    /// - SQLite (a file): the writer connection is asked every 50 ms, while observers exist,
+    ///   whether another connection has committed (the file's data version); which tables changed
+    ///   is not known, so every observer of the database fetches again. A commit is heard
+    ///   within about 50 ms (longer while this database's writer is held by a transaction).
+    /// - PostgreSQL: the first observation of a table gives it a statement-level trigger that
+    ///   sends a notification (`NOTIFY`) when a transaction that wrote it commits; one
+    ///   connection per database listens (`LISTEN`) while observers exist, and tells the
+    ///   observers of the tables named. Writes of any program are heard, raw SQL and `psql`
+    ///   included. When the listener loses its connection (a failover), it reconnects and then
+    ///   has every observer fetch again: a commit made while it was away is seen then, not
+    ///   missed. A table observed before it exists is heard from about a second after it is
+    ///   made (its observers fetch again then). The first observation of a table waits for
+    ///   the listener (at most 5 s; past that, its observers fetch again once it is there).
+    ///   Not heard at all: a table whose trigger the database's role may not make (a warning
+    ///   says so), and everything behind pgbouncer in transaction pooling mode, where `LISTEN`
+    ///   cannot work (only this database's own commits are seen).
+    ///
+    /// A commit may make a fetch that finds nothing new (another table of a transaction, a
+    /// write that changed no row, a reconnect); a commit heard is never left without one.
     /// - Returns: the observation: it runs until cancelled or released.
     public func observe<Value>(
         tables: [String], fetch: @escaping @Sendable () throws -> Value,
@@ -43,18 +77,28 @@ extension Database {
     ) -> DatabaseObservation {
         let observation = DatabaseObservation(database: self)
         let runner = ObservationRunner(database: self, observation: observation, fetch: fetch, onChange: onChange)
-        observation.id = observers.withLock { registry in
+        let watch: ExternalCommitWatch
+        (observation.id, watch) = observers.withLock { registry in
             registry.nextID += 1
             registry.entries[registry.nextID] = (Set(tables), { @Sendable [weak runner] in runner?.schedule() })
-            return registry.nextID
+            if registry.watch == nil { registry.watch = ExternalCommitWatch(database: self) }
+            return (registry.nextID, registry.watch.unsafelyUnwrapped)
         }
+        // Commits made elsewhere are heard before the first fetch runs: none falls between.
+        watch.watch(Set(tables))
         observation.runner = runner
         runner.schedule()
         return observation
     }
 
     func removeObserver(_ id: UInt64) {
-        _ = observers.withLock { $0.entries.removeValue(forKey: id) }
+        let stopped = observers.withLock { registry -> ExternalCommitWatch? in
+            registry.entries.removeValue(forKey: id)
+            guard registry.entries.isEmpty else { return nil }
+            defer { registry.watch = nil }
+            return registry.watch
+        }
+        stopped?.stop()
     }
 }
 
@@ -109,7 +153,11 @@ private final class ObservationRunner<Value>: @unchecked Sendable {
         queue.async { [self] in
             due.store(false, ordering: .releasing)  // changes from now on need another fetch
             guard let observation, !observation.isCancelled else { return }
-            let result = Result { try database.use { try fetch() } }
+            // On the primary when there are replicas: a replica may not have replayed the commit
+            // that made this fetch due (this process's, or another's heard by notification).
+            let result = Result {
+                try database.use { database.replicas == nil ? try fetch() : try ReplicaSet.adopting(ReplicaSet.primarySession, fetch) }
+            }
             guard !observation.isCancelled else { return }
             onChange(result)
         }

@@ -35,6 +35,24 @@ import Foundation
     /// Opens one connection.
     /// - Throws: `.cannotOpen` (and the engine's more specific codes) saying why.
     func connect(_ role: ConnectionRole) throws -> any EngineConnection
+
+    // MARK: Commits made elsewhere, for observers (see ``Database/observe(tables:fetch:onChange:)``)
+    // An engine learns of the commits that other processes and other `Database` values make
+    // in one of two ways, or not at all (the defaults): the database polls its writer's
+    // ``EngineConnection/commitVersion``, or the engine listens itself (``listenForCommits(_:warn:)``).
+
+    /// How often the database reads its writer connection's ``EngineConnection/commitVersion``
+    /// while it has observers (`nil`, the default: never).
+    var commitPollInterval: Duration? { get }
+    /// Starts listening for commits made by connections other than the database's own (which
+    /// the database publishes itself): `heard` is called, on the listener's own thread, once
+    /// for each batch of commits heard, and with ``ExternalCommit/anyTable`` when some may have
+    /// been missed (the listener reconnected). `warn` says what the program should know (a
+    /// table whose commits cannot be heard, a listener that lost its server). `nil`, the
+    /// default: the engine cannot listen.
+    func listenForCommits(
+        _ heard: @escaping @Sendable (ExternalCommit) -> Void, warn: @escaping @Sendable (String) -> Void
+    ) -> (any CommitListener)?
 }
 
 extension DatabaseEngine {
@@ -42,6 +60,34 @@ extension DatabaseEngine {
     public var namespace: String? { nil }
     /// None, unless the engine says.
     public var replicaCount: Int { 0 }
+    /// Never, unless the engine says.
+    public var commitPollInterval: Duration? { nil }
+    /// None, unless the engine says.
+    public func listenForCommits(
+        _ heard: @escaping @Sendable (ExternalCommit) -> Void, warn: @escaping @Sendable (String) -> Void
+    ) -> (any CommitListener)? { nil }
+}
+
+/// What an engine heard of commits made outside the database (``DatabaseEngine/listenForCommits(_:warn:)``,
+/// ``EngineConnection/commitVersion``).
+@_spi(Engines) public enum ExternalCommit: Sendable, Equatable {
+    /// Commits changed these tables.
+    case tables(Set<String>)
+    /// Commits may have changed any table: which ones is unknown, or commits may have been
+    /// missed. Every observer fetches again.
+    case anyTable
+}
+
+/// An engine's listener for commits made elsewhere (``DatabaseEngine/listenForCommits(_:warn:)``),
+/// started with a database's first observer and stopped with its last.
+@_spi(Engines) public protocol CommitListener: AnyObject, Sendable {
+    /// Makes commits to `tables` heard too (the engine installs what it needs for them), and
+    /// returns once they are, or after `timeout` (the listener keeps trying, and says
+    /// ``ExternalCommit/anyTable`` once it succeeds).
+    func watch(_ tables: Set<String>, timeout: Duration)
+    /// Stops listening and releases the listener's connection; `heard` is not called after
+    /// it returns. A second call does nothing.
+    func stop()
 }
 
 /// What a connection is opened for.
@@ -113,11 +159,18 @@ extension DatabaseEngine {
     /// log is written to (after the caller's last commit); on a replica, how far it has replayed
     /// the primary's. `nil` (the default) for an engine without replicas.
     func replicationPosition() throws -> UInt64?
+    /// A number that changes when another connection (another process, another `Database`)
+    /// commits to the database, and never for this connection's own commits; `nil`, the
+    /// default, when the engine cannot say. Read on the writer, outside transactions, every
+    /// ``DatabaseEngine/commitPollInterval`` while the database has observers.
+    var commitVersion: Int64? { get }
 }
 
 extension EngineConnection {
     /// None, unless the engine has replicas.
     public func replicationPosition() throws -> UInt64? { nil }
+    /// Unknown, unless the engine says.
+    public var commitVersion: Int64? { nil }
 }
 
 /// One prepared statement of an engine connection: bind a row of parameters, step through

@@ -44,6 +44,10 @@ final class ReplicaSet: Sendable {
     /// Each thread's session while it runs an async call's work (0: none; see ``session``).
     static let adoptedSession = PerThreadWord()
 
+    /// A session whose reads always go to the primary (an observation's fetch, which must see
+    /// the commit that made it due, whoever made it).
+    static let primarySession = UInt.max
+
     /// A position meaning "unknown": the session's reads go to the primary.
     static let unknownPosition = UInt64.max
     /// Sessions kept before they fold into the floor.
@@ -60,7 +64,8 @@ final class ReplicaSet: Sendable {
     static var session: UInt {
         let adopted = adoptedSession.value
         if adopted != 0 { return adopted }
-        if let task = withUnsafeCurrentTask(body: { $0.map { UInt(bitPattern: $0.hashValue) } }) { return task | 1 }
+        // Tasks odd, threads even (and never ``primarySession``).
+        if let task = withUnsafeCurrentTask(body: { $0.map { UInt(bitPattern: $0.hashValue) } }) { return task == .max ? 1 : task | 1 }
         return currentThreadNumber & ~1
     }
 
@@ -92,6 +97,7 @@ final class ReplicaSet: Sendable {
     /// How far a replica must have replayed for the calling session's reads.
     func requiredPosition() -> UInt64 {
         let session = Self.session
+        if session == Self.primarySession { return Self.unknownPosition }
         return sessions.withLock { $0.positions[session] ?? $0.floor }
     }
 

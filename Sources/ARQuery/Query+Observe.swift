@@ -2,9 +2,10 @@
 
 extension Database {
     /// Calls `onChange` with the query's records now, and again after every committed
-    /// transaction of this database that changed a table the query reads (its model's, and
-    /// those it joins). Many commits landing at once make one fetch; a rolled-back
-    /// transaction makes none.
+    /// transaction that changed a table the query reads (its model's, and those it joins):
+    /// this database's, and those of other processes and `Database` values (see
+    /// ``Database/observe(tables:fetch:onChange:)`` for how each engine hears them). Many
+    /// commits landing at once make one fetch; a rolled-back transaction makes none.
     ///
     /// ```swift
     /// let observation = db.observe(Bookmark.query().where(\.starred == true)) { result in
@@ -12,8 +13,7 @@ extension Database {
     /// }
     /// ```
     /// The records are fetched on the observation's own queue, new for each call (not
-    /// shared with any other thread). Only this `Database`'s commits are seen (not another
-    /// process's); tables read by eager loading (`includes`) do not count.
+    /// shared with any other thread). Tables read by eager loading (`includes`) do not count.
     /// - Returns: the observation: it runs until cancelled or released.
     public func observe<Record: Model>(
         _ query: Query<Record>, onChange: @escaping @Sendable (Result<[Record], any Error>) -> Void

@@ -33,6 +33,12 @@ final class PostgreSQLConnection: EngineConnection {
     /// libpq's cancel object for the connection's server process (see ``interrupt()``); made at
     /// connect, used from other threads, freed at close.
     private let cancelRequest: OpaquePointer?
+    /// Where the connection's server process is known as the database's own (so that the
+    /// observers' listener skips its notifications), from the engine's ``PostgreSQLEngine/connect(_:)``
+    /// until ``close()``.
+    var backends: BackendRegistry? {
+        didSet { backends?.insert(PQbackendPID(handle)) }
+    }
 
     // The statement timeout. The server's `statement_timeout` is set (or reset to the
     // session's own) only when the limit changes: `SET` in a transaction is undone by its
@@ -347,6 +353,7 @@ final class PostgreSQLConnection: EngineConnection {
     }
 
     func close() {
+        backends?.remove(PQbackendPID(handle))
         if let cancelRequest { PQfreeCancel(cancelRequest) }
         PQfinish(handle)
     }

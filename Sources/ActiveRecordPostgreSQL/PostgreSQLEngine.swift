@@ -27,6 +27,9 @@ struct PostgreSQLEngine: DatabaseEngine, CustomReflectable {
     /// Whether a pooler in transaction mode is between the library and the server (see
     /// ``DatabaseLocation/postgres(_:maximumConnections:connectionWait:connectTimeout:transactionPooling:)``).
     let transactionPooling: Bool
+    /// The server processes of this database's connections, whose notifications its
+    /// observers' listener skips (see PostgreSQLListener.swift).
+    let backends = BackendRegistry()
 
     /// A mirror without the connection string (`dump` of a database shows none of it).
     var customMirror: Mirror { Mirror(self, children: ["description": description]) }
@@ -37,13 +40,16 @@ struct PostgreSQLEngine: DatabaseEngine, CustomReflectable {
         if case .replica(let index) = role {
             let replica = replicas[index]
             // Read-only whatever the database: a replica serves reads (and a standby refuses writes).
+            // Not among `backends`: its server is another, whose process ids may be the primary's.
             return try PostgreSQLConnection(
                 keywords: replica.keywords, values: replica.values, readOnly: true, description: replica.description, mask: replica.mask,
                 transactionPooling: transactionPooling)
         }
-        return try PostgreSQLConnection(
+        let connection = try PostgreSQLConnection(
             keywords: keywords, values: values, readOnly: readOnly, description: description, mask: mask,
             transactionPooling: transactionPooling)
+        connection.backends = backends
+        return connection
     }
 
     /// The keywords and values for `PQconnectdbParams`, in libpq's order of precedence (a later

@@ -74,6 +74,25 @@ struct ReplicaRoutingTests {
         }
     }
 
+    /// An observation's fetch must see the commit that made it due: it reads the primary.
+    @Test func observationsFetchOnThePrimary() async throws {
+        try await withReplicatedDatabase(replicas: ["replica0"]) { db in
+            let delivered = DispatchSemaphore(value: 0)
+            let names = Lock<[String]>([])
+            let observation = db.observe(tables: ["RoutedNote"], fetch: { try ServedBy.find(1)!.name }) { result in
+                if case .success(let name) = result { names.withLock { $0.append(name) } }
+                delivered.signal()
+            }
+            defer { observation.cancel() }
+            #expect(delivered.wait(timeout: .now() + 10) == .success)
+            try db.use { try RoutedNote.create(["text": "observed"]) }
+            #expect(delivered.wait(timeout: .now() + 10) == .success)
+            #expect(names.withLock { $0 } == ["primary", "primary"])
+            // Reads outside the observation still go to the replica.
+            #expect(try db.use { try ServedBy.find(1)!.name } == "replica0")
+        }
+    }
+
     @Test func aReplicaThatCannotBeReachedIsSkippedAndNothingFails() async throws {
         // Port 1 on 127.0.0.1: refused at once.
         let dead = "host=127.0.0.1 port=1 dbname=postgres connect_timeout=2 application_name=dead"

@@ -22,6 +22,8 @@
 //     ActiveRecordStressChild open-race <path> <start>
 //         waits until `start`, then opens `path` (a new file, which other children open at the
 //         same moment), saves a row and prints "ok";
+//     ActiveRecordStressChild observed-commits <path> <note>
+//         rolls a saved row back, then commits one noted `note` (see ObservedCommits.swift);
 //     ActiveRecordStressChild quiet-migration <path> [drift]
 //         configures no logging, makes a table with raw SQL (with `drift`, one more column
 //         than the model declares), opens the database with a migrator whose rename step
@@ -175,6 +177,8 @@ do {
             try database.transaction { writerCount = try Opened.count() }
             print("path \(database.path) writer \(writerCount) reader \(try Opened.count())")
         }
+    case "observed-commits":
+        try observedCommits(arguments)
     case "open-race":
         guard arguments.count == 4, let start = Double(arguments[3]) else { fail("usage: open-race <path> <start>") }
         while Date().timeIntervalSince1970 < start { usleep(100) }
