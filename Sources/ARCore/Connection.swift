@@ -354,6 +354,12 @@ import Logging
         transaction.endedByEngine || engine.isInFailedTransaction
     }
 
+    /// Whether the connection still works, as far as can be told without a round trip (see
+    /// ``EngineConnection/checkAlive()``).
+    func checkAlive() -> Bool {
+        engine.checkAlive()
+    }
+
     /// How far the server's data goes (see ``EngineConnection/replicationPosition()``).
     func replicationPosition() throws -> UInt64? {
         try engine.replicationPosition()

@@ -44,6 +44,10 @@ extension Database {
         let run = try RetryRun<R>(self, attempts: attempts)
         while true {
             do {
+                // Counted before anything can fail (connecting too), so that every failure
+                // counts against `attempts` and waits its backoff.
+                run.attempt += 1
+                if let table = run.tokenTable { try prepareCommitTokens(table) }
                 return try withTransaction(isolation: isolation) { try run.transactionBody(body) }
             } catch {
                 guard let delay = try run.delay(after: error) else { return run.takeUnknownOutcome() }
@@ -64,6 +68,10 @@ extension Database {
         nonisolated(unsafe) let body = body
         while true {
             do {
+                run.attempt += 1
+                if let table = run.tokenTable, !commitTokensReady.load(ordering: .acquiring) {
+                    try await perform(.writes, .writes, timeout: timeout) { try self.prepareCommitTokens(table) }
+                }
                 return try await perform(.writes, .transaction(isolation), timeout: timeout) { try run.transactionBody(body) }
             } catch {
                 guard let delay = try run.delay(after: error) else {
@@ -121,6 +129,9 @@ private final class RetryRun<R>: @unchecked Sendable {
     let attempts: Int
     /// The token every attempt writes first (`nil`: the engine needs none).
     let token: String?
+    /// The statements that make the tokens' table, when there is a token.
+    let tokenTable: [String]?
+    /// The attempts made so far (the current one included).
     var attempt = 0
     /// The value of the attempt now committing, until its outcome is known.
     var committing: R?
@@ -140,16 +151,16 @@ private final class RetryRun<R>: @unchecked Sendable {
         self.database = database
         self.attempts = attempts
         if let table = database.dialect.commitTokensTableSQL, !database.isReadOnly {
-            try database.prepareCommitTokens(table)
+            tokenTable = table
             token = UUID().uuidString
         } else {
+            tokenTable = nil
             token = nil
         }
     }
 
     /// One attempt's work, in its transaction: the token, then `body`.
     func transactionBody(_ body: () throws -> R) throws -> R {
-        attempt += 1
         committing = nil
         if let token {
             try database.writeCommitToken(token)
@@ -187,7 +198,7 @@ private final class RetryRun<R>: @unchecked Sendable {
         database.log(.notice, "retrying a transaction (attempt \(attempt + 1) of \(attempts)) after: \(failure.code): \(failure.message)")
         // 50 ms, doubling, at most 2 s; a random half of it off, so that clients failed by
         // the same event do not all come back at once.
-        let ceiling = min(2.0, 0.05 * Double(1 << min(attempt - 1, 10)))
+        let ceiling = min(2.0, 0.05 * Double(1 << min(max(attempt - 1, 0), 10)))
         return .milliseconds(Int64(ceiling * Double.random(in: 0.5...1.0) * 1000))
     }
 

@@ -159,6 +159,11 @@ extension DatabaseEngine {
     /// log is written to (after the caller's last commit); on a replica, how far it has replayed
     /// the primary's. `nil` (the default) for an engine without replicas.
     func replicationPosition() throws -> UInt64?
+    /// Whether the connection still works as far as can be told without a round trip (a
+    /// server connection: its socket has not been closed by the server). Called on a replica's
+    /// idle connection before a read uses it, so that a replica restarted or stopped meanwhile
+    /// costs a reconnect, not a failed read. ``isUsable`` by default.
+    func checkAlive() -> Bool
     /// A number that changes when another connection (another process, another `Database`)
     /// commits to the database, and never for this connection's own commits; `nil`, the
     /// default, when the engine cannot say. Read on the writer, outside transactions, every
@@ -169,6 +174,8 @@ extension DatabaseEngine {
 extension EngineConnection {
     /// None, unless the engine has replicas.
     public func replicationPosition() throws -> UInt64? { nil }
+    /// ``isUsable``, unless the engine can tell more.
+    public func checkAlive() -> Bool { isUsable }
     /// Unknown, unless the engine says.
     public var commitVersion: Int64? { nil }
 }

@@ -116,9 +116,15 @@ final class ReplicaSet: Sendable {
         for offset in 0..<replicas.count {
             let replica = replicas[(start &+ offset) % replicas.count]
             guard replica.isHealthy(at: now) else { continue }
-            let connection: Connection
+            var connection: Connection
             do {
                 connection = try replica.pool.checkOut()
+                if !connection.checkAlive() {
+                    // Closed by its server (restarted, or stopped): given back (and the pool's
+                    // other idle ones with it), and a new one opened, which tells.
+                    replica.pool.checkIn(connection)
+                    connection = try replica.pool.checkOut()
+                }
             } catch {
                 failed(replica, error)
                 continue

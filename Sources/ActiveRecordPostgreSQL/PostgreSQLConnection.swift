@@ -329,6 +329,16 @@ final class PostgreSQLConnection: EngineConnection {
         }
     }
 
+    /// Whether the server has not closed the connection: its socket is polled without waiting,
+    /// and what arrived is read (a server that stopped or restarted has sent its goodbye, or
+    /// closed the socket, which libpq then reports as a lost connection).
+    func checkAlive() -> Bool {
+        guard isUsable else { return false }
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        if poll(&descriptor, 1, 0) > 0 { _ = PQconsumeInput(handle) }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
     /// How far the server's data goes: on a standby, the primary's WAL it has replayed
     /// (`pg_last_wal_replay_lsn()`); on a primary, where its WAL is inserted
     /// (`pg_current_wal_insert_lsn()`, past every commit made so far, acknowledged or not), as
