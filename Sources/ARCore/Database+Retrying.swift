@@ -57,7 +57,7 @@ extension Database {
     }
 
     /// ``retrying(attempts:isolation:_:)`` from async code: each attempt runs as
-    /// ``write(isolation:timeout:_:)`` runs its block (on the database's threads; `timeout`
+    /// ``write(isolation:timeout:_:)-method`` runs its block (on the database's threads; `timeout`
     /// bounds each attempt), and the backoff between attempts suspends the task, never a thread.
     /// A cancelled task stops at once (`CancellationError`), between attempts too.
     public func retrying<R>(

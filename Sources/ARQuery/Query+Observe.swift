@@ -4,7 +4,7 @@ extension Database {
     /// Calls `onChange` with the query's records now, and again after every committed
     /// transaction that changed a table the query reads (its model's, and those it joins):
     /// this database's, and those of other processes and `Database` values (see
-    /// ``Database/observe(tables:fetch:onChange:)`` for how each engine hears them). Many
+    /// `Database.observe(tables:fetch:onChange:)` for how each engine hears them). Many
     /// commits landing at once make one fetch; a rolled-back transaction makes none.
     ///
     /// ```swift
