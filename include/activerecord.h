@@ -104,6 +104,9 @@ typedef enum ar_type {
     AR_TYPE_DECIMAL = 7,
 } ar_type;
 
+/* The work ar_db_retrying runs in a transaction: AR_OK to commit, anything else to roll back. */
+typedef ar_result (*ar_transaction_body)(ar_database *database, void *context);
+
 // Begins a transaction; inside one, a savepoint (to any depth). End it with
 // ar_commit or ar_rollback on the same thread.
 ar_result ar_begin(ar_database *database);
@@ -119,6 +122,18 @@ ar_result ar_commit(ar_database *database);
 
 // The number of records of model.
 ar_result ar_count(ar_model *model, int64_t *count_out);
+
+// Runs body(database, context) in a transaction, and runs the whole transaction again when
+// it fails with a retryable error (a conflict, a busy database, a lost connection, a server
+// shutting down or replaced by a failover), up to attempts times in all, after a backoff
+// (50 ms doubling to 2 s, with jitter). body returns AR_OK to commit; any other result rolls
+// the attempt back: the error of the library call that failed decides whether it is tried
+// again (AR_RETRY from body itself asks for another attempt). Exactly once on PostgreSQL: an
+// attempt whose COMMIT was lost in flight and was committed is not run again (see the Swift
+// Database.retrying). body must not call ar_begin without its ar_commit or ar_rollback, nor
+// end the transaction it runs in; a nested ar_begin is a savepoint. Not inside a transaction
+// (AR_MISUSE). Returns AR_OK, or the result of the last attempt, with ar_last_error set.
+ar_result ar_db_retrying(ar_database *database, int32_t attempts, ar_transaction_body body, void *context);
 
 // Finds the record of model with this id: AR_OK with a new handle (release with
 // ar_record_free), or AR_NOT_FOUND with NULL.

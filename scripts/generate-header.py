@@ -24,7 +24,17 @@ HANDLES = {
 
 
 # `void *` parameters that are plain memory, not handles.
-PLAIN_POINTERS = {"pointer"}
+PLAIN_POINTERS = {"pointer", "context"}
+
+# Function-pointer parameters, by name: the C type the header names them by (a typedef below).
+CALLBACKS = {
+    "body": ("ar_transaction_body", r"ar_result \(\* body\)\(void \*, void \*\)"),
+}
+CALLBACK_TYPEDEFS = [
+    "/* The work ar_db_retrying runs in a transaction: AR_OK to commit, anything else to roll back. */",
+    "typedef ar_result (*ar_transaction_body)(ar_database *database, void *context);",
+    "",
+]
 
 # Enum parameters the shim takes as plain int32_t (checked inside), by name.
 ENUM_PARAMETERS = {"type": "ar_type"}
@@ -86,7 +96,11 @@ def function(line):
         result = result[:-1].rstrip() + " *"
     else:
         result += " "
+    # A function pointer's own commas would split it: named by its typedef first.
+    for type_name, pattern in CALLBACKS.values():
+        params = re.sub(pattern, type_name.replace("_", "\u0000") + " body", params)
     params = "void" if params.strip() in ("", "void") else ", ".join(parameter(p) for p in params.split(","))
+    params = params.replace("\u0000", "_")
     return f"{result}{name}({params});"
 
 
@@ -160,6 +174,7 @@ def main(source, output):
     out.append("")
     for enum in enums:
         out += enum
+    out += CALLBACK_TYPEDEFS
     for declaration in functions:
         out += declaration
     out += ["#ifdef __cplusplus", "}", "#endif", "", "#endif /* ACTIVERECORD_H */", ""]

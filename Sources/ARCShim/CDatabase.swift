@@ -80,6 +80,38 @@ private let version: StaticString = "0.1.0"
     return handle.run { try handle.database.commitTransaction(); return .ok }
 }
 
+/// Runs body(database, context) in a transaction, and runs the whole transaction again when
+/// it fails with a retryable error (a conflict, a busy database, a lost connection, a server
+/// shutting down or replaced by a failover), up to attempts times in all, after a backoff
+/// (50 ms doubling to 2 s, with jitter). body returns AR_OK to commit; any other result rolls
+/// the attempt back: the error of the library call that failed decides whether it is tried
+/// again (AR_RETRY from body itself asks for another attempt). Exactly once on PostgreSQL: an
+/// attempt whose COMMIT was lost in flight and was committed is not run again (see the Swift
+/// Database.retrying). body must not call ar_begin without its ar_commit or ar_rollback, nor
+/// end the transaction it runs in; a nested ar_begin is a savepoint. Not inside a transaction
+/// (AR_MISUSE). Returns AR_OK, or the result of the last attempt, with ar_last_error set.
+@c public func ar_db_retrying(
+    _ database: OpaquePointer?, _ attempts: Int32,
+    _ body: (@convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> ar_result)?, _ context: UnsafeMutableRawPointer?
+) -> ar_result {
+    guard let handle = Handle.from(database, as: DatabaseHandle.self) else {
+        return failWithoutDatabase(.misuse, "ar_db_retrying: not a database handle")
+    }
+    guard let body else { return handle.fail(.misuse, "ar_db_retrying: body is NULL; pass the function to run") }
+    return handle.run {
+        // A Bool rather than nothing: the runtime instantiates the retry's generic types for it
+        // without the uninitialised reads memcheck reports for the empty tuple's.
+        _ = try handle.database.retrying(attempts: Int(attempts)) { () throws -> Bool in
+            let result = body(database, context)
+            guard result != .ok else { return true }
+            // The error of the call that failed, when body passes its result on.
+            if let error = LastErrors.error(for: handle.serial), ar_result(error) == result { throw error }
+            throw ActiveRecordError(result.code, "the ar_db_retrying body returned \(result.name)")
+        }
+        return .ok
+    }
+}
+
 /// Rolls back the innermost transaction (or savepoint) alone.
 @c public func ar_rollback(_ database: OpaquePointer?) -> ar_result {
     guard let handle = Handle.from(database, as: DatabaseHandle.self) else {

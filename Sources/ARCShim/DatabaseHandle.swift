@@ -32,7 +32,7 @@ final class DatabaseHandle: Handle {
 
     /// Records `error` as the last error and returns its code.
     func fail(_ error: any Error) -> ar_result {
-        LastErrors.set(describe(error), for: serial)
+        LastErrors.set(describe(error), for: serial, error: error)
         return ar_result(error)
     }
 

@@ -11,6 +11,8 @@ enum LastErrors {
     /// One thread's messages, by database serial.
     private final class Table {
         var messages: [UInt64: KeptBytes] = [:]
+        /// The error behind each message, when it was one (for ar_db_retrying).
+        var errors: [UInt64: any Error] = [:]
     }
 
     private static let tables = PerThread { Table() }
@@ -23,12 +25,19 @@ enum LastErrors {
     /// The calling thread's table, made on first use.
     private static var table: Table { tables.withValue { $0 } }
 
-    /// Keeps `message` as the calling thread's last error for `database`.
-    static func set(_ message: String, for database: UInt64) {
+    /// Keeps `message` as the calling thread's last error for `database`, and the `error` it
+    /// describes (`nil`: a message of the shim's own).
+    static func set(_ message: String, for database: UInt64, error: (any Error)? = nil) {
         let table = table
         let kept = table.messages[database] ?? KeptBytes()
         _ = kept.set(message)
         table.messages[database] = kept
+        table.errors[database] = error
+    }
+
+    /// The error behind the calling thread's last message for `database`, if it was one.
+    static func error(for database: UInt64) -> (any Error)? {
+        table.errors[database]
     }
 
     /// The calling thread's last error for `database`, or "".
@@ -39,6 +48,7 @@ enum LastErrors {
     /// Drops the calling thread's message for a database being closed.
     static func forget(_ database: UInt64) {
         table.messages[database] = nil
+        table.errors[database] = nil
     }
 
     private static let empty = KeptBytes()

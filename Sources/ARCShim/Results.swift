@@ -70,6 +70,36 @@ import ActiveRecord
 }
 
 extension ar_result {
+    /// The error code a result stands for (``init(_:)`` in reverse): for a result that C code
+    /// returns without a library error behind it.
+    var code: ActiveRecordError.Code {
+        switch self {
+        case .notFound: .notFound
+        case .misuse: .misuse
+        case .unknownColumn: .unknownColumn
+        case .typeMismatch: .typeMismatch
+        case .invalidValue: .invalidValue
+        case .invalidPredicate: .invalidPredicate
+        case .constraint: .constraint
+        case .validationFailed: .validationFailed
+        case .cannotOpen: .cannotOpen
+        case .notADatabase: .notADatabase
+        case .readOnly: .readOnly
+        case .retry: .transactionConflict
+        default: .engine
+        }
+    }
+
+    /// The result's name in the header (`AR_RETRY`).
+    var name: String {
+        let names = [
+            "AR_OK", "AR_DONE", "AR_NOT_FOUND", "AR_MISUSE", "AR_UNKNOWN_COLUMN", "AR_TYPE_MISMATCH", "AR_INVALID_VALUE",
+            "AR_INVALID_PREDICATE", "AR_CONSTRAINT", "AR_VALIDATION_FAILED", "AR_CANNOT_OPEN", "AR_NOT_A_DATABASE",
+            "AR_READ_ONLY", "AR_ERROR", "AR_RETRY",
+        ]
+        return names.indices.contains(Int(rawValue)) ? names[Int(rawValue)] : "result \(rawValue)"
+    }
+
     /// The result code for an error.
     init(_ error: any Error) {
         guard let error = error as? ActiveRecordError else { self = .error; return }

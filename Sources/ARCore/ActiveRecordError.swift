@@ -157,10 +157,23 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
 
     /// Whether running the same transaction again may succeed: it lost a conflict with a
     /// concurrent one (``Code/transactionConflict``), found a record changed by another
-    /// (``Code/staleRecord``: read it again), or waited too long (``Code/busy``).
+    /// (``Code/staleRecord``: read it again), waited too long (``Code/busy``), or met a server
+    /// going away or not there yet (``isTransient``: a lost connection, a server shutting down
+    /// or starting up, one that cannot be reached, a primary that became a standby — what a
+    /// failover looks like from the client). ``Database/retrying(attempts:isolation:_:)`` runs
+    /// a transaction again on exactly these.
     /// Not for ``Code/timeout`` (the statement would run as long again) nor for
-    /// ``Code/commitOutcomeUnknown`` (the transaction may have been committed already).
-    public var isRetryable: Bool { code == .transactionConflict || code == .staleRecord || code == .busy }
+    /// ``Code/commitOutcomeUnknown`` (the transaction may have been committed already:
+    /// `retrying` tells which).
+    public var isRetryable: Bool { code == .transactionConflict || code == .staleRecord || code == .busy || isTransient }
+
+    /// Whether the failure came from the server's availability rather than from the work: the
+    /// connection was lost, the server is shutting down or starting up, cannot be reached, or
+    /// is in recovery (a standby) when the database writes. Set by the engine; the work did
+    /// not take effect (except a COMMIT, whose error is then ``Code/commitOutcomeUnknown``).
+    public var isTransient: Bool { transient }
+    /// ``isTransient``, as the engine sets it.
+    package var transient = false
 
     /// A `.commitOutcomeUnknown` error for a COMMIT that failed with `error` on a connection
     /// that was lost (or closed after the server did not answer): the transaction may or may

@@ -124,18 +124,36 @@ final class ConnectionPool: Sendable {
 
     /// Puts a connection back in the pool, or closes it when it cannot be used again (its
     /// server connection was lost, or it is still in a transaction).
+    ///
+    /// A connection that was lost takes the idle ones with it: they reach the same server,
+    /// which is most likely gone too (a failover), and each would fail its next work in turn —
+    /// a retried transaction meeting one dead connection per attempt. They are closed, and the
+    /// next work opens a new connection (to the new primary, with a multi-host connection string).
     func checkIn(_ connection: Connection) {
-        let reusable = connection.isUsable && connection.transaction.depth == 0 && !connection.isInFailedTransaction
-        state.withLock { state in
+        let lost = !connection.isUsable
+        let reusable = !lost && connection.transaction.depth == 0 && !connection.isInFailedTransaction
+        let dropped = state.withLock { state -> [Idle] in
             if reusable {
                 state.idle.append(Idle(connection: connection))
             } else {
                 state.opened -= 1
             }
+            guard lost, !state.idle.isEmpty else { return [] }
+            let dropped = state.idle
+            state.idle.removeAll()
+            state.opened -= dropped.count
+            return dropped
         }
         state.signalAll()
         instrumentation.connectionsInUse(delta: -1)
         if !reusable { instrumentation.connectionsOpen(delta: -1) }
+        if !dropped.isEmpty {
+            instrumentation.connectionsOpen(delta: -dropped.count)
+            connection.eventLogger?.debug(
+                "closed the pool's idle connections after one was lost", metadata: ["closed": "\(dropped.count)"])
+        }
+        // Closed here, outside the lock (a lost server's connection may take a moment to close).
+        _ = consume dropped
     }
 
     /// Applies a setting (tracing, error verbosity) to every connection, each before its next use.

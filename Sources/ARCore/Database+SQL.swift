@@ -85,8 +85,13 @@ extension Database {
     }
 
     /// The tables where the library keeps its own records, which ``clear()`` leaves alone:
-    /// `activerecord_migrations`, the versioned migrations a database has run.
-    package static let bookkeepingTables = [migrationsTableName]
+    /// `activerecord_migrations`, the versioned migrations a database has run, and
+    /// `activerecord_commits`, the commit tokens of ``retrying(attempts:isolation:_:)``.
+    package static let bookkeepingTables = [migrationsTableName, commitTokensTableName]
+
+    /// The table of ``retrying(attempts:isolation:_:)``'s commit tokens (on an engine whose
+    /// COMMIT can be lost in flight).
+    package static let commitTokensTableName = "activerecord_commits"
 
     /// The table where a database records the versioned migrations it ran (ARMigrations'
     /// `Migrator.tableName`).

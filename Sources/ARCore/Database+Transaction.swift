@@ -129,6 +129,7 @@ extension Database {
         }
         let wasUsable = connection.isUsable
         do {
+            if depth == 0, commitFaults.load(ordering: .relaxed) != 0 { try injectCommitFault(connection) }
             try connection.execute(depth == 0 ? "COMMIT" : "RELEASE activerecord_\(depth)")
         } catch {
             // A COMMIT whose connection was lost on the way may have been committed: say so.
@@ -162,6 +163,28 @@ extension Database {
         if depth == 0, connection.changes.hasUnpublished { publishChanges(of: connection) }
         release()
         if depth == 0 { eachOnce(records) { $0.afterCommit() } }
+    }
+
+    /// For the tests of ``retrying(attempts:isolation:_:)``: makes the next top-level COMMITs
+    /// on this database fail as a COMMIT whose connection was lost in flight does
+    /// (`.commitOutcomeUnknown`): `committed` says whether the transaction is committed first
+    /// (its acknowledgement lost) or rolled back (the COMMIT never reached the server).
+    package func loseCommits(_ count: Int, committed: Bool) {
+        commitFaults.store(committed ? count : -count, ordering: .relaxed)
+    }
+
+    /// Fails a COMMIT as ``loseCommits(_:committed:)`` asked.
+    @inline(never)
+    private func injectCommitFault(_ connection: Connection) throws {
+        let faults = commitFaults.load(ordering: .relaxed)
+        commitFaults.store(faults > 0 ? faults - 1 : faults + 1, ordering: .relaxed)
+        let lost = ActiveRecordError(.cannotOpen, "the connection was lost during COMMIT (a fault injected by a test)")
+        if faults > 0 {
+            try connection.execute("COMMIT")
+            connection.transaction.endedByEngine = false
+            try connection.execute(dialect.beginTransactionSQL(isolation: nil))  // for the rollback that follows
+        }
+        throw ActiveRecordError.commitOutcomeUnknown(after: lost)
     }
 
     /// Rolls back the innermost transaction level and puts its records back in memory.

@@ -49,6 +49,13 @@ public final class Database: @unchecked Sendable {
     /// How many ``read(_:)`` blocks are open on this database, on any thread: while none is,
     /// a read finds out that it runs outside one without a thread-local look-up.
     let openReadScopes = Atomic<Int>(0)
+    /// COMMITs to fail as if lost in flight, for the tests (see ``loseCommits(_:committed:)``):
+    /// that many committed first (> 0), or rolled back (< 0).
+    let commitFaults = Atomic<Int>(0)
+    /// Whether the table of ``retrying(attempts:isolation:_:)``'s commit tokens is known to exist.
+    let commitTokensReady = Atomic<Bool>(false)
+    /// How many commit tokens this database wrote (every 1024th deletes the expired ones).
+    let commitTokensWritten = Atomic<Int>(0)
     /// The tables automatic migration checked on this database (by ``TableOperations/serial``).
     let migratedTables = Lock<Set<UInt64>>([])
     /// The table ``prepare(_:)`` last found in ``migratedTables`` (0: none): serials start at 1.

@@ -312,6 +312,15 @@ extension EngineStatement {
     func migrationsTableSQL(_ table: String) -> String
     /// The expression that orders the migrations table's rows as they were recorded.
     var migrationsOrder: String { get }
+    /// The statements (`CREATE … IF NOT EXISTS`) that make the table of commit tokens that
+    /// ``Database/retrying(attempts:isolation:_:)`` writes, one row per transaction, so that
+    /// a transaction whose COMMIT was lost in flight is not applied twice: a `token` text
+    /// primary key and the time it was written (indexed). `nil` (the default) for an engine
+    /// whose COMMIT cannot be lost in flight (an embedded one: its outcome is known when the
+    /// call returns).
+    var commitTokensTableSQL: [String]? { get }
+    /// Deletes the commit tokens written more than an hour ago (long after any retry of theirs).
+    var expiredCommitTokensSQL: String? { get }
 
     // MARK: Statements written outside the query compiler (finders, relations, validations,
     // migrations). Defaults in SQLDialect+Statements.swift: standard SQL, which both engines take.

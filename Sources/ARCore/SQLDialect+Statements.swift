@@ -25,6 +25,10 @@ extension SQLDialect {
         "UPDATE \(table.quotedIdentifier) SET " + assignments.map(\.sql).joined(separator: ", ") + whereClause(conditions)
     }
 
+    @_spi(Engines) public var commitTokensTableSQL: [String]? { nil }
+
+    @_spi(Engines) public var expiredCommitTokensSQL: String? { nil }
+
     /// ` WHERE a AND b`, or nothing for no condition.
     private func whereClause(_ conditions: [RowCondition]) -> String {
         guard !conditions.isEmpty else { return "" }

@@ -72,7 +72,12 @@ final class PostgreSQLConnection: EngineConnection {
         guard PQstatus(handle) == CONNECTION_OK else {
             let reason = mask.mask(String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines)
             PQfinish(handle)
-            throw ActiveRecordError(.cannotOpen, "cannot connect to PostgreSQL at \(description): \(reason)")
+            // Transient: a server down, restarting or being replaced is what a failover looks
+            // like (libpq gives no SQLSTATE here to tell a refused login apart; retrying one
+            // fails again, after a few seconds of backoff).
+            var error = ActiveRecordError(.cannotOpen, "cannot connect to PostgreSQL at \(description): \(reason)")
+            error.transient = true
+            throw error
         }
         self.handle = handle
         cancelRequest = PQgetCancel(handle)
@@ -247,7 +252,22 @@ final class PostgreSQLConnection: EngineConnection {
         return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
     }
 
-    var isUsable: Bool { !isClosed && PQstatus(handle) == CONNECTION_OK }
+    var isUsable: Bool { !isClosed && !isRetired && PQstatus(handle) == CONNECTION_OK }
+
+    /// Whether the connection was found of no use any more (see ``retire()``).
+    private var isRetired = false
+
+    /// Takes the connection out of use: the pool closes it when it comes back, and opens
+    /// another (to the primary, which a multi-host connection string finds again).
+    func retire() { isRetired = true }
+
+    /// Whether the server is a hot standby (in recovery), as it last reported it: PostgreSQL
+    /// 14 and later report `in_hot_standby` to the client, at connect and when it changes (a
+    /// promotion); `false` for an older server, which does not.
+    var isOnStandby: Bool {
+        guard let value = PQparameterStatus(handle, "in_hot_standby") else { return false }
+        return strcmp(value, "on") == 0
+    }
 
     func setStatementTimeout(_ timeout: Duration?) {
         statementTimeout = timeout

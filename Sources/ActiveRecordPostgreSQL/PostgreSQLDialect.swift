@@ -317,4 +317,17 @@ struct PostgreSQLDialect: SQLDialect {
     }
 
     var migrationsOrder: String { "position".quotedIdentifier }
+
+    var commitTokensTableSQL: [String]? {
+        let table = Database.commitTokensTableName.quotedIdentifier
+        return [
+            "CREATE TABLE IF NOT EXISTS \(table) (\("token".quotedIdentifier) TEXT PRIMARY KEY, "
+                + "\("at".quotedIdentifier) TIMESTAMPTZ NOT NULL DEFAULT now())",
+            "CREATE INDEX IF NOT EXISTS \("activerecord_commits_at".quotedIdentifier) ON \(table) (\("at".quotedIdentifier))",
+        ]
+    }
+
+    var expiredCommitTokensSQL: String? {
+        "DELETE FROM \(Database.commitTokensTableName.quotedIdentifier) WHERE \("at".quotedIdentifier) < now() - interval '1 hour'"
+    }
 }

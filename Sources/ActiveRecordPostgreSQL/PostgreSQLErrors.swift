@@ -21,6 +21,7 @@ func postgreSQLError(_ result: OpaquePointer?, _ owner: PostgreSQLConnection, sq
             .cannotOpen, "the connection to the PostgreSQL server was lost (\(message)); the database will open another",
             sql: sql)
         error.engineState = state
+        error.transient = true
         return error
     }
     let code: ActiveRecordError.Code
@@ -33,7 +34,14 @@ func postgreSQLError(_ result: OpaquePointer?, _ owner: PostgreSQLConnection, sq
     case let other where other.hasPrefix("23"): code = .constraint
     case "40001", "40P01": code = .transactionConflict
     case "25P02": code = .transactionAborted
-    case "25006": code = .readOnly
+    case "25006":
+        code = .readOnly
+        if owner.isOnStandby {
+            // A server in recovery refused a write: a primary that became a standby (a
+            // failover), or a writer that reached a standby. Of no use for writing any more.
+            owner.retire()
+            message += "; the server is a standby (after a failover?): the database opens a connection to the primary for the next work"
+        }
     case "55P03": code = .busy
     case "57014":
         // Canceled: by the statement timeout the library set (or the session's own, or a
@@ -48,12 +56,23 @@ func postgreSQLError(_ result: OpaquePointer?, _ owner: PostgreSQLConnection, sq
         code = .invalidValue
         message = maskingQuotedText(message)
     case let other where other.hasPrefix("08") || other.hasPrefix("28") || other.hasPrefix("3D"): code = .cannotOpen
+    case "57P01", "57P02", "57P03": code = .cannotOpen  // shutting down, crashed, starting up
     default: code = .engine
     }
     var error = ActiveRecordError(code, message, sql: sql)
     error.engineState = state
     error.constraint = constraint
+    error.transient = isTransient(state: state ?? "", onStandby: owner.isOnStandby)
     return error
+}
+
+/// Whether a SQLSTATE says the server was unavailable rather than the work wrong (see
+/// ``ActiveRecordError/isTransient``): a connection exception (class 08), an operator
+/// intervention that ends or refuses sessions (57P01 admin shutdown, 57P02 crash shutdown,
+/// 57P03 cannot connect now), or a read-only transaction (25006) refused by a server in hot
+/// standby (a former primary, after a failover) to a connection that writes.
+func isTransient(state: String, onStandby: Bool) -> Bool {
+    state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03" || (state == "25006" && onStandby)
 }
 
 /// `invalid input syntax for type bigint: "abc"` → `… bigint: "***"`.

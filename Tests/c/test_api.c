@@ -1247,6 +1247,110 @@ static void test_stale_record(void) {
     close_test_db(db);
 }
 
+/* ---- ar_db_retrying: a whole transaction run again on a retryable error ---------------- */
+
+struct retry_context {
+    ar_model *model;
+    int runs;
+    int fail_until; /* runs before this one return AR_RETRY after their write */
+    ar_record *stale; /* saved on the first run, when set: a lost update (AR_RETRY) */
+};
+
+static ar_result retry_body(ar_database *db, void *context) {
+    struct retry_context *retry = context;
+    ar_record *record = NULL;
+    ar_result rc;
+    (void)db;
+    retry->runs++;
+    if (retry->stale != NULL) {
+        if (retry->runs > 1 && (rc = ar_record_reload(retry->stale)) != AR_OK) return rc;
+        if ((rc = ar_record_set_int64(retry->stale, "cents", 7)) != AR_OK) return rc;
+        return ar_record_save(retry->stale); /* AR_RETRY the first time: reloaded, it saves */
+    }
+    if ((rc = ar_record_new(retry->model, &record)) != AR_OK) return rc;
+    rc = ar_record_set_int64(record, "cents", retry->runs);
+    if (rc == AR_OK) rc = ar_record_save(record);
+    ar_record_free(record);
+    if (rc != AR_OK) return rc;
+    if (retry->runs < retry->fail_until) return AR_RETRY;
+    if (retry->fail_until < 0) return ar_record_set_int64(NULL, "cents", 1); /* not retryable */
+    return AR_OK;
+}
+
+static void test_retrying(void) {
+    ar_database *db = NULL;
+    ar_model *model = NULL;
+    ar_record *record = NULL, *stale = NULL, *fresh = NULL;
+    int64_t count = -1, value = -1, id = 0;
+    struct retry_context retry;
+
+    CHECK_OK(open_test_db(&db));
+    current_db = db;
+    CHECK_OK(ar_model_define(db, "Retried", &model));
+    CHECK_OK(ar_model_add_column(model, "cents", AR_TYPE_INTEGER, 0));
+    CHECK_OK(ar_model_add_column(model, "lockVersion", AR_TYPE_INTEGER, 0));
+
+    /* Two attempts ask for another; the third commits: one row, the third's. */
+    memset(&retry, 0, sizeof retry);
+    retry.model = model;
+    retry.fail_until = 3;
+    CHECK_OK(ar_db_retrying(db, 5, retry_body, &retry));
+    CHECK(retry.runs == 3);
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 1);
+
+    /* A call that fails for good: its result, after one attempt, nothing written. */
+    memset(&retry, 0, sizeof retry);
+    retry.model = model;
+    retry.fail_until = -1;
+    CHECK_RC(ar_db_retrying(db, 5, retry_body, &retry), AR_MISUSE);
+    CHECK(retry.runs == 1);
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 1);
+
+    /* Out of attempts: AR_RETRY, nothing written. */
+    memset(&retry, 0, sizeof retry);
+    retry.model = model;
+    retry.fail_until = 100;
+    CHECK_RC(ar_db_retrying(db, 2, retry_body, &retry), AR_RETRY);
+    CHECK(retry.runs == 2);
+    CHECK(strstr(ar_last_error(db), "returned AR_RETRY") != NULL);
+    CHECK_OK(ar_count(model, &count));
+    CHECK(count == 1);
+
+    /* A lost update inside the body (the library's own AR_RETRY): reloaded on the next attempt. */
+    CHECK_OK(ar_record_new(model, &record));
+    CHECK_OK(ar_record_set_int64(record, "cents", 100));
+    CHECK_OK(ar_record_save(record));
+    id = ar_record_id(record);
+    CHECK_OK(ar_find(model, id, &stale));
+    CHECK_OK(ar_record_set_int64(record, "cents", 150));
+    CHECK_OK(ar_record_save(record));
+    memset(&retry, 0, sizeof retry);
+    retry.model = model;
+    retry.stale = stale;
+    CHECK_OK(ar_db_retrying(db, 3, retry_body, &retry));
+    CHECK(retry.runs == 2);
+    CHECK_OK(ar_find(model, id, &fresh));
+    CHECK_OK(ar_record_get_int64(fresh, "cents", &value));
+    CHECK(value == 7);
+
+    /* Misuse: no body, no attempts, inside a transaction. */
+    CHECK_RC(ar_db_retrying(db, 3, NULL, NULL), AR_MISUSE);
+    CHECK_RC(ar_db_retrying(db, 0, retry_body, &retry), AR_MISUSE);
+    CHECK_RC(ar_db_retrying(NULL, 3, retry_body, &retry), AR_MISUSE);
+    CHECK_OK(ar_begin(db));
+    CHECK_RC(ar_db_retrying(db, 3, retry_body, &retry), AR_MISUSE);
+    CHECK(strstr(ar_last_error(db), "outside any transaction") != NULL);
+    CHECK_OK(ar_rollback(db));
+
+    ar_record_free(record);
+    ar_record_free(stale);
+    ar_record_free(fresh);
+    ar_model_free(model);
+    close_test_db(db);
+}
+
 /* ---- text that is not UTF-8 ----------------------------------------------------------- */
 
 /* C hands bytes: text, names and paths that are not UTF-8 are refused, not repaired (repaired,
@@ -2584,6 +2688,7 @@ static void test_records_and_queries(void) {
     test_invalid_text();
     test_validations();
     test_stale_record();
+    test_retrying();
     test_children();
     test_null_arguments();
     test_batch();
