@@ -12,7 +12,8 @@
 #                                   (pg_rewind-ing it first if it had gone past the new timeline's
 #                                   fork), and with --sync makes the new primary wait for that one
 #   topology-ctl.sh delay N D       recovery_min_apply_delay = D on standby N ('2s'; 0 to lift it)
-#   topology-ctl.sh stop N | start N  stop (fast) or start node N
+#   topology-ctl.sh stop N | start N  stop (fast) or start node N; a standby started after a
+#                                   failover follows the new primary (rewound if it must be)
 #   topology-ctl.sh lsn N           node N's WAL position: written (primary) or replayed (standby)
 #   topology-ctl.sh wait-replay     until every running standby has replayed the primary's WAL
 #   topology-ctl.sh stop-all        every server (immediate) and pgbouncer (what the trap runs)
@@ -56,13 +57,51 @@ follow() {
   set_conf "$1" primary_conninfo "'host=127.0.0.1 port=$(port_of "$2") user=ar application_name=standby$1'"
 }
 
-streaming_from() {  # streaming_from STANDBY PRIMARY: wait up to $3 seconds
-  local i
+# streaming_from STANDBY PRIMARY SECONDS: whether the standby streams the primary's timeline
+# within SECONDS (a standby that went past the timeline's fork connects, then cannot follow it).
+streaming_from() {
+  local i tli
   for i in $(seq 1 $(( $3 * 10 ))); do
-    [ "$(sql "$2" "SELECT count(*) FROM pg_stat_replication WHERE application_name = 'standby$1' AND state = 'streaming'")" = 1 ] && return 0
+    tli=$(sql "$2" "SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int")
+    [ "$(sql "$1" "SELECT count(*) FROM pg_stat_wal_receiver WHERE status = 'streaming' AND received_tli = ${tli:-0} AND sender_port = $(port_of "$2")")" = 1 ] \
+      && return 0
     sleep 0.1
   done
   return 1
+}
+
+# attach STANDBY PRIMARY: the standby streams from PRIMARY (reloaded, or started, with the new
+# primary_conninfo). If it replayed WAL past the new timeline's fork, it cannot follow: it is
+# stopped, rewound to the new primary (pg_rewind), and started again.
+attach() {
+  local m=$1 n=$2
+  follow "$m" "$n"
+  if is_up "$m"; then reload "$m"; else as_server "$BINDIR/pg_ctl" -D "$dir/node$m" -l "$dir/node$m.log" -w -t 60 start >/dev/null; fi
+  if streaming_from "$m" "$n" 5; then echo "node$m: streams from node$n"; return; fi
+  as_server "$BINDIR/pg_ctl" -D "$dir/node$m" -m fast -w stop >/dev/null
+  as_server "$BINDIR/pg_rewind" -D "$dir/node$m" --source-server="host=127.0.0.1 port=$(port_of "$n") user=ar dbname=postgres" \
+    >"$dir/rewind$m.log" 2>&1 || { echo "topology-ctl: pg_rewind of node$m failed:" >&2; cat "$dir/rewind$m.log" >&2; exit 1; }
+  # pg_rewind copied the new primary's configuration files: this node's again.
+  echo "port = $(port_of "$m")" | as_server tee "$dir/node$m/node.conf" >/dev/null
+  as_server touch "$dir/node$m/standby.signal"
+  follow "$m" "$n"
+  as_server "$BINDIR/pg_ctl" -D "$dir/node$m" -l "$dir/node$m.log" -w -t 60 start >/dev/null
+  streaming_from "$m" "$n" 20 || { echo "topology-ctl: node$m does not stream from node$n after pg_rewind" >&2; exit 1; }
+  echo "node$m: streams from node$n (after pg_rewind: it had gone past the fork)"
+}
+
+# synchronous PRIMARY (with --sync): the primary waits for ANY 1 of the standbys streaming from it.
+synchronous() {
+  local n=$1 names
+  names=$(sql "$n" "SELECT string_agg(application_name, ', ' ORDER BY application_name) FROM pg_stat_replication WHERE state = 'streaming'")
+  if [ -z "$names" ]; then
+    echo "node$n: no standby follows it: commits are acknowledged without a standby (asynchronous)"
+    return
+  fi
+  printf "port = %s\nsynchronous_standby_names = 'ANY 1 (%s)'\nsynchronous_commit = on\n" "$(port_of "$n")" "$names" \
+    | as_server tee "$dir/node$n/node.conf" >/dev/null
+  reload "$n"
+  echo "node$n: synchronous again (ANY 1 ($names))"
 }
 
 repoint_bouncer() {
@@ -125,36 +164,11 @@ case "${1:-}" in
     echo "$n" > "$dir/primary"
     echo "promoted node$n (:$(port_of "$n")) in $(elapsed "$started") s: it accepts writes"
     repoint_bouncer "$n"
-    followers=""
     for m in 0 1 2; do
       [ "$m" = "$n" ] || [ "$m" = "$old" ] || ! is_up "$m" && continue
-      follow "$m" "$n"; reload "$m"
-      if streaming_from "$m" "$n" 5; then
-        echo "node$m: streams from node$n (reloaded primary_conninfo)"
-      else
-        # It replayed WAL past the new timeline's fork (with ANY 1, the other standby may have
-        # been the one ahead): rewind it to the new primary, then follow.
-        as_server "$BINDIR/pg_ctl" -D "$dir/node$m" -m fast -w stop >/dev/null
-        as_server "$BINDIR/pg_rewind" -D "$dir/node$m" --source-server="host=127.0.0.1 port=$(port_of "$n") user=ar dbname=postgres" \
-          >"$dir/rewind$m.log" 2>&1 || { echo "topology-ctl: pg_rewind of node$m failed:" >&2; cat "$dir/rewind$m.log" >&2; exit 1; }
-        # pg_rewind copied the new primary's configuration files: this node's again.
-        echo "port = $(port_of "$m")" | as_server tee "$dir/node$m/node.conf" >/dev/null
-        as_server touch "$dir/node$m/standby.signal"
-        follow "$m" "$n"
-        as_server "$BINDIR/pg_ctl" -D "$dir/node$m" -l "$dir/node$m.log" -w -t 60 start >/dev/null
-        streaming_from "$m" "$n" 20 || { echo "topology-ctl: node$m does not stream from node$n after pg_rewind" >&2; exit 1; }
-        echo "node$m: streams from node$n (after pg_rewind: it had gone past the fork)"
-      fi
-      followers="$followers${followers:+, }standby$m"
+      attach "$m" "$n"
     done
-    if [ "$SYNC" = 1 ] && [ -n "$followers" ]; then
-      printf "port = %s\nsynchronous_standby_names = 'ANY 1 (%s)'\nsynchronous_commit = on\n" "$(port_of "$n")" "$followers" \
-        | as_server tee "$dir/node$n/node.conf" >/dev/null
-      reload "$n"
-      echo "node$n: synchronous again (ANY 1 ($followers))"
-    elif [ "$SYNC" = 1 ]; then
-      echo "node$n: no standby follows it: commits are acknowledged without a standby (asynchronous)"
-    fi
+    [ "$SYNC" = 1 ] && synchronous "$n"
     echo "failover done in $(elapsed "$started") s"
     ;;
   delay)
@@ -173,8 +187,14 @@ case "${1:-}" in
     as_server "$BINDIR/pg_ctl" -D "$dir/node$2" -m fast -w stop >/dev/null
     echo "node$2: stopped" ;;
   start)
-    node_arg "${2:-}"
-    as_server "$BINDIR/pg_ctl" -D "$dir/node$2" -l "$dir/node$2.log" -w -t 60 start >/dev/null
+    node_arg "${2:-}"; primary=$(current_primary)
+    if [ -f "$dir/node$2/standby.signal" ] && [ "$primary" != 0 ]; then
+      # After a failover: the standby follows the new primary (rewound if it must be).
+      attach "$2" "$primary"
+      [ "$SYNC" = 1 ] && synchronous "$primary"
+    else
+      as_server "$BINDIR/pg_ctl" -D "$dir/node$2" -l "$dir/node$2.log" -w -t 60 start >/dev/null
+    fi
     echo "node$2: started" ;;
   lsn)
     node_arg "${2:-}"
@@ -194,5 +214,5 @@ case "${1:-}" in
       as_server "$BINDIR/pg_ctl" -D "$dir/node$n" -m immediate -w stop >/dev/null 2>&1 || true
     done ;;
   *)
-    sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -15,13 +15,13 @@
 #   --bouncer  a pgbouncer 1.18 on the primary: database `postgres` in transaction pooling mode,
 #              database `postgres_session` (the same server database) in session mode.
 #
-# Speed: every node runs with fsync = off and full_page_writes = off. The tests kill server
-# processes (kill -9), never the machine: what a process wrote to a file is in the kernel's page
-# cache and survives its death, so "the standby flushed the commit" (what synchronous_commit = on
-# waits for) still means "the commit is in the standby's WAL files" and survives the primary's
-# kill -9 and the standby's promotion. Only a power loss could lose it, which no test here makes.
-# wal_log_hints = on lets a standby that went past the new primary's fork be pg_rewind-ed back
-# (topology-ctl.sh promote).
+# Speed: every node runs with fsync = off. The tests kill server processes (kill -9), never the
+# machine: what a process wrote to a file is in the kernel's page cache and survives its death,
+# so "the standby flushed the commit" (what synchronous_commit = on waits for) still means "the
+# commit is in the standby's WAL files", and it survives the primary's kill -9 and the standby's
+# promotion. Only a power loss could lose it, which no test here makes. full_page_writes stays on
+# and wal_log_hints is on: pg_rewind needs both to bring back a standby that went past the new
+# primary's fork (topology-ctl.sh promote and start).
 #
 # The command sees:
 #   AR_TOPO_DIR             the directory (scripts/topology-ctl.sh reads it)
@@ -107,7 +107,6 @@ wal_keep_size = '256MB'
 hot_standby = on
 wal_log_hints = on
 fsync = off
-full_page_writes = off
 wal_receiver_status_interval = '1s'
 wal_retrieve_retry_interval = '200ms'
 log_line_prefix = '%m [%p] %a '
