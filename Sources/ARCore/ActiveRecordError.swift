@@ -165,7 +165,9 @@ public struct ActiveRecordError: Error, Sendable, CustomStringConvertible {
     /// Not for ``Code/timeout`` (the statement would run as long again) nor for
     /// ``Code/commitOutcomeUnknown`` (the transaction may have been committed already:
     /// `retrying` tells which).
-    public var isRetryable: Bool { code == .transactionConflict || code == .staleRecord || code == .busy || isTransient }
+    public var isRetryable: Bool {
+        code == .transactionConflict || code == .staleRecord || code == .busy || (isTransient && code != .commitOutcomeUnknown)
+    }
 
     /// Whether the failure came from the server's availability rather than from the work: the
     /// connection was lost, the server is shutting down or starting up, cannot be reached, or

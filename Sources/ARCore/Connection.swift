@@ -354,6 +354,11 @@ import Logging
         transaction.endedByEngine || engine.isInFailedTransaction
     }
 
+    /// How far the server's data goes (see ``EngineConnection/replicationPosition()``).
+    func replicationPosition() throws -> UInt64? {
+        try engine.replicationPosition()
+    }
+
     /// Whether the engine has a transaction open (see ``EngineConnection/hasOpenTransaction``).
     package var hasOpenTransaction: Bool {
         engine.hasOpenTransaction

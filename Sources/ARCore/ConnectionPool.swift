@@ -31,6 +31,11 @@ final class ConnectionPool: Sendable {
     }
 
     private let engine: any DatabaseEngine
+    /// What the pool's connections are opened for: writing (the primary), or a replica's reads.
+    private let role: ConnectionRole
+    /// The database's replicas, told how far the primary went after each hold ends outside a
+    /// transaction (the primary's pool of a database with replicas; else `nil`).
+    private let replicaSet: ReplicaSet?
     private let dialect: any SQLDialect
     let maximum: Int
     let wait: Duration
@@ -38,8 +43,13 @@ final class ConnectionPool: Sendable {
     /// Where check-outs, their waits and the connections opened are counted.
     private let instrumentation: DatabaseInstrumentation
 
-    init(engine: any DatabaseEngine, maximum: Int, wait: Duration, instrumentation: DatabaseInstrumentation) {
+    init(
+        engine: any DatabaseEngine, role: ConnectionRole = .writer, replicaSet: ReplicaSet? = nil, maximum: Int, wait: Duration,
+        instrumentation: DatabaseInstrumentation
+    ) {
         self.engine = engine
+        self.role = role
+        self.replicaSet = replicaSet
         self.instrumentation = instrumentation
         dialect = engine.dialect
         self.maximum = max(1, maximum)
@@ -74,6 +84,11 @@ final class ConnectionPool: Sendable {
         guard let hold = state.withLock({ $0.holds[thread] }) else { return }
         hold.count -= 1
         guard hold.count == 0 else { return }
+        // The thread's work on the primary ended outside a transaction (a commit, a write): its
+        // reads wait for a replica to have replayed that far.
+        if let replicaSet, hold.connection.transaction.depth == 0, hold.connection.isUsable {
+            replicaSet.recordPosition(after: hold.connection)
+        }
         state.withLock { _ = $0.holds.removeValue(forKey: thread) }
         checkIn(hold.connection)
     }
@@ -102,7 +117,7 @@ final class ConnectionPool: Sendable {
             return connection
         case .open(let settings):
             do {
-                let connection = Connection(try engine.connect(.writer), dialect: dialect)
+                let connection = Connection(try engine.connect(role), dialect: dialect)
                 for apply in settings { apply(connection) }
                 connection.appliedSettings = settings.count
                 connection.eventLogger?.debug("opened a pool connection", metadata: ["maximum": "\(maximum)"])

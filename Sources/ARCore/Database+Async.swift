@@ -110,6 +110,10 @@ extension Database {
         case writes
         /// Reads on one connection, without a transaction (a model's `find(_:on:)`).
         case reads
+
+        var isSnapshot: Bool {
+            if case .snapshot = self { true } else { false }
+        }
     }
 
     /// The database's executor, made by the first async call.
@@ -136,12 +140,15 @@ extension Database {
         let job = ExecutorJob(limit: timeout, waitLimit: connectionWaitTimeout, timed: instrumentation.isReporting)
         let lane = executor.lane(for: kind)
         nonisolated(unsafe) let body = body
+        // The awaiting task's session, whose commits its reads must see on a replica.
+        let session = replicas == nil ? 0 : ReplicaSet.session
         defer { job.acknowledge() }  // (a throw too; see ExecutorJob.complete)
         let result: Transferred<R> = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Transferred<R>, any Error>) in
                 job.run = {
                     do {
-                        let value = Transferred(try self.run(job, kind, scope, body))
+                        let value = Transferred(
+                            try session == 0 ? self.run(job, kind, scope, body) : ReplicaSet.adopting(session) { try self.run(job, kind, scope, body) })
                         job.complete { continuation.resume(returning: value) }
                     } catch {
                         job.complete { continuation.resume(throwing: error) }
@@ -176,6 +183,17 @@ extension Database {
             return try run(job, on: writer.connection, writerScope, body)
         }
         let pool = pool.unsafelyUnwrapped
+        if kind == .reads, let (replica, connection) = replicaForReadScope() {
+            // A replica that has replayed the session's commits; when it fails for its own sake
+            // (lost, shutting down), the read runs again on the primary (reads only: a model's
+            // awaited read, or a `read { }` block, which writes nothing there).
+            do {
+                defer { replica.pool.checkIn(connection) }
+                return try run(job, on: connection, scope, body)
+            } catch where ReplicaSet.isReplicaFailure(error) && !job.isStopped && !scope.isSnapshot {
+                replicas?.failed(replica, error)
+            }
+        }
         if case .snapshot = scope {
             // A connection of the block's own, in its read-only transaction, not held by the
             // thread: a write inside the block (or automatic migration of a table it reads

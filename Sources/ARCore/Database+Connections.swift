@@ -123,6 +123,16 @@ extension Database {
         return try publishingChanges(of: connection, body)
     }
 
+    /// Runs a read on the primary of a database with replicas, when no replica can serve it:
+    /// checked out rather than held, so that its end records no position for the session (it
+    /// wrote nothing).
+    private func withPrimaryForRead<R>(_ body: (Connection) throws -> R) throws -> R {
+        let pool = pool.unsafelyUnwrapped
+        let connection = try pool.checkOut()
+        defer { pool.checkIn(connection) }
+        return try body(connection)
+    }
+
     /// Runs `body`, then tells observers what its writes outside a transaction changed.
     @inline(__always)
     private func publishingChanges<R>(of connection: Connection, _ body: (Connection) throws -> R) throws -> R {
@@ -174,7 +184,12 @@ extension Database {
         // The database keeps its writer, the writer its pool and the pool its readers alive:
         // each is reached without a retain and release (four pairs a read; see
         // Benchmarks/README.md, Hot-path notes).
-        guard let unretained = unretainedWriter else { return try withConnection(body) }
+        guard let unretained = unretainedWriter else {
+            if let replicas, pool.unsafelyUnwrapped.heldByCaller() == nil {
+                return try readOnReplica(replicas, body) { try withPrimaryForRead(body) }
+            }
+            return try withConnection(body)
+        }
         return try unretained.with { writer in
             guard let unretainedReaders = writer.unretainedReaders, !writer.callerHolds else {
                 return try withConnection(body)

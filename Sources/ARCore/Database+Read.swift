@@ -37,6 +37,10 @@ extension Database {
             defer { readers.checkIn(reader) }
             return try reading(on: reader.connection, body)
         }
+        if let (replica, connection) = replicaForReadScope() {
+            defer { replica.pool.checkIn(connection) }
+            return try reading(on: connection, body)
+        }
         let pool = pool.unsafelyUnwrapped
         let connection = try pool.checkOut()
         defer { pool.checkIn(connection) }

@@ -46,6 +46,8 @@ public final class Database: @unchecked Sendable {
     let unretainedWriter: Unretained<SingleWriter>?
     /// The pool (PostgreSQL).
     let pool: ConnectionPool?
+    /// The replicas reads go to, when the engine has some (see ``ReplicaSet``).
+    let replicas: ReplicaSet?
     /// How many ``read(_:)`` blocks are open on this database, on any thread: while none is,
     /// a read finds out that it runs outside one without a thread-local look-up.
     let openReadScopes = Atomic<Int>(0)
@@ -131,8 +133,19 @@ public final class Database: @unchecked Sendable {
             self.writer = writer
             unretainedWriter = Unretained(writer)
             pool = nil
+            replicas = nil
         case .pool(let maximum, let wait):
-            let pool = ConnectionPool(engine: engine, maximum: maximum, wait: wait, instrumentation: instrumentation)
+            // Replicas are opened on demand: one that cannot be reached now is tried again later.
+            let engine = engine
+            let replicas = engine.replicaCount > 0
+                ? ReplicaSet(
+                    replicas: (0..<engine.replicaCount).map { index in
+                        ConnectionPool(engine: engine, role: .replica(index), maximum: maximum, wait: wait, instrumentation: instrumentation)
+                    })
+                : nil
+            self.replicas = replicas
+            let pool = ConnectionPool(
+                engine: engine, replicaSet: replicas, maximum: maximum, wait: wait, instrumentation: instrumentation)
             // One connection at once, so that a database that cannot be reached fails here.
             pool.checkIn(try pool.checkOut())
             self.pool = pool

@@ -28,6 +28,10 @@ import Foundation
     /// The database's name for tracing (OpenTelemetry's `db.namespace`), when it has one: a
     /// server's database name, an embedded database's file.
     var namespace: String? { get }
+    /// How many replicas the database has (``ConnectionRole/replica(_:)`` connects to each):
+    /// servers that follow the primary and serve reads outside transactions. Only with
+    /// ``ConnectionSharing/pool(maximum:wait:)`` sharing.
+    var replicaCount: Int { get }
     /// Opens one connection.
     /// - Throws: `.cannotOpen` (and the engine's more specific codes) saying why.
     func connect(_ role: ConnectionRole) throws -> any EngineConnection
@@ -36,14 +40,19 @@ import Foundation
 extension DatabaseEngine {
     /// None, unless the engine says.
     public var namespace: String? { nil }
+    /// None, unless the engine says.
+    public var replicaCount: Int { 0 }
 }
 
 /// What a connection is opened for.
-@_spi(Engines) public enum ConnectionRole: Sendable {
+@_spi(Engines) public enum ConnectionRole: Sendable, Equatable {
     /// Reads and writes.
     case writer
     /// Reads outside transactions only (an engine may make it unable to write).
     case reader
+    /// Reads outside transactions, on the replica of that index (from 0; see
+    /// ``DatabaseEngine/replicaCount``).
+    case replica(Int)
 }
 
 /// How a database shares its connections between threads.
@@ -99,6 +108,16 @@ extension DatabaseEngine {
     func interrupt()
     /// Closes the connection. Its statements must be finalized first.
     func close()
+    /// How far the server's data goes, as a position in its replication stream that grows with
+    /// every commit and is the same on the primary and its replicas: on a primary, where its
+    /// log is written to (after the caller's last commit); on a replica, how far it has replayed
+    /// the primary's. `nil` (the default) for an engine without replicas.
+    func replicationPosition() throws -> UInt64?
+}
+
+extension EngineConnection {
+    /// None, unless the engine has replicas.
+    public func replicationPosition() throws -> UInt64? { nil }
 }
 
 /// One prepared statement of an engine connection: bind a row of parameters, step through

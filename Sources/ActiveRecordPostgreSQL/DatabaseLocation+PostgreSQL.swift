@@ -32,7 +32,16 @@ extension DatabaseLocation {
     ///   - connection: a `postgresql://` URL or `key=value` connection string, as libpq reads
     ///     them (Unix socket or TCP; `PG*` environment variables fill what it leaves out). A
     ///     NUL byte in it is refused (`.configuration`): libpq would stop reading there.
-    ///   - maximumConnections: how many connections the database opens at most. Each
+    ///   - replicas: connection strings of replicas (streaming standbys of the primary) that
+    ///     reads outside transactions go to, spread across them; writes and transactions go to
+    ///     `connection`. A read waits for a replica to have replayed its session's commits (see
+    ///     `Database.replicaWait`), else reads the primary; a replica that cannot be reached is
+    ///     skipped, and tried again after a pause (1 s, doubling to 30 s). For failover, give
+    ///     `connection` as a libpq multi-host string with `target_session_attrs=read-write`: new
+    ///     connections then find the new primary. The Deployments article says what each
+    ///     topology guarantees.
+    ///   - maximumConnections: how many connections the database opens at most (to each of
+    ///     the primary and the replicas). Each
     ///     transaction, and each open cursor, holds one while it runs; other work holds one per
     ///     statement. Several threads write at once, each in its own transaction.
     ///   - connectionWait: how long a thread waits for a connection when all are held, before
@@ -42,19 +51,27 @@ extension DatabaseLocation {
     ///     libpq's minimum — and per host address tried). `nil`: 10 seconds, or
     ///     `PGCONNECT_TIMEOUT` when it is set.
     public static func postgres(
-        _ connection: String, maximumConnections: Int = 10, connectionWait: Duration = .seconds(30),
+        _ connection: String, replicas: [String] = [], maximumConnections: Int = 10, connectionWait: Duration = .seconds(30),
         connectTimeout: Duration? = nil
     ) -> DatabaseLocation {
         let mask = PasswordMask(connection)
         let description = (try? PostgreSQLEngine.describe(connection, mask: mask)) ?? "PostgreSQL"
         // The same server with another connect timeout is another location (a NUL byte
         // separates: the connection string cannot hold one).
-        let identity = connectTimeout.map { "\(connection)\u{0}connectTimeout=\($0)" } ?? connection
+        var identity = connectTimeout.map { "\(connection)\u{0}connectTimeout=\($0)" } ?? connection
+        for replica in replicas { identity += "\u{0}replica=\(replica)" }
+        let replicaMasks = replicas.map(PasswordMask.init)
         return .engine(description: description, identity: identity) { readOnly in
             let description = try PostgreSQLEngine.describe(connection, mask: mask)
             let parameters = PostgreSQLEngine.connectionParameters(connection, connectTimeout: connectTimeout)
+            let replicaParameters = try zip(replicas, replicaMasks).enumerated().map { index, replica in
+                let (conninfo, mask) = replica
+                let parameters = PostgreSQLEngine.connectionParameters(conninfo, connectTimeout: connectTimeout)
+                let description = "replica \(index) at " + (try PostgreSQLEngine.describe(conninfo, mask: mask))
+                return (keywords: parameters.keywords, values: parameters.values, description: description, mask: mask)
+            }
             return PostgreSQLEngine(
-                keywords: parameters.keywords, values: parameters.values, readOnly: readOnly,
+                keywords: parameters.keywords, values: parameters.values, replicas: replicaParameters, readOnly: readOnly,
                 maximumConnections: max(1, maximumConnections), connectionWait: connectionWait, description: description,
                 mask: mask, namespace: PostgreSQLEngine.databaseName(connection, mask: mask))
         }

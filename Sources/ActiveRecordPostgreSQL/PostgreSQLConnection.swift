@@ -278,6 +278,20 @@ final class PostgreSQLConnection: EngineConnection {
         if serverMilliseconds != wantedMilliseconds { needsPreparation = true }
     }
 
+    /// How far the server's data goes: on a standby, the primary's WAL it has replayed
+    /// (`pg_last_wal_replay_lsn()`); on a primary, where its WAL is inserted
+    /// (`pg_current_wal_insert_lsn()`, past every commit made so far, acknowledged or not), as
+    /// bytes from the start of the WAL (the same numbering on the primary and its standbys).
+    func replicationPosition() throws -> UInt64? {
+        let sql = "SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_insert_lsn() END "
+            + "- '0/0'::pg_lsn)::int8"
+        let result = try exchange { PQsendQuery(handle, sql) }
+        defer { PQclear(result) }
+        guard let result, PQresultStatus(result) == PGRES_TUPLES_OK else { throw postgreSQLError(result, self, sql: sql) }
+        guard PQntuples(result) == 1, PQgetisnull(result, 0, 0) == 0, let text = PQgetvalue(result, 0, 0) else { return 0 }
+        return UInt64(String(cString: text)) ?? 0
+    }
+
     /// Sends the server a cancel request for the command this connection runs (`PQcancel`,
     /// which libpq allows from any thread: it opens a connection of its own to send it). The
     /// command fails with SQLSTATE 57014; a server that runs nothing for the connection ignores it.

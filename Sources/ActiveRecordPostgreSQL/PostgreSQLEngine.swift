@@ -7,6 +7,9 @@ struct PostgreSQLEngine: DatabaseEngine, CustomReflectable {
     /// What `PQconnectdbParams` gets (see ``connectionParameters(_:connectTimeout:)``).
     let keywords: [String]
     let values: [String]
+    /// The replicas' `PQconnectdbParams` keywords and values, their descriptions, and the masks
+    /// of their own passwords.
+    let replicas: [(keywords: [String], values: [String], description: String, mask: PasswordMask)]
     let readOnly: Bool
     let maximumConnections: Int
     let connectionWait: Duration
@@ -25,8 +28,16 @@ struct PostgreSQLEngine: DatabaseEngine, CustomReflectable {
     /// A mirror without the connection string (`dump` of a database shows none of it).
     var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 
+    var replicaCount: Int { replicas.count }
+
     func connect(_ role: ConnectionRole) throws -> any EngineConnection {
-        try PostgreSQLConnection(keywords: keywords, values: values, readOnly: readOnly, description: description, mask: mask)
+        if case .replica(let index) = role {
+            let replica = replicas[index]
+            // Read-only whatever the database: a replica serves reads (and a standby refuses writes).
+            return try PostgreSQLConnection(
+                keywords: replica.keywords, values: replica.values, readOnly: true, description: replica.description, mask: replica.mask)
+        }
+        return try PostgreSQLConnection(keywords: keywords, values: values, readOnly: readOnly, description: description, mask: mask)
     }
 
     /// The keywords and values for `PQconnectdbParams`, in libpq's order of precedence (a later

@@ -1,0 +1,48 @@
+import Foundation
+
+/// Reads on replicas: where reads outside a transaction go on a database with replicas (see
+/// ``ReplicaSet``), and how long they wait for a replica to catch up.
+extension Database {
+    /// How long a read waits for a replica to have replayed its session's commits (read your
+    /// writes) before it reads on the primary instead; 1 second unless set. Only for a
+    /// database with replicas (`.postgres(primary, replicas: […])`).
+    ///
+    /// A session is the task (or, outside one, the thread) that calls the library: after it
+    /// commits or writes, its reads see what it wrote, on whichever server they run. Other
+    /// sessions may read on a replica that has not replayed that commit yet: they see it
+    /// once the replica has (streaming replication: usually within milliseconds), not sooner.
+    public var replicaWait: Duration {
+        get { replicas?.wait.withLock { $0 } ?? .zero }
+        set { replicas?.wait.withLock { $0 = max(.zero, newValue) } }
+    }
+
+    /// Whether the database has replicas that reads outside transactions go to.
+    public var hasReplicas: Bool { replicas != nil }
+
+    /// Runs a read outside a transaction on a replica that has replayed the calling session's
+    /// commits (the next one when it fails for the replica's sake: lost, shutting down, or
+    /// canceling the read for its recovery), else on the primary through `primary`.
+    func readOnReplica<R>(_ replicas: ReplicaSet, _ body: (Connection) throws -> R, primary: () throws -> R) throws -> R {
+        let required = replicas.requiredPosition()
+        for _ in 0..<replicas.replicas.count {
+            guard let (replica, connection) = replicas.checkOut(required: required) else { break }
+            do {
+                defer { replica.pool.checkIn(connection) }
+                let value = try body(connection)
+                replicas.succeeded(replica)
+                return value
+            } catch where ReplicaSet.isReplicaFailure(error) && !connection.hasOpenTransaction {
+                replicas.failed(replica, error)
+                log(.notice, "a read failed on replica \(replica.index) and goes to another server: \(error)")
+            }
+        }
+        return try primary()
+    }
+
+    /// A connection for a read scope (``read(_:)``, an async read) outside a transaction: of a
+    /// replica that has replayed the calling session's commits, else `nil` (the primary's).
+    func replicaForReadScope() -> (ReplicaSet.Replica, Connection)? {
+        guard let replicas else { return nil }
+        return replicas.checkOut(required: replicas.requiredPosition())
+    }
+}
