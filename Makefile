@@ -7,11 +7,15 @@
 #   make test-tsan  the Swift tests under the thread sanitizer (.ci/run runs it after make test)
 #   make test-topologies  the replication, failover and pgbouncer tests, each suite on its own
 #                throwaway primary + 2 standbys (scripts/with-topology.sh; .ci/run runs it after make test)
+#   make test-pgbouncer  the tests behind a throwaway pgbouncer in transaction pooling mode, in front
+#                of a throwaway PostgreSQL server (make test runs them too, in test-engines)
 #   make bench   the release benchmark against the raw sqlite3 C API, and on a throwaway PostgreSQL
 #                server against raw libpq
 #   make bench-instructions  instructions per operation, library against raw sqlite3 (and the
 #                client side against raw libpq, on a throwaway PostgreSQL server), under
 #                callgrind (a figure the machine's load does not move; ROWS=5000 by default)
+#   make bench-pgbouncer  the PostgreSQL section in seconds, the library also with transactionPooling
+#                and through a throwaway pgbouncer in transaction mode (PG_N=10000 rows)
 #   make bench-server  the HTTP service under load (wrk, 16/64/256 connections, a mixed profile):
 #                Examples/Server against the same service on Fluent (Benchmarks/FluentServer), on
 #                SQLite and on a throwaway PostgreSQL server; the table in Benchmarks/server-results.md
@@ -43,7 +47,7 @@ APT_PACKAGES = libsqlite3-dev libpq-dev postgresql pgbouncer pkg-config gcc g++ 
 
 .PHONY: all deps build run run-postgres test test-engines examples bench fuzz lib test-lib-replace header check-header c-examples c-test clean \
         package-graph check-snippets check-doc-snippets check-seams test-tsan install-build install uninstall test-install swift-examples \
-        docs release-check serve server-build test-server test-topologies
+        docs release-check serve server-build test-server test-topologies test-pgbouncer test-pgbouncer-run
 
 all: build
 
@@ -131,7 +135,19 @@ test: deps
 # runs it inside scripts/with-postgres.sh; alone, it runs on SQLite only.
 test-engines:
 	$(SWIFT) test --skip-build
+	@if [ -n "$${AR_TEST_POSTGRES:-}" ]; then $(MAKE) --no-print-directory test-pgbouncer-run; fi
 	$(MAKE) --no-print-directory c-examples c-test
+
+# The library behind pgbouncer in transaction pooling mode (issue 34): a throwaway pgbouncer
+# (pool_mode = transaction, fewer server connections than a client's pool) in front of the
+# throwaway server (scripts/with-pgbouncer.sh), and the tests that need it
+# (Tests/ActiveRecordTests/TransactionPoolingTests.swift). test-engines runs them on PostgreSQL.
+test-pgbouncer: deps
+	$(SWIFT) build --build-tests $(SWIFTFLAGS)
+	$(MAKE) --no-print-directory test-pgbouncer-run
+
+test-pgbouncer-run:
+	scripts/with-pgbouncer.sh $(SWIFT) test --skip-build --filter TransactionPoolingTests
 
 # Every Swift test under the thread sanitizer, in its own build directory, on both engines.
 # The library's locks are pthread mutexes, which the sanitizer sees (Sources/ARCore/Lock.swift
@@ -306,6 +322,15 @@ bench-instructions: deps bench-c-build
 # servers in release (the first Fluent build takes minutes), installs wrk if missing, runs each
 # engine (PostgreSQL on a throwaway server) at 16, 64 and 256 connections, prints the table and
 # writes it to Benchmarks/server-results.md. DURATION=10s, SEED=100 and the others: see the script.
+# The PostgreSQL section in seconds with the library also behind a throwaway pgbouncer in
+# transaction pooling mode (scripts/with-pgbouncer.sh), beside its default on the same server.
+PG_N ?= 10000
+.PHONY: bench-pgbouncer
+bench-pgbouncer: deps
+	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
+	scripts/with-pgbouncer.sh sh -c 'AR_BENCH_POSTGRES="$$AR_TEST_PGBOUNCER_DIRECT" AR_BENCH_PGBOUNCER="$$AR_TEST_PGBOUNCER" \
+	  Benchmarks/.build/release/ARBench postgres $(PG_N)'
+
 .PHONY: bench-server
 bench-server: deps
 	SWIFT="$(SWIFT)" scripts/bench-server.sh

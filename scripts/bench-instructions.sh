@@ -109,6 +109,13 @@ if [ -n "${AR_BENCH_POSTGRES:-${AR_TEST_POSTGRES:-}}" ]; then
     [ "$workload" = fetchAll ] && operations=$((pg_rows * 5))
     row "PostgreSQL client: $workload" "$operations" 1.3 raw library postgres "$pg_rows" --only "$workload" --rounds 1
   done
+  # The same workloads with transactionPooling: true (as behind pgbouncer in transaction mode),
+  # on the same server straight: every statement unnamed, results binary after its first run.
+  for workload in insert insertAll fetchAll find updateScore destroy deleteByID; do
+    operations=$pg_rows
+    [ "$workload" = fetchAll ] && operations=$((pg_rows * 5))
+    row "PG transaction pooling: $workload" "$operations" 1.3 raw pooled postgres "$pg_rows" --only "$workload" --rounds 1
+  done
 fi
 echo
 echo "$missed workload(s) over their target (instructions, lib/raw)"

@@ -10,6 +10,7 @@ extension DatabaseLocation {
     /// try Database.configure(.postgres("postgresql://app:secret@db.example.com/app"))
     /// try Database.configure(.postgres("host=/var/run/postgresql dbname=app"))   // Unix socket
     /// try Database.configure(.postgres(url, connectTimeout: .seconds(3)))
+    /// try Database.configure(.postgres(bouncerURL, transactionPooling: true))   // pgbouncer, pool_mode = transaction
     /// ```
     ///
     /// The models, queries, relations, validations, callbacks, transactions and migrations
@@ -50,9 +51,25 @@ extension DatabaseLocation {
     ///     `.cannotOpen` (libpq's `connect_timeout`: whole seconds, rounded up, at least 2 —
     ///     libpq's minimum — and per host address tried). `nil`: 10 seconds, or
     ///     `PGCONNECT_TIMEOUT` when it is set.
+    ///   - transactionPooling: `true` when the connection string names a pooler in transaction
+    ///     pooling mode (pgbouncer's `pool_mode = transaction`), which hands each transaction, and
+    ///     each statement outside one, whichever server connection is free. The library then
+    ///     leaves nothing on a server connection past the transaction that used it: no named
+    ///     prepared statement (each statement runs unnamed, parsed and planned by the server every
+    ///     time; its results are binary after its first run, as elsewhere), and no session `SET`
+    ///     (the statement timeout, and a read-only database's `transaction_read_only`, are set
+    ///     for the current transaction only, with `set_config(…, true)` sent with the statement
+    ///     that needs them; a statement outside a transaction carries them in its own implicit
+    ///     transaction). What it sets at connect elsewhere, it checks there instead:
+    ///     `extra_float_digits` ≥ 1 on PostgreSQL 12 or later, `standard_conforming_strings = on`,
+    ///     `bytea_output = hex` (`.configuration` otherwise). `false` (the default): a direct
+    ///     server, or a pooler in session mode; nothing changes. The library does not detect the
+    ///     mode (a pooler's presence shows, its mode does not): say it here. What needs a
+    ///     session does not work there (`LISTEN`, session advisory locks, a `SET` run through
+    ///     `execute`). The PostgreSQL article says what it costs.
     public static func postgres(
         _ connection: String, replicas: [String] = [], maximumConnections: Int = 10, connectionWait: Duration = .seconds(30),
-        connectTimeout: Duration? = nil
+        connectTimeout: Duration? = nil, transactionPooling: Bool = false
     ) -> DatabaseLocation {
         let mask = PasswordMask(connection)
         let description = (try? PostgreSQLEngine.describe(connection, mask: mask)) ?? "PostgreSQL"
@@ -61,6 +78,7 @@ extension DatabaseLocation {
         var identity = connectTimeout.map { "\(connection)\u{0}connectTimeout=\($0)" } ?? connection
         for replica in replicas { identity += "\u{0}replica=\(replica)" }
         let replicaMasks = replicas.map(PasswordMask.init)
+        if transactionPooling { identity += "\u{0}transactionPooling" }
         return .engine(description: description, identity: identity) { readOnly in
             let description = try PostgreSQLEngine.describe(connection, mask: mask)
             let parameters = PostgreSQLEngine.connectionParameters(connection, connectTimeout: connectTimeout)
@@ -73,7 +91,8 @@ extension DatabaseLocation {
             return PostgreSQLEngine(
                 keywords: parameters.keywords, values: parameters.values, replicas: replicaParameters, readOnly: readOnly,
                 maximumConnections: max(1, maximumConnections), connectionWait: connectionWait, description: description,
-                mask: mask, namespace: PostgreSQLEngine.databaseName(connection, mask: mask))
+                mask: mask, namespace: PostgreSQLEngine.databaseName(connection, mask: mask),
+                transactionPooling: transactionPooling)
         }
     }
 }

@@ -7,7 +7,9 @@ import ARLibPQ
 ///
 /// At connect it asks for UTF-8, exact floating-point text (`extra_float_digits = 3`),
 /// standard strings and hex `bytea` output, whatever the server's defaults; a connection to
-/// a database opened read-only makes every transaction read-only.
+/// a database opened read-only makes every transaction read-only. Behind a pooler in
+/// transaction mode it sets nothing for the session (see
+/// `PostgreSQLConnection+TransactionPooling.swift`).
 ///
 /// Commands are sent with libpq's asynchronous calls (`PQsendQuery`, `PQsendPrepare`, …) on a
 /// non-blocking connection, and every answer is awaited in one loop (``result(ofSent:)``),
@@ -39,10 +41,10 @@ final class PostgreSQLConnection: EngineConnection {
     /// The limit on the statements that run next (see ``setStatementTimeout(_:)``).
     private(set) var statementTimeout: Duration?
     /// ``statementTimeout`` in milliseconds, 0 for none.
-    private var wantedMilliseconds: Int64 = 0
+    private(set) var wantedMilliseconds: Int64 = 0
     /// How long the client waits for an answer (``clientLimit(for:)``) in nanoseconds, 0 for
     /// no limit.
-    private var clientLimitNanoseconds: UInt64 = 0
+    private(set) var clientLimitNanoseconds: UInt64 = 0
     /// The server's `statement_timeout` as the library last set it (0: the session's own);
     /// `nil` when unknown.
     private var serverMilliseconds: Int64? = 0
@@ -54,15 +56,30 @@ final class PostgreSQLConnection: EngineConnection {
     /// Whether ``closedError`` is set (read per statement: a flag, not an optional's copy).
     private var isClosed = false
     /// Whether the next command must first settle the above (one flag on the hot path).
-    private var needsPreparation = false
+    var needsPreparation = false
+
+    // Behind a pooler in transaction mode (see PostgreSQLConnection+TransactionPooling.swift).
+    /// Whether a pooler in transaction mode is in front of the server: nothing may outlive a
+    /// transaction on the server connection.
+    let transactionPooling: Bool
+    /// Whether every transaction must be read-only (a database opened read-only).
+    let readOnly: Bool
+    /// The `statement_timeout` (milliseconds, 0: the server's own) and `transaction_read_only`
+    /// the library set with `set_config(…, true)` in the server's current transaction.
+    var localMilliseconds: Int64 = 0
+    var localReadOnly = false
 
     /// Connects with libpq's `keywords` and `values` (the connection string among them, as
     /// `dbname`, expanded).
     /// - Throws: `.cannotOpen` with libpq's reason (no server, refused login, no database,
     ///   no answer within the connect timeout), its passwords masked.
-    init(keywords: [String], values: [String], readOnly: Bool, description: String, mask: PasswordMask) throws {
+    init(
+        keywords: [String], values: [String], readOnly: Bool, description: String, mask: PasswordMask, transactionPooling: Bool = false
+    ) throws {
         self.description = description
         self.mask = mask
+        self.transactionPooling = transactionPooling
+        self.readOnly = readOnly
         let handle = withCStrings(keywords) { keywords in
             withCStrings(values) { values in PQconnectdbParams(keywords, values, 1) }
         }
@@ -87,7 +104,12 @@ final class PostgreSQLConnection: EngineConnection {
         var settings = "SET extra_float_digits = 3; SET standard_conforming_strings = on; SET bytea_output = 'hex'"
         if readOnly { settings += "; SET default_transaction_read_only = on" }
         do {
-            try run(settings)
+            if transactionPooling {
+                try checkServerDefaults()
+                needsPreparation = readOnly
+            } else {
+                try run(settings)
+            }
         } catch {
             if let cancelRequest { PQfreeCancel(cancelRequest) }
             PQfinish(handle)
@@ -96,6 +118,8 @@ final class PostgreSQLConnection: EngineConnection {
     }
 
     /// Runs SQL without parameters through the simple protocol (several statements allowed).
+    /// Not behind a transaction pooler once connected (a statement there may need the
+    /// transaction's settings before it, which the simple protocol cannot carry).
     func run(_ sql: String) throws {
         let result = try exchange { PQsendQuery(handle, sql) }
         defer { PQclear(result) }
@@ -126,9 +150,15 @@ final class PostgreSQLConnection: EngineConnection {
     /// would (see ``result(ofSent:)``).
     /// - Throws: `.timeout` when the server did not answer in time (the connection is closed);
     ///   the error of setting the server's statement timeout.
+    ///
+    /// `sql` is the command's text, read only behind a transaction pooler (see
+    /// ``pooledExchange(_:_:)``).
     @inline(__always)
-    func exchange(_ send: () -> Int32) throws -> OpaquePointer? {
-        if needsPreparation { try prepareCommand() }
+    func exchange(for sql: @autoclosure () -> String = "", _ send: () -> Int32) throws -> OpaquePointer? {
+        if needsPreparation {
+            if transactionPooling { return try pooledExchange(sql(), send) }
+            try prepareCommand()
+        }
         return try result(ofSent: send())
     }
 
@@ -163,7 +193,7 @@ final class PostgreSQLConnection: EngineConnection {
     /// Waits until the next result is whole in libpq (what is left to send sent first), or
     /// the deadline (`CLOCK_MONOTONIC` nanoseconds) passes.
     /// - Throws: `.timeout` when the deadline passed (the connection is then closed).
-    private func awaitResult(until deadline: UInt64) throws {
+    func awaitResult(until deadline: UInt64) throws {
         // Whatever libpq could not write at once (a large command; a server that stops reading).
         while PQflush(handle) == 1 {
             if try wait(for: Int16(POLLIN | POLLOUT), until: deadline) & Int16(POLLIN) != 0 { _ = PQconsumeInput(handle) }
@@ -196,14 +226,20 @@ final class PostgreSQLConnection: EngineConnection {
     /// the connection end, and rolls back its transaction), so that the pool drops the
     /// connection, and returns the error this and every later command gets.
     private func closeUnanswered() -> ActiveRecordError {
-        shutdown(PQsocket(handle), Int32(SHUT_RDWR))
         let timeout = statementTimeout ?? .zero
-        let error = ActiveRecordError(
+        return shutDown(with: ActiveRecordError(
             .timeout,
             "the PostgreSQL server at \(description) did not answer within \(Self.clientLimit(for: timeout).limitDescription) "
                 + "(the statement timeout of \(timeout.limitDescription) and a grace for the answer): the connection was "
                 + "closed, so the server rolls back any transaction on it, and the database opens another for the next work. "
-                + "The server may be stopped, overloaded or cut off")
+                + "The server may be stopped, overloaded or cut off"))
+    }
+
+    /// Shuts the socket down (the server sees the connection end, and rolls back its
+    /// transaction), so that the pool drops the connection, and returns `error`, which this
+    /// and every later command gets.
+    func shutDown(with error: ActiveRecordError) -> ActiveRecordError {
+        shutdown(PQsocket(handle), Int32(SHUT_RDWR))
         closedError = error
         isClosed = true
         needsPreparation = true
@@ -216,10 +252,15 @@ final class PostgreSQLConnection: EngineConnection {
         timeout + .seconds(1) + timeout / 10
     }
 
+    /// Throws the error that closed the connection, if one did.
+    func throwIfClosed() throws {
+        if let closedError { throw closedError }
+    }
+
     /// Before a command: fails on a closed connection; sets the server's statement timeout
     /// when the wanted one differs (or may, after a transaction that set it ended).
     private func prepareCommand() throws {
-        if let closedError { throw closedError }
+        try throwIfClosed()
         let status = PQtransactionStatus(handle)
         if setInTransaction, status == PQTRANS_IDLE {
             // Committed or rolled back: the setting kept or undone, unknown here.
@@ -275,7 +316,11 @@ final class PostgreSQLConnection: EngineConnection {
         wantedMilliseconds = timeout.map { min($0.limitMilliseconds, Int64(Int32.max)) } ?? 0
         clientLimitNanoseconds = wantedMilliseconds == 0
             ? 0 : UInt64(Self.clientLimit(for: .milliseconds(wantedMilliseconds)).limitMilliseconds) * 1_000_000
-        if serverMilliseconds != wantedMilliseconds { needsPreparation = true }
+        if transactionPooling {
+            needsPreparation = pooledNeedsPreparation
+        } else if serverMilliseconds != wantedMilliseconds {
+            needsPreparation = true
+        }
     }
 
     /// How far the server's data goes: on a standby, the primary's WAL it has replayed
@@ -308,7 +353,7 @@ final class PostgreSQLConnection: EngineConnection {
 }
 
 /// `CLOCK_MONOTONIC` now, in nanoseconds.
-private func monotonicNanoseconds() -> UInt64 {
+func monotonicNanoseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)

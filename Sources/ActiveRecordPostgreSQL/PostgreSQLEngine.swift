@@ -24,6 +24,9 @@ struct PostgreSQLEngine: DatabaseEngine, CustomReflectable {
 
     /// The database's name, from the connection string (masked like ``description``).
     let namespace: String?
+    /// Whether a pooler in transaction mode is between the library and the server (see
+    /// ``DatabaseLocation/postgres(_:maximumConnections:connectionWait:connectTimeout:transactionPooling:)``).
+    let transactionPooling: Bool
 
     /// A mirror without the connection string (`dump` of a database shows none of it).
     var customMirror: Mirror { Mirror(self, children: ["description": description]) }
@@ -35,9 +38,12 @@ struct PostgreSQLEngine: DatabaseEngine, CustomReflectable {
             let replica = replicas[index]
             // Read-only whatever the database: a replica serves reads (and a standby refuses writes).
             return try PostgreSQLConnection(
-                keywords: replica.keywords, values: replica.values, readOnly: true, description: replica.description, mask: replica.mask)
+                keywords: replica.keywords, values: replica.values, readOnly: true, description: replica.description, mask: replica.mask,
+                transactionPooling: transactionPooling)
         }
-        return try PostgreSQLConnection(keywords: keywords, values: values, readOnly: readOnly, description: description, mask: mask)
+        return try PostgreSQLConnection(
+            keywords: keywords, values: values, readOnly: readOnly, description: description, mask: mask,
+            transactionPooling: transactionPooling)
     }
 
     /// The keywords and values for `PQconnectdbParams`, in libpq's order of precedence (a later

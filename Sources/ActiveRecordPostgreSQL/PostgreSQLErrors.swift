@@ -57,6 +57,13 @@ func postgreSQLError(_ result: OpaquePointer?, _ owner: PostgreSQLConnection, sq
         message = maskingQuotedText(message)
     case let other where other.hasPrefix("08") || other.hasPrefix("28") || other.hasPrefix("3D"): code = .cannotOpen
     case "57P01", "57P02", "57P03": code = .cannotOpen  // shutting down, crashed, starting up
+    case let other where (other == "26000" || other == "42P05") && !owner.transactionPooling:
+        // A prepared statement of the library's missing, or another's under its name: what a
+        // pooler in transaction mode does to named statements.
+        code = .engine
+        message += "; behind a pooler in transaction mode (pgbouncer's pool_mode = transaction), open the database "
+            + "with .postgres(…, transactionPooling: true)"
+
     default: code = .engine
     }
     var error = ActiveRecordError(code, message, sql: sql)

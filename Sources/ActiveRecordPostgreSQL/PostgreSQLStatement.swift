@@ -12,7 +12,9 @@ import Foundation
 /// results: no number is formatted by the server and parsed again here. A statement that
 /// runs once is parsed and run in one round trip (`PQsendQueryParams`) with text results; a
 /// cursor's is declared as a server cursor (`DECLARE … NO SCROLL CURSOR`) and read 256 rows
-/// at a time (`FETCH FORWARD`), so that it holds constant memory.
+/// at a time (`FETCH FORWARD`), so that it holds constant memory. Behind a transaction
+/// pooler nothing is prepared by name: a cached statement runs unnamed every time (see
+/// ``executeUnnamed()``).
 ///
 /// Parameter types: a `REAL` value is sent as `double precision` (so that comparing it with
 /// a `bigint` column works); every other value as text of unspecified type, which the server
@@ -36,6 +38,9 @@ final class PostgreSQLStatement: EngineStatement {
     /// Server-side names of this statement, one per set of parameter types it ran with, and
     /// whether it asks for binary results.
     @exclusivity(unchecked) private var prepared: [[Oid]: (name: String, binary: Bool)] = [:]
+    /// Behind a transaction pooler (nothing prepared by name): per set of parameter types,
+    /// whether to ask for binary results, and the result column types that told it.
+    @exclusivity(unchecked) private var unnamed: [[Oid]: (binary: Bool, columnTypes: [Int])] = [:]
     /// Whether the current result is in binary format.
     @exclusivity(unchecked) var binary = false
 
@@ -154,6 +159,7 @@ final class PostgreSQLStatement: EngineStatement {
             rowCount = 0
         case .cached:
             parameters.encode(bound, count: placeholderCount)
+            if connection.transactionPooling { return try executeUnnamed() }
             let statement: (name: String, binary: Bool)
             if let known = prepared[parameters.types] {
                 statement = known
@@ -194,6 +200,51 @@ final class PostgreSQLStatement: EngineStatement {
         return (name, binary)
     }
 
+    /// Behind a transaction pooler: runs the statement unnamed (`PQsendQueryParams`: parsed,
+    /// planned and run in one round trip, nothing left on the server connection), with text
+    /// results the first time for its parameter types, and then binary ones when that first
+    /// result's columns all have types the library decodes from binary (what describing a
+    /// named statement tells elsewhere, without a round trip of its own).
+    ///
+    /// Unnamed, the statement is planned again each time, so a table changed meanwhile (by a
+    /// migration elsewhere) may give other column types than those seen first: a query is then
+    /// run again with text results; a write, which must not run twice, fails with `.engine`
+    /// after it ran.
+    private func executeUnnamed() throws {
+        let known = unnamed[parameters.types]
+        let binary = known?.binary ?? false
+        try runUnnamed(binary: binary)
+        if let known {
+            guard binary, columnTypes != known.columnTypes else { return }
+            let decodable = columnTypes.allSatisfy(Self.binaryTypes.contains)
+            unnamed[parameters.types] = (decodable, columnTypes)
+            guard !decodable else { return }
+            let tag = PQcmdStatus(result).map { String(cString: $0) } ?? ""
+            clearResult()
+            guard tag.hasPrefix("SELECT") else {
+                throw ActiveRecordError(
+                    .engine,
+                    "the statement's result columns changed type since it first ran on this connection (the table was "
+                        + "changed meanwhile): it ran (outside a transaction, it committed), but its returned values cannot "
+                        + "be read; read them again", sql: sql)
+            }
+            try runUnnamed(binary: false)
+        } else {
+            unnamed[parameters.types] = (columnCount > 0 && columnTypes.allSatisfy(Self.binaryTypes.contains), columnTypes)
+        }
+    }
+
+    /// Runs the statement unnamed with the encoded parameters, results in binary or text.
+    private func runUnnamed(binary: Bool) throws {
+        let connection = self.connection
+        let executed = try connection.exchange(for: text) {
+            parameters.withPointers { values, lengths, formats, types in
+                PQsendQueryParams(connection.handle, text, Int32(placeholderCount), types, values, lengths, formats, binary ? 1 : 0)
+            }
+        }
+        try adopt(executed, binary: binary)
+    }
+
     /// Statements with more parameters are not described (see ``prepareOnServer()``).
     private static let maximumDescribedParameters = 5_000
 
@@ -209,7 +260,7 @@ final class PostgreSQLStatement: EngineStatement {
         self.parameters.encode(bound, count: parameters ? placeholderCount : 0)
         let count = parameters ? Int32(placeholderCount) : 0
         let connection = self.connection
-        let executed = try connection.exchange {
+        let executed = try connection.exchange(for: sql) {
             self.parameters.withPointers { values, lengths, formats, types in
                 PQsendQueryParams(connection.handle, sql, count, parameters ? types : nil, values, lengths, formats, 0)
             }

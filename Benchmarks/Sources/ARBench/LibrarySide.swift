@@ -4,7 +4,7 @@ import Foundation
 /// The library side of every workload: `BenchUser` records through
 /// ActiveRecord's public API, on a `Database` used for the round's scope.
 struct LibrarySide: BenchSide {
-    let name = "library"
+    var name = "library"
     let rows: [RowValues]
     /// Where the round's database is, from the harness's path (a file; the PostgreSQL
     /// section passes a schema name and opens the server).

@@ -29,6 +29,19 @@ struct PostgresSection {
     /// The workloads to run (`ARBench postgres N --only W`: one).
     var workloads = Workload.allCases
 
+    /// pgbouncer in transaction pooling mode in front of the same database, when one is given
+    /// (`AR_BENCH_PGBOUNCER`; `make bench-pgbouncer`): a library side runs through it too. pgbouncer
+    /// passes no `search_path`, so that side's schema is named after the connection's user
+    /// (PostgreSQL's default `search_path` begins with `"$user"`).
+    static var bouncerConnection: String? {
+        ProcessInfo.processInfo.environment["AR_BENCH_PGBOUNCER"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The user a `key=value` connection string names.
+    static func user(of connection: String) -> String? {
+        connection.split(separator: " ").first { $0.hasPrefix("user=") }.map { String($0.dropFirst(5)) }
+    }
+
     /// The server's connection string, when one is given.
     static var configuredConnection: String? {
         let environment = ProcessInfo.processInfo.environment
@@ -50,8 +63,24 @@ struct PostgresSection {
         library.fetchRepeats = Self.fetchRepeats
         var raw = RawPostgresSide(rows: rows, connection: schemaConnection)
         raw.fetchRepeats = Self.fetchRepeats
-        let sides: [any BenchSide] = [raw, library]
+        // The library as behind a transaction pooler, on the same server, straight (`pooled`),
+        // and through pgbouncer when one is given (`pgbouncer`).
+        var pooled = library
+        pooled.name = "pooled"
+        pooled.location = { [connection] schema in
+            .postgres(connection + " options='-csearch_path=\(schema)'", transactionPooling: true)
+        }
+        var sides: [any BenchSide] = [raw, library, pooled]
+        var bouncerSchema: String?
+        if let bouncer = Self.bouncerConnection {
+            var throughBouncer = library
+            throughBouncer.name = "pgbouncer"
+            throughBouncer.location = { _ in .postgres(bouncer, transactionPooling: true) }
+            sides.append(throughBouncer)
+            bouncerSchema = Self.user(of: bouncer) ?? "postgres"
+        }
         var lines: [(workload: Workload, raw: Duration, library: Duration)] = []
+        var poolingLines: [(workload: Workload, library: Duration, pooled: Duration, bouncer: Duration?)] = []
         var schemaNumber = 0
         for workload in workloads {
             var best: [String: Duration] = [:]
@@ -60,7 +89,7 @@ struct PostgresSection {
                 var line = "PostgreSQL \(workload.title) round \(round):"
                 for side in Array(sides[shift...] + sides[..<shift]) {
                     schemaNumber += 1
-                    let schema = "arbench_\(getpid())_\(schemaNumber)"
+                    let schema = side.name == "pgbouncer" ? bouncerSchema ?? "" : "arbench_\(getpid())_\(schemaNumber)"
                     try admin.execute("CREATE SCHEMA \(schema)")
                     defer { try? admin.execute("DROP SCHEMA \(schema) CASCADE") }
                     let elapsed = try side.run(workload, path: schema)
@@ -74,8 +103,26 @@ struct PostgresSection {
                 throw Check.Failure(description: "PostgreSQL \(workload.title): no time measured")
             }
             lines.append((workload, rawBest, libraryBest))
+            poolingLines.append((workload, libraryBest, best["pooled"] ?? .zero, best["pgbouncer"]))
         }
-        return [header] + report(lines)
+        return [header] + report(lines) + poolingReport(poolingLines)
+    }
+
+    /// The library with `transactionPooling: true` beside its default, in seconds: on the same
+    /// server straight (unnamed statements: the server parses and plans each), and through
+    /// pgbouncer when one is given.
+    private func poolingReport(_ lines: [(workload: Workload, library: Duration, pooled: Duration, bouncer: Duration?)]) -> [String] {
+        let layout = TableLayout(titleWidth: 21, widths: [11, 11, 9, 13, 9])
+        return [""] + layout.lines(
+            heading: ["transaction pooling", "default s", "pooled s", "/default", "pgbouncer s", "/default"],
+            rows: lines.map { line in
+                (
+                    [line.workload.title, String(format: "%.4f", line.library.seconds), String(format: "%.4f", line.pooled.seconds),
+                     String(format: "%.2f", line.pooled.seconds / line.library.seconds),
+                     line.bouncer.map { String(format: "%.4f", $0.seconds) } ?? "-",
+                     line.bouncer.map { String(format: "%.2f", $0.seconds / line.library.seconds) } ?? "-"],
+                    "")
+            })
     }
 
     /// The table: per workload the best times, library/raw against the target, and the library's
