@@ -158,12 +158,14 @@ test-tsan: deps lib
 
 # The topology tests (Tests/ActiveRecordTests/Topology*.swift), each suite on a throwaway primary +
 # 2 streaming standbys of its own (scripts/with-topology.sh; scripts/topology-ctl.sh kills, promotes,
-# delays): roles and read-your-writes under injected lag; failover under 4 writer processes with
-# synchronous replication; 8 processes through pgbouncer (transaction pooling) with a failover.
-# AR_TOPO_SUITE names the suite a topology is for (a failover would break the others' topology).
+# delays): roles, then read-your-writes under injected lag (one suite after the other: each stops
+# standbys); failover under 4 writer processes with synchronous replication; 8 processes through
+# pgbouncer (transaction pooling) onto the primary and 2 standbys, with a failover. AR_TOPO_SUITE
+# names the suite a topology is for (a failover would break the others' topology).
 test-topologies: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
-	AR_TOPO_SUITE=roles scripts/with-topology.sh --bouncer $(SWIFT) test --skip-build --filter TopologyRolesTests
+	AR_TOPO_SUITE=roles scripts/with-topology.sh --bouncer sh -c \
+	  '$(SWIFT) test --skip-build --filter TopologyRolesTests && $(SWIFT) test --skip-build --filter ReplicaLagTests'
 	AR_TOPO_SUITE=failover scripts/with-topology.sh --sync $(SWIFT) test --skip-build --filter TopologyFailoverTests
 	AR_TOPO_SUITE=whole scripts/with-topology.sh --sync --bouncer $(SWIFT) test --skip-build --filter TopologyWholePictureTests
 
