@@ -5,6 +5,8 @@
 #                C examples and tests on SQLite and on a throwaway PostgreSQL server
 #                (scripts/with-postgres.sh), then the package-graph, snippet and seam checks
 #   make test-tsan  the Swift tests under the thread sanitizer (.ci/run runs it after make test)
+#   make test-topologies  the replication, failover and pgbouncer tests, each suite on its own
+#                throwaway primary + 2 standbys (scripts/with-topology.sh; .ci/run runs it after make test)
 #   make test-pgbouncer  the tests behind a throwaway pgbouncer in transaction pooling mode, in front
 #                of a throwaway PostgreSQL server (make test runs them too, in test-engines)
 #   make bench   the release benchmark against the raw sqlite3 C API, and on a throwaway PostgreSQL
@@ -45,7 +47,7 @@ APT_PACKAGES = libsqlite3-dev libpq-dev postgresql pgbouncer pkg-config gcc g++ 
 
 .PHONY: all deps build run run-postgres test test-engines examples bench fuzz lib test-lib-replace header check-header c-examples c-test clean \
         package-graph check-snippets check-doc-snippets check-seams test-tsan install-build install uninstall test-install swift-examples \
-        docs release-check serve server-build test-server test-pgbouncer test-pgbouncer-run
+        docs release-check serve server-build test-server test-topologies test-pgbouncer test-pgbouncer-run
 
 all: build
 
@@ -153,6 +155,19 @@ test-pgbouncer-run:
 test-tsan: deps lib
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(SWIFTFLAGS)
 	scripts/with-postgres.sh $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+
+# The topology tests (Tests/ActiveRecordTests/Topology*.swift), each suite on a throwaway primary +
+# 2 streaming standbys of its own (scripts/with-topology.sh; scripts/topology-ctl.sh kills, promotes,
+# delays): roles, then read-your-writes under injected lag (one suite after the other: each stops
+# standbys); failover under 4 writer processes with synchronous replication; 8 processes through
+# pgbouncer (transaction pooling) onto the primary and 2 standbys, with a failover. AR_TOPO_SUITE
+# names the suite a topology is for (a failover would break the others' topology).
+test-topologies: deps
+	$(SWIFT) build --build-tests $(SWIFTFLAGS)
+	AR_TOPO_SUITE=roles scripts/with-topology.sh --bouncer sh -c \
+	  '$(SWIFT) test --skip-build --filter TopologyRolesTests && $(SWIFT) test --skip-build --filter ReplicaLagTests'
+	AR_TOPO_SUITE=failover scripts/with-topology.sh --sync $(SWIFT) test --skip-build --filter TopologyFailoverTests
+	AR_TOPO_SUITE=whole scripts/with-topology.sh --sync --bouncer $(SWIFT) test --skip-build --filter TopologyWholePictureTests
 
 # A user's package (Tests/PackageGraph) with its own targets named Quickstart and CSQLite
 # depends on this one by path: it must resolve (target names are unique across a package

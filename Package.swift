@@ -100,7 +100,7 @@ let package = Package(
         // A child process the crash tests kill in the middle of a transaction.
         .executableTarget(
             name: "ActiveRecordStressChild",
-            dependencies: ["ActiveRecord", "ActiveRecordPostgreSQL"],
+            dependencies: ["ActiveRecord", "ActiveRecordPostgreSQL", .product(name: "Logging", package: "swift-log")],
             path: "Tests/StressChild"
         ),
         // The engine conformance suite: what every engine must do, checked through a database of

@@ -210,6 +210,9 @@ do {
         guard arguments.count == 4, let n = Int(arguments[3]) else { fail("usage: async-overhead <path> <n>") }
         let database = try Database(location(arguments[2]))
         print(AsyncOverhead(database: database, finds: n).run())
+    case "topology-writer":
+        // The topology tests' writer: see Topology.swift.
+        try TopologyWriter(arguments).run()
     case "async-load":
         // async-load <path> <tasks>: `tasks` concurrent tasks, each an awaited find and save;
         // prints how many completed and failed, and the process's thread count before and at
