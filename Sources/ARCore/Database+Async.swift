@@ -185,12 +185,16 @@ extension Database {
         let pool = pool.unsafelyUnwrapped
         if kind == .reads, let (replica, connection) = replicaForReadScope() {
             // A replica that has replayed the session's commits; when it fails for its own sake
-            // (lost, shutting down), the read runs again on the primary (reads only: a model's
-            // awaited read, or a `read { }` block, which writes nothing there).
+            // (lost, shutting down), the read runs again on the primary: a model's awaited read
+            // (which writes nothing), or a `read { }` block that had not started.
+            var started = false
             do {
                 defer { replica.pool.checkIn(connection) }
-                return try run(job, on: connection, scope, body)
-            } catch where ReplicaSet.isReplicaFailure(error) && !job.isStopped && !scope.isSnapshot {
+                return try run(job, on: connection, scope) {
+                    started = true
+                    return try body()
+                }
+            } catch where ReplicaSet.isReplicaFailure(error) && !job.isStopped && (!scope.isSnapshot || !started) {
                 replicas?.failed(replica, error)
             }
         }

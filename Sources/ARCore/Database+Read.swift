@@ -37,9 +37,22 @@ extension Database {
             defer { readers.checkIn(reader) }
             return try reading(on: reader.connection, body)
         }
-        if let (replica, connection) = replicaForReadScope() {
-            defer { replica.pool.checkIn(connection) }
-            return try reading(on: connection, body)
+        if let replicas {
+            // On a replica; if its read transaction cannot begin there (the replica went away
+            // meanwhile), on the next server: the block has not run yet.
+            for _ in 0..<replicas.replicas.count {
+                guard let (replica, connection) = replicaForReadScope() else { break }
+                var started = false
+                do {
+                    defer { replica.pool.checkIn(connection) }
+                    return try reading(on: connection) {
+                        started = true
+                        return try body()
+                    }
+                } catch where !started && ReplicaSet.isReplicaFailure(error) {
+                    replicas.failed(replica, error)
+                }
+            }
         }
         let pool = pool.unsafelyUnwrapped
         let connection = try pool.checkOut()

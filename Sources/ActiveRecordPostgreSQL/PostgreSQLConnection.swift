@@ -334,8 +334,12 @@ final class PostgreSQLConnection: EngineConnection {
     /// closed the socket, which libpq then reports as a lost connection).
     func checkAlive() -> Bool {
         guard isUsable else { return false }
-        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
-        if poll(&descriptor, 1, 0) > 0 { _ = PQconsumeInput(handle) }
+        // A few rounds: a stopping server's goodbye (an error message) is read first, and the
+        // end of the stream, which marks the connection lost, only by the next read.
+        for _ in 0..<4 {
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 0) > 0, PQconsumeInput(handle) == 1, PQstatus(handle) == CONNECTION_OK else { break }
+        }
         return PQstatus(handle) == CONNECTION_OK
     }
 
