@@ -85,10 +85,8 @@ final class ConnectionPool: Sendable {
         hold.count -= 1
         guard hold.count == 0 else { return }
         // The thread's work on the primary ended outside a transaction (a commit, a write): its
-        // reads wait for a replica to have replayed that far.
-        if let replicaSet, hold.connection.transaction.depth == 0, hold.connection.isUsable {
-            replicaSet.recordPosition(after: hold.connection)
-        }
+        // next read waits for a replica to have replayed that far.
+        if let replicaSet, hold.connection.transaction.depth == 0 { replicaSet.noteWork() }
         state.withLock { _ = $0.holds.removeValue(forKey: thread) }
         checkIn(hold.connection)
     }

@@ -23,7 +23,7 @@ extension Database {
     /// commits (the next one when it fails for the replica's sake: lost, shutting down, or
     /// canceling the read for its recovery), else on the primary through `primary`.
     func readOnReplica<R>(_ replicas: ReplicaSet, _ body: (Connection) throws -> R, primary: () throws -> R) throws -> R {
-        let required = replicas.requiredPosition()
+        let required = replicas.requiredPosition(askPrimary: primaryPosition)
         for _ in 0..<replicas.replicas.count {
             guard let (replica, connection) = replicas.checkOut(required: required) else { break }
             do {
@@ -43,6 +43,14 @@ extension Database {
     /// replica that has replayed the calling session's commits, else `nil` (the primary's).
     func replicaForReadScope() -> (ReplicaSet.Replica, Connection)? {
         guard let replicas else { return nil }
-        return replicas.checkOut(required: replicas.requiredPosition())
+        return replicas.checkOut(required: replicas.requiredPosition(askPrimary: primaryPosition))
+    }
+
+    /// How far the primary's WAL goes now, asked on a connection of its pool.
+    private func primaryPosition() throws -> UInt64? {
+        let pool = pool.unsafelyUnwrapped
+        let connection = try pool.checkOut()
+        defer { pool.checkIn(connection) }
+        return try connection.replicationPosition()
     }
 }

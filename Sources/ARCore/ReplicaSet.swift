@@ -7,13 +7,15 @@ import Synchronization
 ///
 /// A *session* is the task (async code, or synchronous code running in a task) or else the
 /// thread that calls the library; an async call's work, run on the database's threads, counts
-/// for the task that awaits it. After a session's work on the primary ends outside a
-/// transaction (a commit, a write), the primary's WAL position is recorded for the session;
-/// a read of the session goes to a replica only once the replica has replayed that far: at
-/// once when it is known to have, else after waiting up to ``Database/replicaWait`` for it,
-/// else on the primary. Positions are merged, never lost: when the table of sessions grows past
-/// its bound, its positions fold into one floor that every session then waits for (more
-/// waiting, never a stale read).
+/// for the task that awaits it. When a session's work on the primary ends outside a
+/// transaction (a commit, a write), the session is marked as having written — no round trip;
+/// its next read asks the primary how far its WAL goes (past that work, since the work came
+/// first), keeps that position for the session, and goes to a replica only once the replica
+/// has replayed that far: at once when it is known to have, else after waiting up to
+/// ``Database/replicaWait`` for it, else on the primary. A session that writes and does not read
+/// pays nothing. Positions are merged, never lost: when the table of sessions grows past its
+/// bound, its positions fold into one floor that every session then waits for (more waiting,
+/// never a stale read).
 final class ReplicaSet: Sendable {
     /// One replica: its pool, its health, and how far it has replayed, as last seen.
     final class Replica: Sendable {
@@ -37,8 +39,10 @@ final class ReplicaSet: Sendable {
     let replicas: [Replica]
     /// Where the next read starts looking (round robin).
     private let next = Atomic<Int>(0)
-    /// How far each session's work on the primary went, and the floor of the sessions folded away.
-    private let sessions = Lock<(positions: [UInt: UInt64], floor: UInt64)>(([:], 0))
+    /// How far each session's work on the primary went (``pendingPosition``: not asked yet),
+    /// the floor of the sessions folded away, and whether that floor must first be asked of
+    /// the primary (a folded session had not been asked).
+    private let sessions = Lock<(positions: [UInt: UInt64], floor: UInt64, floorPending: Bool)>(([:], 0, false))
     /// How long a read waits for a replica to replay its session's commits (see ``Database/replicaWait``).
     let wait: Lock<Duration> = Lock(.seconds(1))
     /// Each thread's session while it runs an async call's work (0: none; see ``session``).
@@ -50,6 +54,8 @@ final class ReplicaSet: Sendable {
 
     /// A position meaning "unknown": the session's reads go to the primary.
     static let unknownPosition = UInt64.max
+    /// A session that worked on the primary since its position was last asked.
+    static let pendingPosition = UInt64.max - 1
     /// Sessions kept before they fold into the floor.
     private static let sessionBound = 4096
 
@@ -77,28 +83,45 @@ final class ReplicaSet: Sendable {
         return try body()
     }
 
-    /// Records how far the primary's WAL went after the calling session's work on `connection`
-    /// (outside a transaction). When the position cannot be read, the session's reads go to
-    /// the primary until its next work there.
-    func recordPosition(after connection: Connection) {
-        let position = (try? connection.replicationPosition()) ?? Self.unknownPosition
+    /// Notes that the calling session's work on the primary ended outside a transaction (a
+    /// commit, a write): its next read asks how far the primary went.
+    func noteWork() {
         let session = Self.session
         sessions.withLock { sessions in
             if sessions.positions.count >= Self.sessionBound, sessions.positions[session] == nil {
-                // Folded, not forgotten: every session now waits for the highest.
-                let highest = sessions.positions.values.filter { $0 != Self.unknownPosition }.max() ?? 0
-                sessions.floor = max(sessions.floor, highest)
+                // Folded, not forgotten: every session now waits for the highest (asked of the
+                // primary first when one of them had not been asked yet).
+                let asked = sessions.positions.values.filter { $0 != Self.pendingPosition }
+                sessions.floor = max(sessions.floor, asked.max() ?? 0)
+                if asked.count < sessions.positions.count { sessions.floorPending = true }
                 sessions.positions.removeAll(keepingCapacity: true)
             }
-            sessions.positions[session] = position
+            sessions.positions[session] = Self.pendingPosition
         }
     }
 
-    /// How far a replica must have replayed for the calling session's reads.
-    func requiredPosition() -> UInt64 {
+    /// How far a replica must have replayed for the calling session's reads: asked of the
+    /// primary through `askPrimary` when the session worked there since (``unknownPosition``,
+    /// the primary, when that fails: asked again at the next read).
+    func requiredPosition(askPrimary: () throws -> UInt64?) -> UInt64 {
         let session = Self.session
         if session == Self.primarySession { return Self.unknownPosition }
-        return sessions.withLock { $0.positions[session] ?? $0.floor }
+        let (known, floorPending) = sessions.withLock { ($0.positions[session], $0.floorPending) }
+        if let known, known != Self.pendingPosition { return known }
+        if known == nil, !floorPending { return sessions.withLock { $0.floor } }
+        // Asked now, after the work: the primary's position is past it.
+        guard let position = try? askPrimary() ?? 0 else { return Self.unknownPosition }
+        return sessions.withLock { sessions in
+            if known == nil {
+                sessions.floor = max(sessions.floor, position)
+                sessions.floorPending = false
+                return sessions.floor
+            }
+            // A later write of the session (another thread of its task) left it pending again:
+            // still, this read needs at least this position.
+            if sessions.positions[session] == Self.pendingPosition { sessions.positions[session] = position }
+            return position
+        }
     }
 
     // MARK: Choosing a replica

@@ -164,3 +164,41 @@ struct AsyncOverhead: Sendable {
         Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
     }
 }
+
+/// What read-your-writes costs a write on a database with replicas (see `replica-cost`): the
+/// same creates, and creates each followed by a find, on a database without replicas and on one
+/// whose replica is the same server (never behind: the cost is recording the primary's
+/// position, and asking a replica's when the cached one is behind).
+struct ReplicaCost {
+    let plain: Database
+    let replicated: Database
+    let writes: Int
+
+    func run() throws -> String {
+        var rows: [String] = []
+        for (name, work) in [("create", false), ("create+find", true)] {
+            var plainTimes: [Double] = [], replicatedTimes: [Double] = []
+            for _ in 0..<5 {
+                plainTimes.append(try measure(plain, find: work))
+                replicatedTimes.append(try measure(replicated, find: work))
+            }
+            let p = plainTimes.sorted()[2], r = replicatedTimes.sorted()[2]
+            rows.append(
+                "\(name): plain-us \(String(format: "%.1f", p)) replicas-us \(String(format: "%.1f", r)) "
+                    + "ratio \(String(format: "%.2f", r / p))")
+        }
+        return rows.joined(separator: "\n")
+    }
+
+    private func measure(_ database: Database, find: Bool) throws -> Double {
+        try database.use {
+            let start = ContinuousClock.now
+            for n in 0..<writes {
+                let row = try LoadRow.create(["n": n, "label": "cost"])
+                if find { _ = try LoadRow.find(row.id!) }
+            }
+            let elapsed = ContinuousClock.now - start
+            return (Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12) / Double(writes)
+        }
+    }
+}

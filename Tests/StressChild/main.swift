@@ -210,6 +210,14 @@ do {
         guard arguments.count == 4, let n = Int(arguments[3]) else { fail("usage: async-overhead <path> <n>") }
         let database = try Database(location(arguments[2]))
         print(AsyncOverhead(database: database, finds: n).run())
+    case "replica-cost":
+        // replica-cost <conninfo> <n>: n creates (then n creates each followed by a find) on a
+        // PostgreSQL database without replicas and on one with the same server as its replica;
+        // prints the median of 5 rounds of each, in microseconds per create.
+        guard arguments.count == 4, let n = Int(arguments[3]) else { fail("usage: replica-cost <conninfo> <n>") }
+        let plain = try Database(.postgres(arguments[2]))
+        let replicated = try Database(.postgres(arguments[2], replicas: [arguments[2]]))
+        print(try ReplicaCost(plain: plain, replicated: replicated, writes: n).run())
     case "topology-writer":
         // The topology tests' writer: see Topology.swift.
         try TopologyWriter(arguments).run()
