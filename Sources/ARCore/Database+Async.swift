@@ -182,22 +182,26 @@ extension Database {
             let writerScope: CallScope = if case .snapshot = scope { .writes } else { scope }
             return try run(job, on: writer.connection, writerScope, body)
         }
-        let pool = pool.unsafelyUnwrapped
-        if kind == .reads, let (replica, connection) = replicaForReadScope() {
-            // A replica that has replayed the session's commits; when it fails for its own sake
-            // (lost, shutting down), the read runs again on the primary: a model's awaited read
-            // (which writes nothing), or a `read { }` block that had not started.
+        if kind == .reads, let replicas {
+            // When the read fails for a replica's sake, it runs again on the next server: a
+            // model's awaited read (which writes nothing), or a `read { }` block not started.
             var started = false
-            do {
-                defer { replica.pool.checkIn(connection) }
-                return try run(job, on: connection, scope) {
-                    started = true
-                    return try body()
-                }
-            } catch where ReplicaSet.isReplicaFailure(error) && !job.isStopped && (!scope.isSnapshot || !started) {
-                replicas?.failed(replica, error)
-            }
+            return try readOnReplica(
+                replicas,
+                { connection in
+                    try run(job, on: connection, scope) {
+                        started = true
+                        return try body()
+                    }
+                }, canRunAgain: { !job.isStopped && (!scope.isSnapshot || !started) },
+                primary: { try runOnPrimary(job, scope, body) })
         }
+        return try runOnPrimary(job, scope, body)
+    }
+
+    /// ``run(_:_:_:_:)`` on the primary's pool.
+    private func runOnPrimary<R>(_ job: ExecutorJob, _ scope: CallScope, _ body: () throws -> R) throws -> R {
+        let pool = pool.unsafelyUnwrapped
         if case .snapshot = scope {
             // A connection of the block's own, in its read-only transaction, not held by the
             // thread: a write inside the block (or automatic migration of a table it reads

@@ -37,27 +37,24 @@ extension Database {
             defer { readers.checkIn(reader) }
             return try reading(on: reader.connection, body)
         }
-        if let replicas {
-            // On a replica; if its read transaction cannot begin there (the replica went away
-            // meanwhile), on the next server: the block has not run yet.
-            for _ in 0..<replicas.replicas.count {
-                guard let (replica, connection) = replicaForReadScope() else { break }
-                var started = false
-                do {
-                    defer { replica.pool.checkIn(connection) }
-                    return try reading(on: connection) {
-                        started = true
-                        return try body()
-                    }
-                } catch where !started && ReplicaSet.isReplicaFailure(error) {
-                    replicas.failed(replica, error)
-                }
-            }
-        }
         let pool = pool.unsafelyUnwrapped
-        let connection = try pool.checkOut()
-        defer { pool.checkIn(connection) }
-        return try reading(on: connection, body)
+        func onPrimary() throws -> R {
+            let connection = try pool.checkOut()
+            defer { pool.checkIn(connection) }
+            return try reading(on: connection, body)
+        }
+        guard let replicas else { return try onPrimary() }
+        // On a replica; if its read transaction cannot begin there (the replica went away
+        // meanwhile), on the next server: the block has not run yet.
+        var started = false
+        return try readOnReplica(
+            replicas,
+            { connection in
+                try reading(on: connection) {
+                    started = true
+                    return try body()
+                }
+            }, canRunAgain: { !started }, primary: onPrimary)
     }
 
     /// Runs `body` as a read scope on `connection`, in a read transaction: a deferred one on

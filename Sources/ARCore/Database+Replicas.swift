@@ -20,9 +20,14 @@ extension Database {
     public var hasReplicas: Bool { replicas != nil }
 
     /// Runs a read outside a transaction on a replica that has replayed the calling session's
-    /// commits (the next one when it fails for the replica's sake: lost, shutting down, or
-    /// canceling the read for its recovery), else on the primary through `primary`.
-    func readOnReplica<R>(_ replicas: ReplicaSet, _ body: (Connection) throws -> R, primary: () throws -> R) throws -> R {
+    /// commits, else on the primary through `primary`. When the read fails for the replica's
+    /// sake (lost, shutting down, or canceling the read for its recovery), the replica is
+    /// marked down and the read runs again on the next server, if `canRunAgain` says it may
+    /// (a statement may; a read block only if it has not started).
+    /// The one way every read reaches a replica: a statement, a `read { }` block, an async read.
+    func readOnReplica<R>(
+        _ replicas: ReplicaSet, _ body: (Connection) throws -> R, canRunAgain: () -> Bool = { true }, primary: () throws -> R
+    ) throws -> R {
         let required = replicas.requiredPosition(askPrimary: primaryPosition)
         for _ in 0..<replicas.replicas.count {
             guard let (replica, connection) = replicas.checkOut(required: required) else { break }
@@ -31,19 +36,12 @@ extension Database {
                 let value = try body(connection)
                 replicas.succeeded(replica)
                 return value
-            } catch where ReplicaSet.isReplicaFailure(error) && !connection.hasOpenTransaction {
+            } catch where ReplicaSet.isReplicaFailure(error) && canRunAgain() {
                 replicas.failed(replica, error)
                 log(.notice, "a read failed on replica \(replica.index) and goes to another server: \(error)")
             }
         }
         return try primary()
-    }
-
-    /// A connection for a read scope (``read(_:)``, an async read) outside a transaction: of a
-    /// replica that has replayed the calling session's commits, else `nil` (the primary's).
-    func replicaForReadScope() -> (ReplicaSet.Replica, Connection)? {
-        guard let replicas else { return nil }
-        return replicas.checkOut(required: replicas.requiredPosition(askPrimary: primaryPosition))
     }
 
     /// How far the primary's WAL goes now, asked on a connection of its pool.

@@ -207,7 +207,7 @@ final class ReplicaSet: Sendable {
 
     /// Marks `replica` healthy again (a read succeeded on it).
     func succeeded(_ replica: Replica) {
-        if replica.health.withLock({ $0.failures }) != 0 { replica.health.withLock { $0 = (0, 0) } }
+        replica.health.withLock { if $0.failures != 0 { $0 = (0, 0) } }
     }
 
     /// Whether a read that failed with `error` on a replica may be run on another server: the
@@ -215,6 +215,6 @@ final class ReplicaSet: Sendable {
     /// recovery).
     static func isReplicaFailure(_ error: any Error) -> Bool {
         guard let failure = error as? ActiveRecordError else { return false }
-        return failure.isTransient || failure.code == .transactionConflict || failure.code == .busy
+        return failure.isTransient || failure.code == .transactionConflict
     }
 }
