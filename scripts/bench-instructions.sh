@@ -15,7 +15,11 @@
 # With BENCH_C (Benchmarks/c/bench.c built against the release libactiverecord.so), the C
 # API's rows too: one round of bench-c ROWS, callgrind collecting only in the function that
 # holds one side's measured loop (raw_insert_rows, library_insert_rows, ...).
+#
+# SECTIONS (default "sqlite c postgres pooled") picks which groups of rows run, e.g.
+# SECTIONS=postgres for the PostgreSQL client rows alone.
 set -euo pipefail
+sections=" ${SECTIONS:-sqlite c postgres pooled} "
 
 binary=${1:?usage: bench-instructions.sh ARBENCH [ROWS [BENCH_C]]}
 rows=${2:-5000}
@@ -78,6 +82,7 @@ row() {
   printf '%-34s %s  %s\n' "$title" "$line" "$result"
 }
 
+if [[ $sections == *" sqlite "* ]]; then
 for workload in insert insertAll fetchAll find updateScore destroy deleteByID; do
   case $workload in
     insert) title="insert (1 tx)"; target=1.15 ;;
@@ -94,7 +99,8 @@ row "lazy relation walk (per member)" "$rows" 1.4 "raw lazy" "library lazy" "$ro
 row "eager loading (per member)" "$rows" 1.5 "raw eager" "library eager" "$rows" --only relations --rounds 1
 row "predicate query (per query)" "$rows" 1.5 "predicate query: raw" "predicate query: library string" \
   "$rows" --only queries --rounds 1 --indexed 1 --predicate "$rows"
-if [ -n "$bench_c" ]; then
+fi
+if [[ -n $bench_c && $sections == *" c "* ]]; then
   row "C API: insert (1 tx)" "$rows" 1.8 c:raw_insert_rows c:library_insert_rows "$rows"
   row "C API: fetch all" "$rows" 1.8 c:raw_fetch_rows c:library_fetch_rows "$rows"
 fi
@@ -104,14 +110,14 @@ fi
 # section's 5 fetches per round).
 if [ -n "${AR_BENCH_POSTGRES:-${AR_TEST_POSTGRES:-}}" ]; then
   pg_rows=${PG_ROWS:-1000}
-  for workload in insert insertAll fetchAll find updateScore destroy deleteByID; do
+  [[ $sections == *" postgres "* ]] && for workload in insert insertAll fetchAll find updateScore destroy deleteByID; do
     operations=$pg_rows
     [ "$workload" = fetchAll ] && operations=$((pg_rows * 5))
     row "PostgreSQL client: $workload" "$operations" 1.3 raw library postgres "$pg_rows" --only "$workload" --rounds 1
   done
   # The same workloads with transactionPooling: true (as behind pgbouncer in transaction mode),
   # on the same server straight: every statement unnamed, results binary after its first run.
-  for workload in insert insertAll fetchAll find updateScore destroy deleteByID; do
+  [[ $sections == *" pooled "* ]] && for workload in insert insertAll fetchAll find updateScore destroy deleteByID; do
     operations=$pg_rows
     [ "$workload" = fetchAll ] && operations=$((pg_rows * 5))
     row "PG transaction pooling: $workload" "$operations" 1.3 raw pooled postgres "$pg_rows" --only "$workload" --rounds 1

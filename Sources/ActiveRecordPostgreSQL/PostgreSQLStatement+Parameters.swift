@@ -2,65 +2,170 @@ import ARLibPQ
 @_spi(Engines) import ARCore
 import Foundation
 
-/// A statement's parameters as libpq takes them: one value, so that encoding them and handing
-/// them to libpq each reach the statement's stored property once (every access to a class's
-/// stored property is checked for exclusivity at run time: per parameter and per array, the
-/// checks cost more than the encoding; see Benchmarks/README.md, Hot-path notes).
+/// A statement's parameters as libpq takes them: four arrays (values, lengths, formats, types)
+/// in memory the layout owns and reuses from one execution to the next, so that encoding a
+/// statement's parameters allocates nothing and reaches no Swift array.
+///
+/// Two encodings:
+/// * **Binary**, when the server has told the parameters' types (a prepared statement,
+///   described once: ``PostgreSQLStatement``): integers, doubles and booleans in network byte
+///   order in 8-byte slots of the layout's own bytes, text and `bytea` pointing at the bound
+///   cells' bytes (no copy: they stay valid until the statement's next bind). A value whose
+///   server type has no binary form here (a `numeric`, a `uuid`, a date, JSON) or would not
+///   fit (an integer over a 32-bit column's range, an integer other than 0 or 1 for a boolean)
+///   goes as text, so that the server reads it (or rejects it) exactly as it reads text.
+/// * **Text** otherwise (a statement run once, or unnamed behind a transaction pooler):
+///   integers as decimal digits, doubles as their shortest text, text NUL-terminated in the
+///   layout's bytes, `bytea` binary.
+///
+/// Types (``types``): 0 (unspecified: the server infers it from where the parameter is) but
+/// `double precision` for a `REAL` value and `bytea` for a blob.
+///
+/// The layout is a value held by its statement (which calls ``deallocate()`` in its deinit).
 struct ParameterLayout {
-    /// The parameters' bytes: text NUL-terminated, `bytea` binary.
-    private var buffer: [UInt8] = []
-    /// Where each parameter's bytes start in ``buffer`` (-1: `NULL`).
-    private var offsets: [Int] = []
-    private var lengths: [Int32] = []
-    private var formats: [Int32] = []
-    /// Each parameter's type (0: unspecified, read as the statement needs).
-    private(set) var types: [Oid] = []
-    /// Where each parameter's bytes start, for the call (rebuilt per call: `buffer` may move).
-    private var pointers: [UnsafePointer<CChar>?] = []
+    /// Room for this many parameters in the four arrays.
+    private var capacity = 0
+    private(set) var values = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: 1)
+    private(set) var lengths = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+    private(set) var formats = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+    private(set) var types = UnsafeMutablePointer<Oid>.allocate(capacity: 1)
+    /// Bytes for the values that are not the caller's: binary numbers, text copies, digits.
+    private var bytes = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 8)
+    private var byteCapacity = 8
 
-    /// Lays the `count` parameters out from `bound` (the others `NULL`).
-    mutating func encode(_ bound: UnsafeBufferPointer<Cell>, count: Int) {
-        buffer.removeAll(keepingCapacity: true)
-        offsets.removeAll(keepingCapacity: true)
-        lengths.removeAll(keepingCapacity: true)
-        formats.removeAll(keepingCapacity: true)
-        types.removeAll(keepingCapacity: true)
+    /// Frees the layout's memory (its statement's deinit).
+    func deallocate() {
+        values.deallocate()
+        lengths.deallocate()
+        formats.deallocate()
+        types.deallocate()
+        bytes.deallocate()
+    }
+
+    /// Makes room for `count` parameters.
+    @inline(__always)
+    private mutating func reserve(_ count: Int) {
+        guard count > capacity else { return }
+        deallocate()
+        values = .allocate(capacity: count)
+        lengths = .allocate(capacity: count)
+        formats = .allocate(capacity: count)
+        types = .allocate(capacity: count)
+        bytes = .allocate(byteCount: 8, alignment: 8)
+        byteCapacity = 8
+        capacity = count
+    }
+
+    /// Makes room for `count` bytes.
+    @inline(__always)
+    private mutating func reserveBytes(_ count: Int) {
+        guard count > byteCapacity else { return }
+        bytes.deallocate()
+        byteCapacity = max(count, 2 * byteCapacity)
+        bytes = .allocate(byteCount: byteCapacity, alignment: 8)
+    }
+
+    /// Sets ``types`` for the `count` parameters from `bound` (the others `NULL`): the types a
+    /// statement is prepared with, and so the key of its prepared forms.
+    mutating func setTypes(_ bound: UnsafeBufferPointer<Cell>, count: Int) {
+        reserve(count)
         for index in 0..<count {
-            let value = index < bound.count ? bound[index] : .null
-            var format: Int32 = 0
-            var type: Oid = 0
-            let start = buffer.count
-            switch value {
-            case .null:
-                offsets.append(-1)
-                lengths.append(0)
-                formats.append(0)
-                types.append(0)
-                continue
-            case .integer(let int): appendDecimal(int)
-            case .real(let double):
-                type = Oid(AR_PG_FLOAT8)
-                let text = double.isNaN ? "NaN" : double.isInfinite ? (double < 0 ? "-Infinity" : "Infinity") : "\(double)"
-                buffer.append(contentsOf: text.utf8)
-            case .text(let utf8): buffer.append(contentsOf: utf8)
-            case .blob(let bytes):
-                buffer.append(contentsOf: bytes)
-                format = 1
-                type = Oid(AR_PG_BYTEA)
+            let type: Oid
+            switch index < bound.count ? bound[index] : .null {
+            case .real: type = Oid(AR_PG_FLOAT8)
+            case .blob: type = Oid(AR_PG_BYTEA)
+            default: type = 0
             }
-            let length = buffer.count - start
-            if format == 0 { buffer.append(0) }
-            offsets.append(start)
-            lengths.append(Int32(length))
-            formats.append(format)
-            types.append(type)
+            types[index] = type
         }
     }
 
-    /// Appends `value`'s decimal digits: written right to left into a small stack buffer,
-    /// then appended at once (a digit at a time into `buffer`, reversed afterwards, paid an
-    /// append with its checks per digit; see Benchmarks/README.md, Hot-path notes).
-    private mutating func appendDecimal(_ value: Int64) {
+    /// Lays the `count` parameters out from `bound` (the others `NULL`), after ``setTypes(_:count:)``:
+    /// binary where `serverTypes` (the server's type of each parameter) allows, else text.
+    mutating func encode(_ bound: UnsafeBufferPointer<Cell>, count: Int, serverTypes: UnsafePointer<Oid>?) {
+        // The bytes needed at most: a slot of 32 per number (binary, or its text), a text copy
+        // with its NUL when the text may have to go as text.
+        var needed = 0
+        for index in 0..<min(count, bound.count) {
+            switch bound[index] {
+            case .integer, .real: needed &+= 32
+            case .text(let utf8): needed &+= utf8.count &+ 1
+            case .null, .blob: break
+            }
+        }
+        reserveBytes(needed)
+        var offset = 0
+        for index in 0..<count {
+            let value = index < bound.count ? bound[index] : .null
+            let serverType = serverTypes.map { Int($0[index]) } ?? 0
+            var format: Int32 = 1
+            var length: Int32
+            let slot = bytes + offset
+            var pointer = UnsafeRawPointer(slot)
+            switch value {
+            case .null:
+                values[index] = nil
+                lengths[index] = 0
+                formats[index] = 0
+                continue
+            case .integer(let int):
+                switch serverType {
+                case AR_PG_INT8:
+                    slot.storeBytes(of: int.bigEndian, as: Int64.self)
+                    length = 8
+                case AR_PG_INT4 where Int32(exactly: int) != nil:
+                    slot.storeBytes(of: Int32(truncatingIfNeeded: int).bigEndian, as: Int32.self)
+                    length = 4
+                case AR_PG_INT2 where Int16(exactly: int) != nil:
+                    slot.storeBytes(of: Int16(truncatingIfNeeded: int).bigEndian, as: Int16.self)
+                    length = 2
+                case AR_PG_BOOL where int == 0 || int == 1:
+                    slot.storeBytes(of: UInt8(truncatingIfNeeded: int), as: UInt8.self)
+                    length = 1
+                case AR_PG_FLOAT8:
+                    slot.storeBytes(of: Double(int).bitPattern.bigEndian, as: UInt64.self)
+                    length = 8
+                default:
+                    length = Self.writeDecimal(int, to: slot)
+                    format = 0
+                }
+                offset &+= 32
+            case .real(let double):
+                if serverType == AR_PG_FLOAT8 {
+                    slot.storeBytes(of: double.bitPattern.bigEndian, as: UInt64.self)
+                    length = 8
+                } else {
+                    length = Self.writeText(of: double, to: slot)
+                    format = 0
+                }
+                offset &+= 32
+            case .text(let utf8):
+                length = Int32(utf8.count)
+                switch serverType {
+                // Not `name`: its binary form refuses a name over 63 bytes that its text form cuts
+                // short (what a catalog lookup of a too long name relies on).
+                case AR_PG_TEXT, AR_PG_VARCHAR, AR_PG_BPCHAR, AR_PG_JSON:
+                    // The binary form of text is its bytes; a NULL pointer would be SQL NULL.
+                    if let base = utf8.baseAddress { pointer = UnsafeRawPointer(base) }
+                default:
+                    if let base = utf8.baseAddress { slot.copyMemory(from: base, byteCount: utf8.count) }
+                    slot.storeBytes(of: 0, toByteOffset: utf8.count, as: UInt8.self)
+                    offset &+= utf8.count &+ 1
+                    format = 0
+                }
+            case .blob(let blob):
+                length = Int32(blob.count)
+                if let base = blob.baseAddress { pointer = base }
+            }
+            values[index] = pointer.assumingMemoryBound(to: CChar.self)
+            lengths[index] = length
+            formats[index] = format
+        }
+    }
+
+    /// Writes `value`'s decimal digits and a NUL at `target` (room for 21 digits and a sign):
+    /// their count.
+    private static func writeDecimal(_ value: Int64, to target: UnsafeMutableRawPointer) -> Int32 {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
             var magnitude = value.magnitude
             var start = digits.count
@@ -69,35 +174,27 @@ struct ParameterLayout {
                 digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
                 magnitude /= 10
             } while magnitude > 0
+            var length = 0
             if value < 0 {
-                start -= 1
-                digits[start] = UInt8(ascii: "-")
+                target.storeBytes(of: UInt8(ascii: "-"), as: UInt8.self)
+                length = 1
             }
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+            let count = digits.count - start
+            (target + length).copyMemory(from: digits.baseAddress! + start, byteCount: count)
+            length += count
+            target.storeBytes(of: 0, toByteOffset: length, as: UInt8.self)
+            return Int32(length)
         }
     }
 
-    /// Calls `body` with the values, lengths, formats and types as libpq takes them.
-    mutating func withPointers<R>(
-        _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?, UnsafePointer<Oid>?) -> R
-    ) -> R {
-        pointers.removeAll(keepingCapacity: true)
-        buffer.withUnsafeBufferPointer { bytes in
-            let base = UnsafeRawPointer(bytes.baseAddress)
-            for offset in offsets {
-                pointers.append(offset >= 0 ? base.map { ($0 + offset).assumingMemoryBound(to: CChar.self) } : nil)
-            }
-        }
-        return buffer.withUnsafeBufferPointer { _ in
-            pointers.withUnsafeBufferPointer { pointers in
-                lengths.withUnsafeBufferPointer { lengths in
-                    formats.withUnsafeBufferPointer { formats in
-                        types.withUnsafeBufferPointer { types in
-                            body(pointers.baseAddress, lengths.baseAddress, formats.baseAddress, types.baseAddress)
-                        }
-                    }
-                }
-            }
+    /// Writes `value` as PostgreSQL reads a `double precision` (`NaN`, `Infinity`, the shortest
+    /// text that reads back the same) and a NUL at `target` (room for 32 bytes): its length.
+    private static func writeText(of value: Double, to target: UnsafeMutableRawPointer) -> Int32 {
+        var text = value.isNaN ? "NaN" : value.isInfinite ? (value < 0 ? "-Infinity" : "Infinity") : "\(value)"
+        return text.withUTF8 { utf8 in
+            target.copyMemory(from: utf8.baseAddress!, byteCount: utf8.count)
+            target.storeBytes(of: 0, toByteOffset: utf8.count, as: UInt8.self)
+            return Int32(utf8.count)
         }
     }
 }

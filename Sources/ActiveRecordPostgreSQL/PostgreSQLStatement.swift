@@ -3,22 +3,24 @@ import ARLibPQ
 import Foundation
 
 /// One statement on a ``PostgreSQLConnection``, run with the extended protocol: values are
-/// sent apart from the SQL (text, and `bytea` as binary).
+/// sent apart from the SQL.
 ///
-/// A cached statement is prepared on the server the first time it runs (`PQsendPrepare`), its
-/// result columns described (`PQsendDescribePrepared`), and then only executed; when every result
-/// column has a type the library decodes from PostgreSQL's binary format (the integers,
-/// floating point, booleans, text, `bytea`, `numeric`, `uuid`, JSON), it asks for binary
-/// results: no number is formatted by the server and parsed again here. A statement that
-/// runs once is parsed and run in one round trip (`PQsendQueryParams`) with text results; a
+/// A cached statement is prepared on the server the first time it runs (`PQsendPrepare`), and
+/// described (`PQsendDescribePrepared`: its parameters' and result columns' types), and then
+/// only executed. Its parameters go in binary where their server types allow (see
+/// ``ParameterLayout``); when every result column has a type the library decodes from
+/// PostgreSQL's binary format (the integers, floating point, booleans, text, `bytea`,
+/// `numeric`, `uuid`, JSON), it asks for binary results: no number is formatted on one side
+/// and parsed again on the other. A statement that runs once is parsed and run in one round
+/// trip (`PQsendQueryParams`) with text parameters and results; a
 /// cursor's is declared as a server cursor (`DECLARE … NO SCROLL CURSOR`) and read 256 rows
 /// at a time (`FETCH FORWARD`), so that it holds constant memory. Behind a transaction
 /// pooler nothing is prepared by name: a cached statement runs unnamed every time (see
 /// ``executeUnnamed()``).
 ///
-/// Parameter types: a `REAL` value is sent as `double precision` (so that comparing it with
-/// a `bigint` column works); every other value as text of unspecified type, which the server
-/// reads as the type the statement needs there (a boolean, a `numeric`, a `uuid`).
+/// Parameter types: a `REAL` value is declared `double precision` (so that comparing it with
+/// a `bigint` column works), a blob `bytea`; every other value's type is left to the server,
+/// which infers the type the statement needs there (a boolean, a `numeric`, a `uuid`).
 final class PostgreSQLStatement: EngineStatement {
     private unowned let connection: PostgreSQLConnection
     /// The SQL as the library wrote it (`?`), for errors.
@@ -35,12 +37,12 @@ final class PostgreSQLStatement: EngineStatement {
     /// the next bind, reset or finalize (see ``EngineStatement/bind(_:)``); fewer than
     /// ``placeholderCount`` (none bound yet, or reset): the others are `NULL`.
     @exclusivity(unchecked) var bound = UnsafeBufferPointer<Cell>(start: nil, count: 0)
-    /// Server-side names of this statement, one per set of parameter types it ran with, and
-    /// whether it asks for binary results.
-    @exclusivity(unchecked) private var prepared: [[Oid]: (name: String, binary: Bool)] = [:]
+    /// The statement's forms prepared on the server, one per set of parameter types it ran
+    /// with (rarely more than one: a `REAL` or blob value in one run, `NULL` in another).
+    @exclusivity(unchecked) private var prepared: [PreparedForm] = []
     /// Behind a transaction pooler (nothing prepared by name): per set of parameter types,
     /// whether to ask for binary results, and the result column types that told it.
-    @exclusivity(unchecked) private var unnamed: [[Oid]: (binary: Bool, columnTypes: [Int])] = [:]
+    @exclusivity(unchecked) private var unnamed: [(types: [Oid], binary: Bool, columnTypes: [Int])] = []
     /// Whether the current result is in binary format.
     @exclusivity(unchecked) var binary = false
 
@@ -80,6 +82,7 @@ final class PostgreSQLStatement: EngineStatement {
         clearResult()
         for bytes in kept { bytes.deallocate() }
         cells.deallocate()
+        parameters.deallocate()
     }
 
     // MARK: Binding
@@ -158,46 +161,55 @@ final class PostgreSQLStatement: EngineStatement {
             cursorMayHaveMore = true
             rowCount = 0
         case .cached:
-            parameters.encode(bound, count: placeholderCount)
-            if connection.transactionPooling { return try executeUnnamed() }
-            let statement: (name: String, binary: Bool)
-            if let known = prepared[parameters.types] {
-                statement = known
-            } else {
-                statement = try prepareOnServer()
-                prepared[parameters.types] = statement
+            let count = placeholderCount
+            parameters.setTypes(bound, count: count)
+            if connection.transactionPooling {
+                parameters.encode(bound, count: count, serverTypes: nil)
+                return try executeUnnamed()
             }
+            let form = try preparedForm()
+            parameters.encode(bound, count: count, serverTypes: form.parameterTypes)
+            let layout = parameters
             let executed = try connection.exchange {
-                parameters.withPointers { values, lengths, formats, _ in
-                    PQsendQueryPrepared(
-                        connection.handle, statement.name, Int32(placeholderCount), values, lengths, formats, statement.binary ? 1 : 0)
-                }
+                PQsendQueryPrepared(
+                    connection.handle, form.cString, Int32(count), layout.values, layout.lengths, layout.formats, form.binary ? 1 : 0)
             }
-            try adopt(executed, binary: statement.binary)
+            try adopt(executed, form: form)
         }
     }
 
-    /// Prepares the statement for the current parameter types, and describes its result
-    /// columns: binary results when the library decodes every one of their types.
-    private func prepareOnServer() throws -> (name: String, binary: Bool) {
+    /// The prepared form for the parameter types just set (``ParameterLayout/setTypes(_:count:)``),
+    /// prepared now if there is none yet.
+    private func preparedForm() throws -> PreparedForm {
+        let types = parameters.types, count = placeholderCount
+        for form in prepared where form.hasTypes(types, count: count) { return form }
+        let form = try prepareOnServer()
+        prepared.append(form)
+        return form
+    }
+
+    /// Prepares the statement for the current parameter types, and describes it: its
+    /// parameters' types (binary parameters where they allow), its result columns' (binary
+    /// results when the library decodes every one of their types).
+    private func prepareOnServer() throws -> PreparedForm {
         let connection = self.connection
         let name = connection.makeName("statement")
+        let types = parameters.types, count = placeholderCount
         let prepareResult = try connection.exchange {
-            parameters.types.withUnsafeBufferPointer { types in
-                PQsendPrepare(connection.handle, name, text, Int32(placeholderCount), types.baseAddress)
-            }
+            PQsendPrepare(connection.handle, name, text, Int32(count), types)
         }
         try check(prepareResult)
         PQclear(prepareResult)
         // The description lists the parameters too, in one message; libpq before 17 takes a
-        // message over 30,000 bytes for a lost connection. Many parameters: text results.
-        guard placeholderCount <= Self.maximumDescribedParameters else { return (name, false) }
+        // message over 30,000 bytes for a lost connection. Many parameters: text parameters
+        // and results.
+        guard placeholderCount <= Self.maximumDescribedParameters else {
+            return PreparedForm(name: name, types: types, count: count, description: nil)
+        }
         let description = try connection.exchange { PQsendDescribePrepared(connection.handle, name) }
         try check(description)  // clears it when it failed
-        let columns = PQnfields(description)
-        let binary = columns > 0 && (0..<columns).allSatisfy { Self.binaryTypes.contains(Int(PQftype(description, $0))) }
-        PQclear(description)
-        return (name, binary)
+        defer { PQclear(description) }
+        return PreparedForm(name: name, types: types, count: count, description: description)
     }
 
     /// Behind a transaction pooler: runs the statement unnamed (`PQsendQueryParams`: parsed,
@@ -211,13 +223,15 @@ final class PostgreSQLStatement: EngineStatement {
     /// run again with text results; a write, which must not run twice, fails with `.engine`
     /// after it ran.
     private func executeUnnamed() throws {
-        let known = unnamed[parameters.types]
+        let types = Array(UnsafeBufferPointer(start: parameters.types, count: placeholderCount))
+        let knownIndex = unnamed.firstIndex { $0.types == types }
+        let known = knownIndex.map { unnamed[$0] }
         let binary = known?.binary ?? false
         try runUnnamed(binary: binary)
-        if let known {
+        if let known, let knownIndex {
             guard binary, columnTypes != known.columnTypes else { return }
             let decodable = columnTypes.allSatisfy(Self.binaryTypes.contains)
-            unnamed[parameters.types] = (decodable, columnTypes)
+            unnamed[knownIndex] = (types, decodable, columnTypes)
             guard !decodable else { return }
             let tag = PQcmdStatus(result).map { String(cString: $0) } ?? ""
             clearResult()
@@ -230,17 +244,17 @@ final class PostgreSQLStatement: EngineStatement {
             }
             try runUnnamed(binary: false)
         } else {
-            unnamed[parameters.types] = (columnCount > 0 && columnTypes.allSatisfy(Self.binaryTypes.contains), columnTypes)
+            unnamed.append((types, columnCount > 0 && columnTypes.allSatisfy(Self.binaryTypes.contains), columnTypes))
         }
     }
 
     /// Runs the statement unnamed with the encoded parameters, results in binary or text.
     private func runUnnamed(binary: Bool) throws {
-        let connection = self.connection
+        let connection = self.connection, layout = parameters
         let executed = try connection.exchange(for: text) {
-            parameters.withPointers { values, lengths, formats, types in
-                PQsendQueryParams(connection.handle, text, Int32(placeholderCount), types, values, lengths, formats, binary ? 1 : 0)
-            }
+            PQsendQueryParams(
+                connection.handle, text, Int32(placeholderCount), layout.types, layout.values, layout.lengths, layout.formats,
+                binary ? 1 : 0)
         }
         try adopt(executed, binary: binary)
     }
@@ -249,7 +263,7 @@ final class PostgreSQLStatement: EngineStatement {
     private static let maximumDescribedParameters = 5_000
 
     /// The types whose binary format ``value(_:)`` decodes.
-    private static let binaryTypes: Set<Int> = [
+    static let binaryTypes: Set<Int> = [
         AR_PG_BOOL, AR_PG_BYTEA, AR_PG_NAME, AR_PG_INT8, AR_PG_INT2, AR_PG_INT4, AR_PG_TEXT, AR_PG_OID, AR_PG_JSON,
         AR_PG_FLOAT4, AR_PG_FLOAT8, AR_PG_BPCHAR, AR_PG_VARCHAR, AR_PG_NUMERIC, AR_PG_UUID, AR_PG_JSONB,
     ]
@@ -257,13 +271,13 @@ final class PostgreSQLStatement: EngineStatement {
     /// Runs `sql` (with the bound parameters, or none) in one round trip and keeps its result.
     private func run(_ sql: String, parameters: Bool) throws {
         clearResult()
-        self.parameters.encode(bound, count: parameters ? placeholderCount : 0)
-        let count = parameters ? Int32(placeholderCount) : 0
-        let connection = self.connection
+        let count = parameters ? placeholderCount : 0
+        self.parameters.setTypes(bound, count: count)
+        self.parameters.encode(bound, count: count, serverTypes: nil)
+        let connection = self.connection, layout = self.parameters
         let executed = try connection.exchange(for: sql) {
-            self.parameters.withPointers { values, lengths, formats, types in
-                PQsendQueryParams(connection.handle, sql, count, parameters ? types : nil, values, lengths, formats, 0)
-            }
+            PQsendQueryParams(
+                connection.handle, sql, Int32(count), parameters ? layout.types : nil, layout.values, layout.lengths, layout.formats, 0)
         }
         try adopt(executed)
     }
@@ -287,8 +301,38 @@ final class PostgreSQLStatement: EngineStatement {
         Self.readColumnTypes(of: executed, into: &columnTypes)
         // The command tag (`INSERT 0 1`, `UPDATE 3`): the rows a write changed.
         if let tag = PQcmdStatus(executed), Self.isWrite(tag) {
-            connection.lastChanged = Int(strtol(PQcmdTuples(executed), nil, 10))
+            connection.lastChanged = Self.changedRows(executed)
         }
+    }
+
+    /// Keeps the result of a prepared form's execution: its column types and whether it writes
+    /// are the form's, known since it was described and first ran.
+    private func adopt(_ executed: OpaquePointer?, form: PreparedForm) throws {
+        try check(executed)
+        result = executed
+        binary = form.binary
+        rowCount = PQntuples(executed)
+        rowIndex = -1
+        if let known = form.columnTypes {
+            columnTypes = known
+        } else {
+            Self.readColumnTypes(of: executed, into: &columnTypes)
+            form.columnTypes = columnTypes
+            form.writes = Self.isWrite(PQcmdStatus(executed))
+        }
+        if form.writes { connection.lastChanged = Self.changedRows(executed) }
+    }
+
+    /// The rows a write's result changed (`PQcmdTuples`' digits).
+    @inline(__always)
+    private static func changedRows(_ result: OpaquePointer?) -> Int {
+        var count = 0
+        guard var digit = PQcmdTuples(result) else { return 0 }
+        while digit.pointee >= 48, digit.pointee <= 57 {
+            count = count &* 10 &+ Int(digit.pointee &- 48)
+            digit += 1
+        }
+        return count
     }
 
     /// The result's column types, into `types` (one access to the property, not one per column).
@@ -325,7 +369,7 @@ final class PostgreSQLStatement: EngineStatement {
     /// deallocated before the connection's next statement.
     func finalize() {
         clearResult()
-        connection.deallocations += prepared.values.map(\.name)
+        connection.deallocations += prepared.map(\.name)
         prepared.removeAll()
     }
 
@@ -369,5 +413,54 @@ final class PostgreSQLStatement: EngineStatement {
         case .text(let text): return Int64(text) ?? 0
         default: return 0
         }
+    }
+}
+
+/// One form of a statement prepared on the server: its name, the parameter types it was
+/// prepared with and those the server gave them, whether it asks for binary results, and (once
+/// it ran) its result's column types and whether it writes.
+final class PreparedForm {
+    let name: String
+    /// ``name`` as a C string, for libpq.
+    private let cName: UnsafeMutablePointer<CChar>
+    /// The types the statement was prepared with (0: left to the server).
+    private let types: UnsafeMutablePointer<Oid>
+    /// The server's types of the parameters (`nil`: not described, all sent as text).
+    let parameterTypes: UnsafeMutablePointer<Oid>?
+    let binary: Bool
+    var columnTypes: [Int]?
+    var writes = false
+
+    init(name: String, types: UnsafePointer<Oid>, count: Int, description: OpaquePointer?) {
+        self.name = name
+        cName = strdup(name)
+        self.types = .allocate(capacity: max(count, 1))
+        self.types.initialize(from: types, count: count)
+        if let description, PQnparams(description) == Int32(count) {
+            let parameterTypes = UnsafeMutablePointer<Oid>.allocate(capacity: max(count, 1))
+            for index in 0..<count { parameterTypes[index] = PQparamtype(description, Int32(index)) }
+            self.parameterTypes = parameterTypes
+            let columns = PQnfields(description)
+            binary = columns > 0
+                && (0..<columns).allSatisfy { PostgreSQLStatement.binaryTypes.contains(Int(PQftype(description, $0))) }
+        } else {
+            parameterTypes = nil
+            binary = false
+        }
+    }
+
+    deinit {
+        free(cName)
+        types.deallocate()
+        parameterTypes?.deallocate()
+    }
+
+    /// The name for libpq.
+    var cString: UnsafePointer<CChar> { UnsafePointer(cName) }
+
+    /// Whether the form was prepared with these `count` types.
+    @inline(__always)
+    func hasTypes(_ other: UnsafePointer<Oid>, count: Int) -> Bool {
+        memcmp(types, other, count * MemoryLayout<Oid>.stride) == 0
     }
 }

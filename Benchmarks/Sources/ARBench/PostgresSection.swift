@@ -6,8 +6,8 @@ import Foundation
 /// through raw libpq (prepared statements, the same rows, every result checked), on one
 /// local server, each round in a fresh schema. Target: library/raw <= 1.3 on every
 /// workload. The SQLite section's library times are shown beside, per row, for context.
-/// The raw side reads results as text (libpq's default, what hand-written code does); the
-/// library asks for binary results for statements whose column types it decodes.
+/// The raw side is the best hand-written libpq code: statements prepared once, binary
+/// parameters and binary results (``RawPostgresUserStore``).
 ///
 /// It runs when `AR_BENCH_POSTGRES` (or `AR_TEST_POSTGRES`) holds a libpq `key=value`
 /// connection string; `make bench` starts a throwaway server for it (scripts/with-postgres.sh).
@@ -57,7 +57,7 @@ struct PostgresSection {
         let settings = try ["server_version", "fsync", "synchronous_commit"].map { "\($0) \(try admin.text("SHOW \($0)"))" }
         let header = "PostgreSQL section: one local server (Unix socket), \(settings.joined(separator: ", ")); "
             + "\(rows.count) rows, best of \(rounds) rounds per side (fetch all: best of \(Self.fetchRepeats) per round); "
-            + "raw libpq reads text results, the library binary ones where it can"
+            + "raw libpq: prepared once, binary parameters and results"
         var library = LibrarySide(rows: rows)
         library.location = { [connection] schema in .postgres(connection + " options='-csearch_path=\(schema)'") }
         library.fetchRepeats = Self.fetchRepeats

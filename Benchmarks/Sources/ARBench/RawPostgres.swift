@@ -7,8 +7,8 @@ struct RawPostgresError: Error, CustomStringConvertible {
 }
 
 /// One libpq connection, used the way a hand-written C program would: statements prepared
-/// once with their parameter types, run with `PQexecPrepared`, values sent as text (and
-/// `bytea` as binary), results read with `PQgetvalue`.
+/// once with their parameter types, run with `PQexecPrepared` (``RawPostgresUserStore``: binary
+/// parameters and results).
 final class RawPostgres {
     let handle: OpaquePointer
 
@@ -90,18 +90,27 @@ let rawPostgresCreateTableSQL = """
     "payload" BYTEA NOT NULL DEFAULT '\\x')
     """
 
-/// Hand-written libpq access to `RawUser` rows.
+/// Hand-written libpq access to `RawUser` rows, the way a performance-minded C programmer
+/// writes it: every statement prepared once with its parameter types, parameters sent in
+/// binary (integers and doubles in network byte order, `bool` as one byte, text and `bytea` as
+/// their bytes) from buffers reused across calls, and results asked for in binary
+/// (`resultFormat` 1) and read straight from `PQgetvalue` without parsing text.
 final class RawPostgresUserStore {
     let database: RawPostgres
     private static let float8: Oid = 701, int8: Oid = 20, text: Oid = 25, bool: Oid = 16, bytea: Oid = 17
-    /// Parameter text, NUL-separated, and where each value starts (-1: NULL); reused.
-    private var buffer: [UInt8] = []
-    private var offsets: [Int] = []
-    private var lengths: [Int32] = []
-    private var formats: [Int32] = []
+    /// The most parameters a statement here takes.
+    private static let capacity = 10
+    /// Each parameter's bytes: fixed-size values in `scalars` (8 bytes per slot), variable ones
+    /// pointing into the caller's storage while the statement runs.
+    private let values = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: capacity)
+    private let lengths = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+    private let formats = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+    private let scalars = UnsafeMutableRawPointer.allocate(byteCount: 8 * capacity, alignment: 8)
+    private var count = 0
 
     init(_ database: RawPostgres) throws {
         self.database = database
+        formats.initialize(repeating: 1, count: Self.capacity)
         try database.prepare("insert", """
             INSERT INTO "BenchUser" ("createdAt", "updatedAt", "name", "email", "age", "score", "active", \
             "note", "groupId", "payload") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING "id"
@@ -115,49 +124,51 @@ final class RawPostgresUserStore {
         try database.prepare("delete", #"DELETE FROM "BenchUser" WHERE "id" = $1"#, types: [Self.int8])
     }
 
-    // MARK: Parameters
-
-    private func begin() {
-        buffer.removeAll(keepingCapacity: true)
-        offsets.removeAll(keepingCapacity: true)
-        lengths.removeAll(keepingCapacity: true)
-        formats.removeAll(keepingCapacity: true)
+    deinit {
+        values.deallocate()
+        lengths.deallocate()
+        formats.deallocate()
+        scalars.deallocate()
     }
 
-    private func add(_ text: String) {
-        offsets.append(buffer.count)
-        buffer.append(contentsOf: text.utf8)
-        buffer.append(0)
-        lengths.append(0)
-        formats.append(0)
+    // MARK: Parameters (binary)
+
+    private func add(_ value: UInt64) {
+        let slot = scalars + 8 * count
+        slot.storeBytes(of: value.bigEndian, as: UInt64.self)
+        values[count] = UnsafePointer(slot.assumingMemoryBound(to: CChar.self))
+        lengths[count] = 8
+        count += 1
     }
 
-    private func add(_ value: Double) { add("\(value)") }
-    private func add(_ value: Int64) { add(String(value)) }
+    private func add(_ value: Double) { add(value.bitPattern) }
+    private func add(_ value: Int64) { add(UInt64(bitPattern: value)) }
+
+    private func add(_ value: Bool) {
+        let slot = scalars + 8 * count
+        slot.storeBytes(of: value ? 1 : 0, as: UInt8.self)
+        values[count] = UnsafePointer(slot.assumingMemoryBound(to: CChar.self))
+        lengths[count] = 1
+        count += 1
+    }
+
+    /// A variable-length value: `bytes` must stay valid until ``run(_:)`` returns.
+    private func add(_ bytes: UnsafeRawBufferPointer) {
+        values[count] = bytes.baseAddress.map { UnsafePointer($0.assumingMemoryBound(to: CChar.self)) } ?? UnsafePointer(scalars.assumingMemoryBound(to: CChar.self))
+        lengths[count] = Int32(bytes.count)
+        count += 1
+    }
 
     private func addNull() {
-        offsets.append(-1)
-        lengths.append(0)
-        formats.append(0)
+        values[count] = nil
+        lengths[count] = 0
+        count += 1
     }
 
-    private func add(bytes: Data) {
-        offsets.append(buffer.count)
-        buffer.append(contentsOf: bytes)
-        lengths.append(Int32(bytes.count))
-        formats.append(1)
-    }
-
-    /// Runs prepared statement `name` with the parameters added since ``begin()``.
+    /// Runs prepared statement `name` with the parameters added since the last run; binary results.
     private func run(_ name: String) throws -> OpaquePointer? {
-        let result = buffer.withUnsafeBufferPointer { bytes in
-            let base = UnsafeRawPointer(bytes.baseAddress)
-            let values = offsets.map { offset -> UnsafePointer<CChar>? in
-                guard offset >= 0, let base else { return nil }
-                return (base + offset).assumingMemoryBound(to: CChar.self)
-            }
-            return PQexecPrepared(database.handle, name, Int32(values.count), values, lengths, formats, 0)
-        }
+        let result = PQexecPrepared(database.handle, name, Int32(count), values, lengths, formats, 1)
+        count = 0
         do {
             try database.check(result, name)
         } catch {
@@ -172,26 +183,32 @@ final class RawPostgresUserStore {
     /// Inserts `user` and gives it its id and timestamps.
     func insert(_ user: RawUser) throws {
         let now = Date().timeIntervalSince1970
-        begin()
         add(now)
         add(now)
-        add(user.name)
-        add(user.email)
-        add(Int64(user.age))
-        add(user.score)
-        add(user.active ? "t" : "f")
-        if let note = user.note { add(note) } else { addNull() }
-        add(user.groupId)
-        add(bytes: user.payload)
-        let result = try run("insert")
+        let result = try withText(user.name) { name in
+            try withText(user.email) { email in
+                try withText(user.note) { note in
+                    try user.payload.withUnsafeBytes { payload in
+                        add(name!)
+                        add(email!)
+                        add(Int64(user.age))
+                        add(user.score)
+                        add(user.active)
+                        if let note { add(note) } else { addNull() }
+                        add(user.groupId)
+                        add(payload)
+                        return try run("insert")
+                    }
+                }
+            }
+        }
         defer { PQclear(result) }
-        user.id = strtoll(PQgetvalue(result, 0, 0), nil, 10)
+        user.id = BinaryResult.int8(result, 0, 0)
         user.createdAt = now
         user.updatedAt = now
     }
 
     func fetchAll() throws -> [RawUser] {
-        begin()
         let result = try run("all")
         defer { PQclear(result) }
         let count = PQntuples(result)
@@ -202,7 +219,6 @@ final class RawPostgresUserStore {
     }
 
     func find(_ id: Int64) throws -> RawUser? {
-        begin()
         add(id)
         let result = try run("find")
         defer { PQclear(result) }
@@ -211,50 +227,75 @@ final class RawPostgresUserStore {
 
     func updateScore(_ user: RawUser) throws {
         let now = Date().timeIntervalSince1970
-        begin()
         add(user.score)
         add(now)
         add(user.id)
         let result = try run("update")
         defer { PQclear(result) }
-        guard strtoll(PQcmdTuples(result), nil, 10) == 1 else { throw RawPostgresError(description: "UPDATE: no row \(user.id)") }
+        guard changedRows(result) == 1 else { throw RawPostgresError(description: "UPDATE: no row \(user.id)") }
         user.updatedAt = now
     }
 
     func delete(_ user: RawUser) throws { try delete(id: user.id) }
 
     func delete(id: Int64) throws {
-        begin()
         add(id)
         let result = try run("delete")
         defer { PQclear(result) }
-        guard strtoll(PQcmdTuples(result), nil, 10) == 1 else { throw RawPostgresError(description: "DELETE: no row \(id)") }
+        guard changedRows(result) == 1 else { throw RawPostgresError(description: "DELETE: no row \(id)") }
+    }
+
+    // MARK: Reading binary results
+
+    /// The row count of an `UPDATE`/`DELETE` result (`PQcmdTuples`' digits).
+    private func changedRows(_ result: OpaquePointer?) -> Int {
+        var count = 0
+        var digit = PQcmdTuples(result)
+        while let pointer = digit, pointer.pointee >= 48, pointer.pointee <= 57 {
+            count = count * 10 + Int(pointer.pointee - 48)
+            digit = pointer + 1
+        }
+        return count
     }
 
     /// Row `row` of a result selected with ``rawSelectList``.
     private func decode(_ result: OpaquePointer?, _ row: Int32) -> RawUser {
-        func text(_ column: Int32) -> String { String(cString: PQgetvalue(result, row, column)) }
-        func int(_ column: Int32) -> Int64 { strtoll(PQgetvalue(result, row, column), nil, 10) }
-        func double(_ column: Int32) -> Double { strtod(PQgetvalue(result, row, column), nil) }
-        return RawUser(
-            id: int(0), name: text(3), email: text(4), age: Int(int(5)), score: double(6),
-            active: PQgetvalue(result, row, 7).pointee == CChar(UInt8(ascii: "t")),
-            note: PQgetisnull(result, row, 8) == 1 ? nil : text(8), groupId: int(9), payload: bytea(result, row, 10),
-            createdAt: double(1), updatedAt: double(2))
+        RawUser(
+            id: BinaryResult.int8(result, row, 0), name: BinaryResult.text(result, row, 3), email: BinaryResult.text(result, row, 4),
+            age: Int(BinaryResult.int8(result, row, 5)), score: BinaryResult.float8(result, row, 6),
+            active: PQgetvalue(result, row, 7).pointee != 0,
+            note: PQgetisnull(result, row, 8) == 1 ? nil : BinaryResult.text(result, row, 8), groupId: BinaryResult.int8(result, row, 9),
+            payload: Data(bytes: PQgetvalue(result, row, 10), count: Int(PQgetlength(result, row, 10))),
+            createdAt: BinaryResult.float8(result, row, 1), updatedAt: BinaryResult.float8(result, row, 2))
+    }
+}
+
+/// Calls `body` with `text`'s UTF-8 bytes (`nil` for `nil`).
+@inline(__always)
+func withText<R>(_ text: String?, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+    guard var text else { return try body(nil) }
+    return try text.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+}
+
+/// Values of a binary (`resultFormat` 1) libpq result.
+enum BinaryResult {
+    /// A binary `int8` value of a result.
+    @inline(__always)
+    static func int8(_ result: OpaquePointer?, _ row: Int32, _ column: Int32) -> Int64 {
+        Int64(bigEndian: UnsafeRawPointer(PQgetvalue(result, row, column)!).loadUnaligned(as: Int64.self))
     }
 
-    /// A `bytea` value from its hex text (`\x0aff`).
-    private func bytea(_ result: OpaquePointer?, _ row: Int32, _ column: Int32) -> Data {
-        let count = Int(PQgetlength(result, row, column))
-        guard count >= 2, let text = PQgetvalue(result, row, column) else { return Data() }
-        return UnsafeRawPointer(text).withMemoryRebound(to: UInt8.self, capacity: count) { hex in
-            func nibble(_ byte: UInt8) -> UInt8 { byte <= UInt8(ascii: "9") ? byte - UInt8(ascii: "0") : byte - UInt8(ascii: "a") + 10 }
-            var data = Data(count: (count - 2) / 2)
-            data.withUnsafeMutableBytes { bytes in
-                for index in 0..<bytes.count { bytes[index] = nibble(hex[2 + 2 * index]) << 4 | nibble(hex[3 + 2 * index]) }
-            }
-            return data
-        }
+    /// A binary `float8` value of a result.
+    @inline(__always)
+    static func float8(_ result: OpaquePointer?, _ row: Int32, _ column: Int32) -> Double {
+        Double(bitPattern: UInt64(bigEndian: UnsafeRawPointer(PQgetvalue(result, row, column)!).loadUnaligned(as: UInt64.self)))
+    }
+
+    /// A binary `text` value of a result (its bytes, UTF-8).
+    @inline(__always)
+    static func text(_ result: OpaquePointer?, _ row: Int32, _ column: Int32) -> String {
+        let bytes = UnsafeRawPointer(PQgetvalue(result, row, column)!).assumingMemoryBound(to: UInt8.self)
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(PQgetlength(result, row, column))), as: UTF8.self)
     }
 }
 
