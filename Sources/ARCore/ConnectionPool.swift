@@ -13,7 +13,22 @@ final class ConnectionPool: Sendable {
     final class Hold: @unchecked Sendable {
         let connection: Connection
         var count = 1
-        init(_ connection: Connection) { self.connection = connection }
+        /// The pool the connection is from (the thread's hold is found by it: ``threadHold``).
+        let pool: ObjectIdentifier
+        init(_ connection: Connection, from pool: ConnectionPool) {
+            self.connection = connection
+            self.pool = ObjectIdentifier(pool)
+        }
+    }
+
+    /// The calling thread's hold on this pool, when it is the thread's last hold taken (the
+    /// common case: one database per thread at a time): found through the thread's own
+    /// storage, without the pool's lock and table, on every statement of a transaction.
+    @inline(__always)
+    private func threadHold() -> Unmanaged<Hold>? {
+        guard let raw = pthread_getspecific(threadHoldKey) else { return nil }
+        let hold = Unmanaged<Hold>.fromOpaque(raw)
+        return hold._withUnsafeGuaranteedRef { $0.pool == ObjectIdentifier(self) } ? hold : nil
     }
 
     /// A connection between threads: only through the pool's lock.
@@ -58,6 +73,7 @@ final class ConnectionPool: Sendable {
 
     /// The connection the calling thread holds, if any.
     func heldByCaller() -> Connection? {
+        if let hold = threadHold() { return hold._withUnsafeGuaranteedRef(\.connection) }
         let thread = currentThreadNumber
         return state.withLock { $0.holds[thread] }?.connection
     }
@@ -67,22 +83,43 @@ final class ConnectionPool: Sendable {
     /// - Throws: `.busy` when every connection stayed held for the pool's wait; the engine's
     ///   error when a new connection cannot be opened.
     func hold() throws -> Connection {
+        if let hold = threadHold() {
+            return hold._withUnsafeGuaranteedRef { hold in
+                hold.count += 1
+                return hold.connection
+            }
+        }
         let thread = currentThreadNumber
         if let hold = state.withLock({ $0.holds[thread] }) {
             hold.count += 1
+            pthread_setspecific(threadHoldKey, Unmanaged.passUnretained(hold).toOpaque())
             return hold.connection
         }
         let connection = try checkOut()
-        state.withLock { $0.holds[thread] = Hold(connection) }
+        let hold = Hold(connection, from: self)
+        state.withLock { $0.holds[thread] = hold }
+        // Unretained: the table keeps the hold until ``release()`` takes it out of both.
+        pthread_setspecific(threadHoldKey, Unmanaged.passUnretained(hold).toOpaque())
         return connection
     }
 
     /// Gives back one hold of the calling thread's connection; after the last, the connection
     /// goes back to the pool.
     func release() {
+        if let hold = threadHold() {
+            let remaining = hold._withUnsafeGuaranteedRef { hold in
+                hold.count -= 1
+                return hold.count
+            }
+            guard remaining == 0 else { return }
+        }
         let thread = currentThreadNumber
         guard let hold = state.withLock({ $0.holds[thread] }) else { return }
-        hold.count -= 1
+        if threadHold()?.toOpaque() == Unmanaged.passUnretained(hold).toOpaque() {
+            pthread_setspecific(threadHoldKey, nil)
+        } else {
+            hold.count -= 1
+        }
         guard hold.count == 0 else { return }
         // The thread's work on the primary ended outside a transaction (a commit, a write): its
         // next read waits for a replica to have replayed that far.
@@ -174,3 +211,11 @@ final class ConnectionPool: Sendable {
         state.withLock { $0.settings.append(apply) }
     }
 }
+
+/// The thread-specific slot where a thread finds its last hold on a pool (``ConnectionPool``):
+/// one key for the process, an unretained `ConnectionPool.Hold` per thread.
+private let threadHoldKey: pthread_key_t = {
+    var key = pthread_key_t()
+    precondition(pthread_key_create(&key, nil) == 0, "ActiveRecord: no thread-specific key left for the connection pool")
+    return key
+}()
