@@ -65,19 +65,29 @@ struct ParameterLayout {
         bytes = .allocate(byteCount: byteCapacity, alignment: 8)
     }
 
-    /// Sets ``types`` for the `count` parameters from `bound` (the others `NULL`): the types a
-    /// statement is prepared with, and so the key of its prepared forms.
+    /// A digest of ``types``, one of three values per parameter (unspecified, `double
+    /// precision`, `bytea`): equal digests mean equal types for up to ``exactSignatureCount``
+    /// parameters (3^40 < 2^64), a first check beyond.
+    private(set) var signature: UInt64 = 0
+    static let exactSignatureCount = 40
+
+    /// Sets ``types`` (and ``signature``) for the `count` parameters from `bound` (the others
+    /// `NULL`): the types a statement is prepared with, and so the key of its prepared forms.
     mutating func setTypes(_ bound: UnsafeBufferPointer<Cell>, count: Int) {
         reserve(count)
+        var signature: UInt64 = 0
         for index in 0..<count {
             let type: Oid
+            let code: UInt64
             switch index < bound.count ? bound[index] : .null {
-            case .real: type = Oid(AR_PG_FLOAT8)
-            case .blob: type = Oid(AR_PG_BYTEA)
-            default: type = 0
+            case .real: (type, code) = (Oid(AR_PG_FLOAT8), 1)
+            case .blob: (type, code) = (Oid(AR_PG_BYTEA), 2)
+            default: (type, code) = (0, 0)
             }
             types[index] = type
+            signature = signature &* 3 &+ code
         }
+        self.signature = signature
     }
 
     /// Lays the `count` parameters out from `bound` (the others `NULL`), after ``setTypes(_:count:)``:

@@ -98,20 +98,36 @@ extension PostgreSQLStatement {
 
     /// A column's cell: the value read from libpq once; text (in either format) and binary
     /// `bytea` as libpq holds them, other types decoded.
+    ///
+    /// `PQgetisnull` is asked only of an empty value (libpq gives `NULL` an empty value): most
+    /// values are not, and a libpq call per column is a good part of a row's cost.
     @inline(__always)
     func cell(_ index: Int32, of result: OpaquePointer, row: Int32, type: Int, binary: Bool) -> Cell {
-        guard PQgetisnull(result, row, index) == 0, let pointer = PQgetvalue(result, row, index) else { return .null }
-        let raw = UnsafeRawBufferPointer(start: pointer, count: Int(PQgetlength(result, row, index)))
+        let length = PQgetlength(result, row, index)
+        if length == 0, PQgetisnull(result, row, index) != 0 { return .null }
+        guard let pointer = PQgetvalue(result, row, index) else { return .null }
+        let raw = UnsafeRawBufferPointer(start: pointer, count: Int(length))
         return cell(raw, type: type, binary: binary)
     }
 
-    /// A value's cell: text and binary `bytea` as they are, other types decoded.
+    /// A value's cell: text and binary `bytea` as they are, other types decoded (the common
+    /// binary ones here, without going through ``Decoded``).
+    @inline(__always)
     private func cell(_ raw: UnsafeRawBufferPointer, type: Int, binary: Bool) -> Cell {
         switch type {
         case AR_PG_TEXT, AR_PG_VARCHAR, AR_PG_NAME, AR_PG_BPCHAR, AR_PG_JSON: return .text(raw)
         case AR_PG_BYTEA where binary: return .blob(raw)
-        default: break
+        case AR_PG_INT8 where binary && raw.count == 8: return .integer(Int64(bigEndian: raw.loadUnaligned(as: Int64.self)))
+        case AR_PG_FLOAT8 where binary && raw.count == 8:
+            return .real(Double(bitPattern: UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self))))
+        case AR_PG_BOOL where binary && raw.count == 1: return .integer(raw[0] == 0 ? 0 : 1)
+        default: return decodedCell(raw, type: type, binary: binary)
         }
+    }
+
+    /// ``cell(_:type:binary:)`` for the other types and text results: decoded, and what a
+    /// decoded value needs kept until the next row.
+    private func decodedCell(_ raw: UnsafeRawBufferPointer, type: Int, binary: Bool) -> Cell {
         switch binary ? decodeBinary(raw, type: type) : decodeText(raw, type: type) {
         case .null: return .null
         case .integer(let int): return .integer(int)

@@ -22,7 +22,9 @@ import Foundation
 /// a `bigint` column works), a blob `bytea`; every other value's type is left to the server,
 /// which infers the type the statement needs there (a boolean, a `numeric`, a `uuid`).
 final class PostgreSQLStatement: EngineStatement {
-    private unowned let connection: PostgreSQLConnection
+    /// Unowned without checks: the connection owns its statements (its cache) and finalizes
+    /// them before it goes; a checked `unowned` paid a strong retain and release per use.
+    private unowned(unsafe) let connection: PostgreSQLConnection
     /// The SQL as the library wrote it (`?`), for errors.
     private let sql: String
     /// The SQL with numbered placeholders (`$1`).
@@ -150,7 +152,7 @@ final class PostgreSQLStatement: EngineStatement {
 
     private func execute() throws {
         let connection = self.connection
-        try connection.deallocateEvicted()
+        if !connection.deallocations.isEmpty { try connection.deallocateEvicted() }
         switch use {
         case .once:
             try run(text, parameters: true)
@@ -181,8 +183,10 @@ final class PostgreSQLStatement: EngineStatement {
     /// The prepared form for the parameter types just set (``ParameterLayout/setTypes(_:count:)``),
     /// prepared now if there is none yet.
     private func preparedForm() throws -> PreparedForm {
-        let types = parameters.types, count = placeholderCount
-        for form in prepared where form.hasTypes(types, count: count) { return form }
+        let types = parameters.types, count = placeholderCount, signature = parameters.signature
+        for form in prepared where form.signature == signature && (count <= ParameterLayout.exactSignatureCount || form.hasTypes(types, count: count)) {
+            return form
+        }
         let form = try prepareOnServer()
         prepared.append(form)
         return form
@@ -204,12 +208,12 @@ final class PostgreSQLStatement: EngineStatement {
         // message over 30,000 bytes for a lost connection. Many parameters: text parameters
         // and results.
         guard placeholderCount <= Self.maximumDescribedParameters else {
-            return PreparedForm(name: name, types: types, count: count, description: nil)
+            return PreparedForm(name: name, types: types, count: count, signature: parameters.signature, description: nil)
         }
         let description = try connection.exchange { PQsendDescribePrepared(connection.handle, name) }
         try check(description)  // clears it when it failed
         defer { PQclear(description) }
-        return PreparedForm(name: name, types: types, count: count, description: description)
+        return PreparedForm(name: name, types: types, count: count, signature: parameters.signature, description: description)
     }
 
     /// Behind a transaction pooler: runs the statement unnamed (`PQsendQueryParams`: parsed,
@@ -427,12 +431,15 @@ final class PreparedForm {
     private let types: UnsafeMutablePointer<Oid>
     /// The server's types of the parameters (`nil`: not described, all sent as text).
     let parameterTypes: UnsafeMutablePointer<Oid>?
+    /// ``ParameterLayout/signature`` of ``types``.
+    let signature: UInt64
     let binary: Bool
     var columnTypes: [Int]?
     var writes = false
 
-    init(name: String, types: UnsafePointer<Oid>, count: Int, description: OpaquePointer?) {
+    init(name: String, types: UnsafePointer<Oid>, count: Int, signature: UInt64, description: OpaquePointer?) {
         self.name = name
+        self.signature = signature
         cName = strdup(name)
         self.types = .allocate(capacity: max(count, 1))
         self.types.initialize(from: types, count: count)
