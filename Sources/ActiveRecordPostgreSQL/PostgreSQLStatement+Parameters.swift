@@ -93,14 +93,12 @@ struct ParameterLayout {
     /// Lays the `count` parameters out from `bound` (the others `NULL`), after ``setTypes(_:count:)``:
     /// binary where `serverTypes` (the server's type of each parameter) allows, else text.
     mutating func encode(_ bound: UnsafeBufferPointer<Cell>, count: Int, serverTypes: UnsafePointer<Oid>?) {
-        // The bytes needed at most: a slot of 32 per number (binary, or its text), a text copy
-        // with its NUL when the text may have to go as text.
-        var needed = 0
-        for index in 0..<min(count, bound.count) {
-            switch bound[index] {
-            case .integer, .real: needed &+= 32
-            case .text(let utf8): needed &+= utf8.count &+ 1
-            case .null, .blob: break
+        // A slot of 32 bytes per parameter (a number, binary or as text), and room for the
+        // copies of texts sent as text: counted only when there are some (no server types).
+        var needed = count &* 32
+        if serverTypes == nil {
+            for index in 0..<min(count, bound.count) {
+                if case .text(let utf8) = bound[index] { needed &+= utf8.count &+ 1 }
             }
         }
         reserveBytes(needed)
@@ -158,6 +156,11 @@ struct ParameterLayout {
                     // The binary form of text is its bytes; a NULL pointer would be SQL NULL.
                     if let base = utf8.baseAddress { pointer = UnsafeRawPointer(base) }
                 default:
+                    // Sent as text (a `uuid`, a `numeric`, a date): a copy with its NUL, in the
+                    // slots' room when it fits, else in bytes of its own (``encodeAsText``).
+                    guard serverTypes == nil || offset &+ utf8.count &+ 1 &+ 32 &* (count &- index &- 1) <= count &* 32 else {
+                        return encodeAsText(bound, count: count)
+                    }
                     if let base = utf8.baseAddress { slot.copyMemory(from: base, byteCount: utf8.count) }
                     slot.storeBytes(of: 0, toByteOffset: utf8.count, as: UInt8.self)
                     offset &+= utf8.count &+ 1
@@ -171,6 +174,12 @@ struct ParameterLayout {
             lengths[index] = length
             formats[index] = format
         }
+    }
+
+    /// ``encode(_:count:serverTypes:)`` of a statement whose texts sent as text do not fit in its
+    /// slots: every parameter as text (what a statement not described sends).
+    private mutating func encodeAsText(_ bound: UnsafeBufferPointer<Cell>, count: Int) {
+        encode(bound, count: count, serverTypes: nil)
     }
 
     /// Writes `value`'s decimal digits and a NUL at `target` (room for 21 digits and a sign):

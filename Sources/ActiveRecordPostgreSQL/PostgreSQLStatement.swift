@@ -327,14 +327,16 @@ final class PostgreSQLStatement: EngineStatement {
         if form.writes { connection.lastChanged = Self.changedRows(executed) }
     }
 
-    /// The rows a write's result changed (`PQcmdTuples`' digits).
+    /// The rows a write's result changed: the number ending its command tag (`INSERT 0 1`,
+    /// `UPDATE 3`, `DELETE 0`, `MERGE 2`), what `PQcmdTuples` reads with more checks.
     @inline(__always)
     private static func changedRows(_ result: OpaquePointer?) -> Int {
+        guard var character = PQcmdStatus(result) else { return 0 }
         var count = 0
-        guard var digit = PQcmdTuples(result) else { return 0 }
-        while digit.pointee >= 48, digit.pointee <= 57 {
-            count = count &* 10 &+ Int(digit.pointee &- 48)
-            digit += 1
+        while character.pointee != 0 {
+            let byte = character.pointee
+            if byte == 32 { count = 0 } else if byte >= 48, byte <= 57 { count = count &* 10 &+ Int(byte &- 48) }
+            character += 1
         }
         return count
     }
@@ -411,6 +413,12 @@ final class PostgreSQLStatement: EngineStatement {
     }
 
     func int64(_ index: Int32) -> Int64 {
+        // A binary `bigint` (an id returned by an INSERT) read in place.
+        if binary, columnTypes[Int(index)] == AR_PG_INT8, PQgetlength(current, rowIndex, index) == 8,
+            let value = PQgetvalue(current, rowIndex, index)
+        {
+            return Int64(bigEndian: UnsafeRawPointer(value).loadUnaligned(as: Int64.self))
+        }
         switch decode(index) {
         case .integer(let int): return int
         case .real(let double): return Int64(exactly: double.rounded(.towardZero)) ?? 0
