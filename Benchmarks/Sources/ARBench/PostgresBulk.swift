@@ -168,18 +168,7 @@ enum PostgresBulk {
         database.logger = nil
         return try database.use {
             _ = try BenchUser.count()
-            let users = rows.map { row in
-                let user = BenchUser()
-                user.name = row.name
-                user.email = row.email
-                user.age = row.age
-                user.score = row.score
-                user.active = row.active
-                user.note = row.note
-                user.groupId = row.groupId
-                user.payload = row.payload
-                return user
-            }
+            let users = rows.map(LibrarySide.makeUser)
             let start = ContinuousClock.now
             try BenchUser.insertAll(users)
             let elapsed = (ContinuousClock.now - start).seconds
