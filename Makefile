@@ -333,6 +333,15 @@ bench-pgbouncer: deps
 	scripts/with-pgbouncer.sh sh -c 'AR_BENCH_POSTGRES="$$AR_TEST_PGBOUNCER_DIRECT" AR_BENCH_PGBOUNCER="$$AR_TEST_PGBOUNCER" \
 	  Benchmarks/.build/release/ARBench postgres $(PG_N)'
 
+# Issue 35, point 4: insertAll of BULK_N rows (default 10,000) against raw libpq row by row and
+# in pipeline mode, and fetch() against the cursor at 100,000 and 1,000,000 rows (peak RSS in a
+# child process), on a throwaway PostgreSQL (Benchmarks/Sources/ARBench/PostgresBulk.swift).
+BULK_N ?= 10000
+.PHONY: bench-bulk
+bench-bulk: deps
+	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
+	scripts/with-postgres.sh Benchmarks/.build/release/ARBench postgres-bulk $(BULK_N)
+
 .PHONY: bench-server
 bench-server: deps
 	SWIFT="$(SWIFT)" scripts/bench-server.sh

@@ -137,7 +137,7 @@ public final class DynamicModel: Sendable {
 }
 
 extension DynamicModel {
-    /// Inserts new records of this model with one prepared statement, in one transaction
+    /// Inserts new records of this model as `Model.insertAll` does, in one transaction
     /// (the caller's, or one of its own), and gives each its id and timestamps: the C API's
     /// `ar_record_insert_all`. The model's validations (those the C API declares) run first,
     /// for every record; SQL only otherwise (no callbacks), as a model class's `insertAll`.

@@ -169,6 +169,13 @@ extension DatabaseEngine {
     /// default, when the engine cannot say. Read on the writer, outside transactions, every
     /// ``DatabaseEngine/commitPollInterval`` while the database has observers.
     var commitVersion: Int64? { get }
+    /// An engine's faster way to insert `rowCount` rows (2 or more) of `columns` into `table`
+    /// than one ``SQLDialect/insertSQL(into:columns:)`` per row, or `nil` (the default) for
+    /// none: the library then runs that statement once per row. Called inside a transaction,
+    /// which the library rolls back when the bulk insert fails. `trace` is called with each
+    /// SQL statement the bulk insert runs.
+    func prepareBulkInsert(into table: String, columns: [String], rowCount: Int, trace: ((String) -> Void)?) throws
+        -> (any EngineBulkInsert)?
 }
 
 extension EngineConnection {
@@ -178,6 +185,39 @@ extension EngineConnection {
     public func checkAlive() -> Bool { isUsable }
     /// Unknown, unless the engine says.
     public var commitVersion: Int64? { nil }
+    /// None, unless the engine has one: one `INSERT` per row.
+    public func prepareBulkInsert(into table: String, columns: [String], rowCount: Int, trace: ((String) -> Void)?) throws
+        -> (any EngineBulkInsert)? { nil }
+}
+
+/// Many rows inserted into one table at once (``EngineConnection/prepareBulkInsert(into:columns:rowCount:trace:)``):
+/// the rows are appended in order, and the engine inserts them when it likes (some while
+/// they are appended, the rest at ``finish()``), giving each its id.
+@_spi(Engines) public protocol EngineBulkInsert: AnyObject {
+    /// Appends the next row: one cell per column, in the order of the columns the bulk insert
+    /// was prepared with. Text and bytes are read during the call only.
+    /// - Throws: ``BulkInsertFailure`` (a row the engine cannot hold, or the failure of rows
+    ///   the engine inserted meanwhile).
+    func append(_ row: UnsafeBufferPointer<Cell>) throws
+    /// Inserts the rows not yet inserted, and returns the id of every row appended, in the
+    /// order appended.
+    /// - Throws: ``BulkInsertFailure``.
+    func finish() throws -> [Int64]
+}
+
+/// A failed bulk insert (``EngineBulkInsert``): the error, and the position (from 0, in the
+/// order appended) of the row that caused it, when the engine can tell.
+@_spi(Engines) public struct BulkInsertFailure: Error {
+    /// The row that failed, from 0; `nil` when the engine cannot tell.
+    public var row: Int?
+    /// What failed (an ``ActiveRecordError``, with the SQL).
+    public var error: any Error
+
+    /// A failure of row `row` (from 0), or of the rows in general.
+    public init(row: Int?, _ error: any Error) {
+        self.row = row
+        self.error = error
+    }
 }
 
 /// One prepared statement of an engine connection: bind a row of parameters, step through

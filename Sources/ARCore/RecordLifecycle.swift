@@ -128,9 +128,9 @@ package enum RecordLifecycle {
         if let callbacks { try Database.current.withConnection { $0.awaitOutcome(callbacks) } }
     }
 
-    /// Inserts new records (the caller checked that they are) in one transaction with one
-    /// prepared statement: every record's validations first when `validates`, then the
-    /// table's batch `INSERT`. Nothing is inserted on error, and the records are new again.
+    /// Inserts new records (the caller checked that they are) in one transaction: every
+    /// record's validations first when `validates`, then the table's batch `INSERT`
+    /// (``TableOperations/insertAll(_:in:)``). Nothing is inserted on error, and the records are new again.
     package static func insertAll<Record: LifecycleRecord>(_ records: [Record], into table: TableOperations, validates: Bool) throws {
         let database = try Database.current
         try database.transaction {

@@ -54,7 +54,7 @@ package final class TableOperations: Sendable {
     package func key(_ kind: StatementKey.Kind) -> StatementKey { StatementKey(table: serial, kind: kind) }
 
     /// The `INSERT` of a new record, in `dialect`.
-    private func insertSQL(_ dialect: any SQLDialect) -> String {
+    func insertSQL(_ dialect: any SQLDialect) -> String {
         dialect.insertSQL(into: schema.name, columns: schema.insertColumns)
     }
 
@@ -123,13 +123,18 @@ package final class TableOperations: Sendable {
         connection.noteChange(self)
     }
 
-    /// `INSERT`s new records (the caller checked that they are) with one prepared statement,
-    /// giving each its id and the batch's timestamps (one time for all). The caller holds a
-    /// transaction: if it rolls back, the records are new again.
+    /// `INSERT`s new records (the caller checked that they are), giving each its id and the
+    /// batch's timestamps (one time for all): through the engine's bulk insert when it has one
+    /// (PostgreSQL: many rows per statement; see ``insertAllInBulk(_:now:in:)``), else with one
+    /// prepared statement run per record (SQLite). The caller holds a transaction: if it rolls
+    /// back, the records are new again.
+    /// - Throws: the engine's error, its message naming the record that failed ("record 5001
+    ///   of 10000: …") when the engine can tell.
     package func insertAll<Record: RecordStorage>(_ records: [Record], in connection: Connection) throws {
         guard !records.isEmpty else { return }
         connection.onRollback { for record in records { record.header = RecordHeader() } }
         let now = Date.nowAsStored
+        if records.count > 1, try insertAllInBulk(records, now: now, in: connection) { return connection.noteChange(self) }
         let stamp = DatabaseValue.real(now.timeIntervalSince1970)
         let count = schema.columns.count
         try connection.withStatement(key(.insert), sql: { insertSQL(connection.dialect) }) { statement in
@@ -139,7 +144,11 @@ package final class TableOperations: Sendable {
                 try statement.bind(stamp, at: 1)
                 try statement.bind(stamp, at: 2)
                 try record.bindAllColumns(count: count, to: statement, from: 3)
-                record.header.id = try statement.insert()
+                do {
+                    record.header.id = try statement.insert()
+                } catch {
+                    throw Self.failure(error, row: offset, of: records.count)
+                }
                 record.header.createdAt = now
                 record.header.updatedAt = now
                 record.markAllColumnsSaved(count: count)

@@ -42,6 +42,15 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     exit(ScalingChild.main(CommandLine.arguments.dropFirst(2)))
 }
 
+// `ARBench postgres-bulk [N] [--rounds R] [--fetch A,B]`: issue 35's bulk insert and large
+// fetch on PostgreSQL (PostgresBulk.swift); `postgres-bulk-fetch …` is its child.
+if CommandLine.arguments.dropFirst().first == "postgres-bulk" {
+    exit(PostgresBulk.main(CommandLine.arguments.dropFirst(2)))
+}
+if CommandLine.arguments.dropFirst().first == "postgres-bulk-fetch" {
+    exit(PostgresBulkFetchChild.main(CommandLine.arguments.dropFirst(2)))
+}
+
 // `ARBench postgres [N] [--only WORKLOAD] [--rounds R]`: the PostgreSQL section alone, on N
 // rows (default 10000), every CRUD workload or one, R rounds per side (default 5).
 if CommandLine.arguments.dropFirst().first == "postgres" {
