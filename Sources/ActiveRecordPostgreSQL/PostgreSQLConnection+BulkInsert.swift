@@ -108,21 +108,11 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
         if pendingRows == rowsPerStatement { try insertPending() }
     }
 
-    /// Appends `value`'s decimal digits.
+    /// Appends `value`'s decimal digits (``ParameterLayout``'s writer).
     private func appendDecimal(_ value: Int64) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var magnitude = value.magnitude
-            var start = digits.count
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            if value < 0 {
-                start -= 1
-                digits[start] = UInt8(ascii: "-")
-            }
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { slot in
+            let length = ParameterLayout.writeDecimal(value, to: slot.baseAddress!)
+            buffer.append(contentsOf: UnsafeRawBufferPointer(start: slot.baseAddress, count: Int(length)))
         }
     }
 

@@ -184,7 +184,7 @@ struct ParameterLayout {
 
     /// Writes `value`'s decimal digits and a NUL at `target` (room for 21 digits and a sign):
     /// their count.
-    private static func writeDecimal(_ value: Int64, to target: UnsafeMutableRawPointer) -> Int32 {
+    static func writeDecimal(_ value: Int64, to target: UnsafeMutableRawPointer) -> Int32 {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
             var magnitude = value.magnitude
             var start = digits.count
