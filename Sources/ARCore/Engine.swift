@@ -324,11 +324,11 @@ extension EngineStatement {
     /// (one `?`), whose value ``listParameter(_:)`` makes: SQL that does not depend on the
     /// list's length, so that one prepared statement serves lists of every length. It means
     /// what `expression IN (?, …)` with a `?` per element means (the same conversions of the
-    /// elements to `expression`'s type, NULL for no match when `expression` is NULL), for a
-    /// non-empty list of integers or of text without NUL, and `expression` a column.
+    /// elements to `expression`'s type, NULL where that gives NULL), for a non-empty list of
+    /// integers and `expression` a column.
     func inList(_ expression: String, negated: Bool) -> String
-    /// The value of the one parameter of ``inList(_:negated:)``: `elements` (not empty; all
-    /// `INTEGER`, or all `TEXT` without a NUL character) in one value.
+    /// The value of the one parameter of ``inList(_:negated:)``: `elements` (not empty, all
+    /// `INTEGER`) in one value.
     func listParameter(_ elements: [DatabaseValue]) -> DatabaseValue
     /// `column = ?` comparing ASCII letters without case (uniqueness with `caseSensitive: false`).
     func equalsIgnoringASCIICase(_ column: String) -> String

@@ -1,25 +1,16 @@
 /// A list of values bound as one parameter (``SQLDialect/inList(_:negated:)``): which lists
-/// can be, and the pieces the engines write their one value with.
+/// can be, and the piece the engines write their one value with.
 extension Array where Element == DatabaseValue {
-    /// Whether the list can be bound as one parameter: not empty, and all integers or all
-    /// text without a NUL character (text that every engine's list value can carry as it is).
-    /// Any other list (reals, blobs, `NULL`s, a mix) is bound a parameter per element.
+    /// Whether the list can be bound as one parameter: not empty, and all integers (ids, keys).
+    /// Any other list (text, reals, blobs, `NULL`s, a mix) is bound a parameter per element:
+    /// its elements' conversions to the column's type differ more between engines than an
+    /// integer's, and the lists a loop repeats with other lengths are lists of ids.
     package var isBindableAsOneParameter: Bool {
-        guard let first = first else { return false }
-        switch first {
-        case .integer:
-            for element in self {
-                guard case .integer = element else { return false }
-            }
-            return true
-        case .text:
-            for element in self {
-                guard case .text(let text) = element, !text.utf8.contains(0) else { return false }
-            }
-            return true
-        case .null, .real, .blob:
-            return false
+        guard !isEmpty else { return false }
+        for element in self {
+            guard case .integer = element else { return false }
         }
+        return true
     }
 }
 

@@ -27,7 +27,7 @@ package enum ArgumentShape: Hashable {
     case list(count: Int)
     /// An array or set for `IN %@` bound as one parameter, whatever its length (see
     /// `SQLDialect.inList(_:negated:)`): in a condition built in code (whose `IN` is on a
-    /// column), a non-empty list of integers or of text.
+    /// column), a non-empty list of integers.
     case oneParameterList
 }
 
