@@ -14,17 +14,6 @@ extension SQLiteDialect {
     /// A JSON array of the integers, which `json_each` returns as exact INTEGERs over all of
     /// Int64's range (no trip through a double).
     package func listParameter(_ elements: [DatabaseValue]) -> DatabaseValue {
-        var json: [UInt8] = []
-        json.reserveCapacity(2 + elements.count * 8)
-        json.append(UInt8(ascii: "["))
-        for (offset, element) in elements.enumerated() {
-            if offset > 0 { json.append(UInt8(ascii: ",")) }
-            guard case .integer(let int) = element else {
-                preconditionFailure("a list bound as one parameter holds integers, not \(element)")
-            }
-            json.appendDecimal(int)
-        }
-        json.append(UInt8(ascii: "]"))
-        return .text(String(decoding: json, as: UTF8.self))
+        .text(elements.commaSeparatedIntegers(between: "[", and: "]"))
     }
 }

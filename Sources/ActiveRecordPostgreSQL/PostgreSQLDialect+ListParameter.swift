@@ -13,17 +13,6 @@ extension PostgreSQLDialect {
 
     /// The array's text form: the integers in decimal, between braces.
     func listParameter(_ elements: [DatabaseValue]) -> DatabaseValue {
-        var array: [UInt8] = []
-        array.reserveCapacity(2 + elements.count * 8)
-        array.append(UInt8(ascii: "{"))
-        for (offset, element) in elements.enumerated() {
-            if offset > 0 { array.append(UInt8(ascii: ",")) }
-            guard case .integer(let int) = element else {
-                preconditionFailure("a list bound as one parameter holds integers, not \(element)")
-            }
-            array.appendDecimal(int)
-        }
-        array.append(UInt8(ascii: "}"))
-        return .text(String(decoding: array, as: UTF8.self))
+        .text(elements.commaSeparatedIntegers(between: "{", and: "}"))
     }
 }
