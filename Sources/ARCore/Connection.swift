@@ -160,8 +160,13 @@ import Logging
         return statement
     }
 
+    /// How many statements this connection prepared, for tests that check a statement is
+    /// prepared once and reused.
+    package private(set) var preparedCount = 0
+
     /// Prepares exactly one statement; SQL with a second statement is refused.
     package func prepare(_ sql: String, _ use: StatementUse = .once) throws -> Statement {
+        preparedCount &+= 1
         do {
             return Statement(engine: try engine.prepare(sql, use), sql: sql, connection: self)
         } catch {

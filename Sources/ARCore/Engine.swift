@@ -360,6 +360,16 @@ extension EngineStatement {
     /// one (SQL for a one-character text); ASCII letters match without case, every other
     /// character exactly; the value is compared as text whatever its type; NULL matches nothing.
     func like(_ value: String, _ pattern: String, escape: String?, negated: Bool) -> String
+    /// `expression IN (…)` (`NOT IN` when `negated`) over a whole list bound as one parameter
+    /// (one `?`), whose value ``listParameter(_:)`` makes: SQL that does not depend on the
+    /// list's length, so that one prepared statement serves lists of every length. It means
+    /// what `expression IN (?, …)` with a `?` per element means (the same conversions of the
+    /// elements to `expression`'s type, NULL where that gives NULL), for a non-empty list of
+    /// integers and `expression` a column.
+    func inList(_ expression: String, negated: Bool) -> String
+    /// The value of the one parameter of ``inList(_:negated:)``: `elements` (not empty, all
+    /// `INTEGER`) in one value.
+    func listParameter(_ elements: [DatabaseValue]) -> DatabaseValue
     /// `column = ?` comparing ASCII letters without case (uniqueness with `caseSensitive: false`).
     func equalsIgnoringASCIICase(_ column: String) -> String
     /// One `ORDER BY` term, NULLs placed the same on every engine: first when ascending, last

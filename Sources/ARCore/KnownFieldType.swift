@@ -193,6 +193,18 @@ package struct IsFieldChanged: FieldOperation {
     package func runGeneric(_ kind: any ColumnField.Type, _ field: FieldAddress) -> Bool { kind.isChanged(field) }
 }
 
+/// The field's current value as a database value.
+package struct CurrentFieldValue: FieldOperation {
+    @inline(__always)
+    package func run<Value: ColumnValue>(_ type: Value.Type, _ field: FieldAddress) throws -> DatabaseValue {
+        try field.value(Value.self).pointee.toSQL()
+    }
+
+    package func runGeneric(_ kind: any ColumnField.Type, _ field: FieldAddress) throws -> DatabaseValue {
+        try kind.current(field)
+    }
+}
+
 /// Makes the field's current value its original one.
 package struct MarkFieldSaved: FieldOperation {
     @inline(__always)

@@ -211,6 +211,16 @@ open class Model: RecordStorage {
         apply(IsFieldChanged(), toField: index)
     }
 
+    /// The fields reached once for all (a loop of ``isColumnChanged(_:)`` reaches the mapping
+    /// per column).
+    package final func forEachChangedColumn(count: Int, _ body: (Int) -> Void) {
+        var index = 0
+        forEachField(count) { field, address in
+            if field.storage.apply(IsFieldChanged(), kind: field.kind, at: address) { body(index) }
+            index &+= 1
+        }
+    }
+
     package final func markColumnSaved(_ index: Int) {
         apply(MarkFieldSaved(), toField: index)
     }
@@ -261,7 +271,10 @@ open class Model: RecordStorage {
     }
 
     package final func currentValue(_ index: Int) throws -> DatabaseValue {
-        try withField(index) { kind, field in try kind.current(field) }
+        // On the type's specialised path: a preload reads every child's key through here, and
+        // the generic witnesses cost more than the rest of its work on the child (see
+        // Benchmarks/README.md, Hot-path notes).
+        try apply(CurrentFieldValue(), toField: index)
     }
 }
 

@@ -84,6 +84,9 @@ package protocol RecordStorage: AnyObject {
     func didDecode()
     /// Whether column `index` differs from its original (last loaded or saved) value.
     func isColumnChanged(_ index: Int) -> Bool
+    /// Calls `body` with the index of each of the first `count` columns (all of them) that
+    /// differs from its original value, in order.
+    func forEachChangedColumn(count: Int, _ body: (Int) -> Void)
     /// Makes the current value of column `index` its original one, after a save.
     func markColumnSaved(_ index: Int)
     /// Makes the current value of each of the first `count` columns (all of them) its
@@ -110,6 +113,10 @@ extension RecordStorage {
         for index in 0..<count { markColumnSaved(index) }
     }
 
+    package func forEachChangedColumn(count: Int, _ body: (Int) -> Void) {
+        for index in 0..<count where isColumnChanged(index) { body(index) }
+    }
+
     package func decodeAllColumns(count: Int, from statement: Statement, at first: Int32, other decodeOther: (Int) throws -> Void) throws {
         for index in 0..<count { try decodeOther(index) }
     }
@@ -126,6 +133,9 @@ package enum UndoEntry {
     case header(any RecordStorage, RecordHeader)
     /// Restore the header and the original values of the updated columns.
     case update(any RecordStorage, RecordHeader, columns: [Int], originals: [DatabaseValue])
+    /// ``update(_:_:columns:originals:)`` of one column, without the two arrays (allocated
+    /// per update and freed at the commit: most of what an update's undo entry cost).
+    case updateOne(any RecordStorage, RecordHeader, column: Int, original: DatabaseValue)
     /// Anything else (a relation's queue).
     case action(() -> Void)
 
@@ -136,6 +146,9 @@ package enum UndoEntry {
         case .update(let record, let header, let columns, let originals):
             record.header = header
             for (index, original) in zip(columns, originals) { record.restoreOriginal(index, original) }
+        case .updateOne(let record, let header, let column, let original):
+            record.header = header
+            record.restoreOriginal(column, original)
         case .action(let action):
             action()
         }

@@ -22,6 +22,9 @@ package final class TableOperations: Sendable {
     package let qualifiedSelectList: String
     /// Column and property names → position in ``TableSchema/allColumnNames``.
     private let positions: [String: Int]
+    /// `[index]` for each declared column: the ``changedColumns(of:)`` of an update of one
+    /// column, made once rather than allocated per update.
+    private let singleColumns: [[Int]]
     /// The tables this one's foreign keys reference (its belongs-to parents), resolved when
     /// first needed: automatic migration creates them first, since a foreign key needs its
     /// parent table to exist (to write to the child table on SQLite, to create it on PostgreSQL).
@@ -49,6 +52,7 @@ package final class TableOperations: Sendable {
         for (position, name) in schema.allColumnNames.enumerated() { positions[name] = position }
         for (index, name) in propertyNames.enumerated() where positions[name] == nil { positions[name] = index + 3 }
         self.positions = positions
+        singleColumns = schema.columns.indices.map { [$0] }
     }
 
     package func key(_ kind: StatementKey.Kind) -> StatementKey { StatementKey(table: serial, kind: kind) }
@@ -197,7 +201,20 @@ package final class TableOperations: Sendable {
 
     /// The indexes of the columns that changed since the record was loaded or saved.
     package func changedColumns(of record: some RecordStorage) -> [Int] {
-        schema.columns.indices.filter { record.isColumnChanged($0) }
+        // Most saves change one column: its array is kept (see ``singleColumns``); an array
+        // is made only from a second changed column on.
+        var first = -1
+        var changed: [Int] = []
+        record.forEachChangedColumn(count: singleColumns.count) { index in
+            if first < 0 {
+                first = index
+            } else {
+                if changed.isEmpty { changed = [first] }
+                changed.append(index)
+            }
+        }
+        if first < 0 || !changed.isEmpty { return changed }
+        return singleColumns[first]
     }
 
     /// `UPDATE`s the `changed` columns (from ``changedColumns(of:)``, not empty) and `updatedAt`.
@@ -208,7 +225,10 @@ package final class TableOperations: Sendable {
             return try updateLocked(record, id: id, columns: changed, locking: locking, in: connection)
         }
         let previous = record.header
-        let originals = connection.transaction.depth > 0 ? changed.map { record.originalValue($0) } : []
+        // Kept to undo in a transaction: one column's original inline, several in an array.
+        let inTransaction = connection.transaction.depth > 0
+        let original = inTransaction && changed.count == 1 ? record.originalValue(changed[0]) : .null
+        let originals = inTransaction && changed.count > 1 ? changed.map { record.originalValue($0) } : []
         let now = Date.nowAsStored
         try connection.withStatement(key(.update(changed)), sql: { schema.updateSQL(columns: changed) }) { statement in
             for (offset, index) in changed.enumerated() {
@@ -223,7 +243,11 @@ package final class TableOperations: Sendable {
         }
         record.header.updatedAt = now
         for index in changed { record.markColumnSaved(index) }
-        connection.onRollback(.update(record, previous, columns: changed, originals: originals))
+        if changed.count == 1 {
+            connection.onRollback(.updateOne(record, previous, column: changed[0], original: original))
+        } else {
+            connection.onRollback(.update(record, previous, columns: changed, originals: originals))
+        }
         connection.noteChange(self)
     }
 

@@ -68,6 +68,8 @@ enum ArgumentSlot {
     case argument(condition: Int, index: Int)
     /// An element of a list argument.
     case element(condition: Int, index: Int, element: Int)
+    /// A whole list argument, as the one value the dialect binds it as.
+    case list(condition: Int, index: Int)
 }
 
 /// The SQL of a query and where its parameters' values come from: everything but the
@@ -186,6 +188,9 @@ final class CompiledShape {
             case .element(let condition, let index, let element):
                 guard case .list(let list) = clauses.argument(index, of: condition) else { preconditionFailure("not a list") }
                 try body(list[element], true)
+            case .list(let condition, let index):
+                guard case .list(let list) = clauses.argument(index, of: condition) else { preconditionFailure("not a list") }
+                try body(dialect.listParameter(list), true)
             }
         }
         for value in orderArguments { try body(value, false) }

@@ -75,9 +75,10 @@ public struct FieldCondition {
     /// `column IS NOT NULL`.
     public static var isNotNull: FieldCondition { .init(kind: .null(negated: true)) }
 
-    /// The condition as a predicate tree on `column`, with its arguments.
-    func predicate(on column: String) -> (PredicateNode, [QueryArgument.Source]) {
-        let operand = PredicateOperand.column(qualifier: nil, name: column, position: 0)
+    /// The condition as a predicate tree on `column` (of the table or model `qualifier` names,
+    /// else of the first of the query's tables that has it), with its arguments.
+    func predicate(on column: String, of qualifier: String? = nil) -> (PredicateNode, [QueryArgument.Source]) {
+        let operand = PredicateOperand.column(qualifier: qualifier, name: column, position: 0)
         switch kind {
         case .comparison(let op, let value):
             return (.comparison(operand, op, .placeholder(index: 0, position: 0), position: 0), [.init(value)])
@@ -213,20 +214,25 @@ public func escapingLikeWildcards(_ text: String) -> String {
 }
 
 extension QueryArgument {
-    /// What the argument is, which decides the SQL around its placeholder.
-    var shape: ArgumentShape {
+    /// What the argument is, which decides the SQL around its placeholder: in a format string
+    /// (`inCode: false`), a list's length; in a condition built in code (`where("id", .in(ids))`,
+    /// key paths, relations' preloads: every `IN` on a column), a list the engine can bind as one
+    /// parameter is ``ArgumentShape/oneParameterList`` whatever its length, so that one
+    /// statement serves lists of every length.
+    func shape(inCode: Bool) -> ArgumentShape {
         switch self {
         case .value(.null): .null
         case .value: .value
-        case .list(let list): .list(count: list.count)
+        case .list(let list): inCode && list.isBindableAsOneParameter ? .oneParameterList : .list(count: list.count)
         }
     }
 }
 
 extension QueryArgument.Source {
-    /// The converted argument's shape; `nil` when it did not convert.
-    var shape: ArgumentShape? {
-        if case .converted(let argument) = self { return argument.shape }
+    /// The converted argument's shape (see ``QueryArgument/shape(inCode:)``); `nil` when it did
+    /// not convert.
+    func shape(inCode: Bool) -> ArgumentShape? {
+        if case .converted(let argument) = self { return argument.shape(inCode: inCode) }
         return nil
     }
 

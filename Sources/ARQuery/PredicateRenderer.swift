@@ -9,6 +9,9 @@ package enum ParameterSource: Equatable {
     case argument(Int)
     /// Element `element` of the array or set argument of placeholder `index`.
     case argumentElement(Int, element: Int)
+    /// The whole array or set argument of placeholder `index`, as one value (see
+    /// ``ArgumentShape/oneParameterList``).
+    case argumentList(Int)
     case integer(Int64)
     case real(Double)
     case text(String)
@@ -22,6 +25,10 @@ package enum ArgumentShape: Hashable {
     case null
     /// An array or set with this many elements, for `IN %@`.
     case list(count: Int)
+    /// An array or set for `IN %@` bound as one parameter, whatever its length (see
+    /// `SQLDialect.inList(_:negated:)`): in a condition built in code (whose `IN` is on a
+    /// column), a non-empty list of integers.
+    case oneParameterList
 }
 
 /// Renders predicates, resolving columns and argument shapes through the caller.
@@ -34,22 +41,26 @@ package struct PredicateRenderer {
     package var like: (_ value: String, _ pattern: String, _ escape: String?, _ negated: Bool) -> String
     /// An aggregate over an argument (`*` for `count(*)`) in the engine's SQL.
     package var aggregate: (_ function: String, _ argument: String) -> String
+    /// `value IN (…)` (or `NOT IN`) over a list bound as one parameter, in the engine's SQL.
+    package var inList: (_ value: String, _ negated: Bool) -> String
     /// The parameters of the SQL rendered so far, in order.
     package private(set) var parameters: [ParameterSource] = []
 
-    /// A renderer; `like` and `aggregate` default to SQLite's SQL.
+    /// A renderer; `like`, `aggregate` and `inList` default to SQLite's SQL.
     package init(
         resolveColumn: @escaping (String?, String, Int) throws -> String,
         shape: @escaping (Int, Int) throws -> ArgumentShape,
         like: @escaping (String, String, String?, Bool) -> String = {
             $0 + ($3 ? " NOT LIKE " : " LIKE ") + $1 + ($2.map { " ESCAPE " + $0 } ?? "")
         },
-        aggregate: @escaping (String, String) -> String = { "\($0)(\($1))" }
+        aggregate: @escaping (String, String) -> String = { "\($0)(\($1))" },
+        inList: @escaping (String, Bool) -> String = { $0 + ($1 ? " NOT IN" : " IN") + " (SELECT +value FROM json_each(?))" }
     ) {
         self.resolveColumn = resolveColumn
         self.shape = shape
         self.like = like
         self.aggregate = aggregate
+        self.inList = inList
     }
 
     /// Renders `node`, appending its parameters.
@@ -87,7 +98,13 @@ package struct PredicateRenderer {
             case .operands(let operands):
                 return try left + operands.map { try render($0) }.joined(separator: ", ") + ")"
             case .placeholder(let index, let position):
-                guard case .list(let count) = try shape(index, position) else {
+                let shape = try shape(index, position)
+                if shape == .oneParameterList {
+                    let value = try render(value)
+                    parameters.append(.argumentList(index))
+                    return inList(value, negated)
+                }
+                guard case .list(let count) = shape else {
                     throw PredicateSyntaxError(
                         "IN %@ needs an array or a set for placeholder \(index + 1), but a single value was given",
                         at: position)
@@ -133,17 +150,22 @@ package struct PredicateRenderer {
             at: position)
     }
 
+    private func listOutsideIn(_ index: Int, _ position: Int) -> PredicateSyntaxError {
+        PredicateSyntaxError(
+            "an array or set was given for placeholder \(index + 1), which is not after IN; "
+                + "write 'column IN %@' to match any of its elements",
+            at: position)
+    }
+
     /// Renders one operand, appending its parameter if it has one.
     package mutating func render(_ operand: PredicateOperand) throws -> String {
         switch operand {
         case .column(let qualifier, let name, let position):
             return try resolveColumn(qualifier, name, position)
         case .placeholder(let index, let position):
-            if case .list = try shape(index, position) {
-                throw PredicateSyntaxError(
-                    "an array or set was given for placeholder \(index + 1), which is not after IN; "
-                        + "write 'column IN %@' to match any of its elements",
-                    at: position)
+            switch try shape(index, position) {
+            case .list, .oneParameterList: throw listOutsideIn(index, position)
+            case .value, .null: break
             }
             parameters.append(.argument(index))
             return "?"

@@ -116,6 +116,15 @@ public struct Query<Record: Model> {
         }
     }
 
+    /// A condition on a column of one of the query's tables (or models), named apart from the
+    /// column: `where(column: "userId", of: "UserProject", .in(ids))`.
+    package consuming func `where`(column: String, of table: String, _ condition: FieldCondition) -> Query {
+        let (node, arguments) = condition.predicate(on: column, of: table)
+        return with {
+            $0.clauses.add(.tree(node, arguments: arguments))
+        }
+    }
+
     // MARK: Shape
 
     /// At most `count` records.

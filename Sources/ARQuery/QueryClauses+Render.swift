@@ -37,7 +37,7 @@ extension QueryClauses {
         let converted = try sources.enumerated().map { index, source in
             try convert(source, placeholder: index + 1, context: context)
         }
-        var renderer = makeRenderer(tables, dialect, values: converted)
+        var renderer = makeRenderer(tables, dialect, values: converted, inCode: format == nil)
         let sql = try rethrowing(context: context, format: format) { try renderer.render(node) }
         slots += renderer.parameters.map { slot($0, condition: number) }
         switch node {
@@ -73,7 +73,7 @@ extension QueryClauses {
         } catch {
             throw ActiveRecordError(.invalidPredicate, "\(error.message) at position \(error.position)\(context())")
         }
-        var renderer = makeRenderer(tables, dialect, values: [])
+        var renderer = makeRenderer(tables, dialect, values: [], inCode: false)
         let rendered = try rethrowing(context: context, format: text) { try operands.map { try renderer.render($0) } }
         for parameter in renderer.parameters {
             // No placeholders here (the renderer refuses them): every parameter is a literal.
@@ -82,7 +82,11 @@ extension QueryClauses {
         return rendered
     }
 
-    private func makeRenderer(_ tables: [QueryTable], _ dialect: any SQLDialect, values: [QueryArgument]) -> PredicateRenderer {
+    /// A renderer for a condition's `values`, given in a format string or in code (`inCode`),
+    /// which decides the shape of a list (see ``QueryArgument/shape(inCode:)``).
+    private func makeRenderer(
+        _ tables: [QueryTable], _ dialect: any SQLDialect, values: [QueryArgument], inCode: Bool
+    ) -> PredicateRenderer {
         PredicateRenderer(
             resolveColumn: { qualifier, name, position in
                 try resolve(qualifier: qualifier, name: name, position: position, tables)
@@ -91,14 +95,11 @@ extension QueryClauses {
                 guard index < values.count else {
                     throw PredicateSyntaxError("placeholders are not allowed here", at: position)
                 }
-                switch values[index] {
-                case .value(.null): return .null
-                case .value: return .value
-                case .list(let list): return .list(count: list.count)
-                }
+                return values[index].shape(inCode: inCode)
             },
             like: { dialect.like($0, $1, escape: $2, negated: $3) },
-            aggregate: dialect.aggregate)
+            aggregate: dialect.aggregate,
+            inList: { dialect.inList($0, negated: $1) })
     }
 
     private func rethrowing<R>(context: () -> String, format: String?, _ body: () throws -> R) throws -> R {
@@ -126,6 +127,7 @@ extension QueryClauses {
         switch source {
         case .argument(let index): .argument(condition: condition, index: index)
         case .argumentElement(let index, let element): .element(condition: condition, index: index, element: element)
+        case .argumentList(let index): .list(condition: condition, index: index)
         case .integer(let value): .constant(.integer(value))
         case .real(let value): .constant(.real(value))
         case .text(let value): .constant(.text(value))

@@ -2,7 +2,7 @@
 
 /// What decides a query's SQL: every clause, the base table, the dialect, and of each
 /// argument only whether it is `NULL`, a value, or a list of so many (`= NULL` becomes
-/// `IS NULL`, `IN %@` gets a `?` per element). Queries of one shape compile to the same
+/// `IS NULL`, `IN %@` gets a `?` per element) or bound as one parameter. Queries of one shape compile to the same
 /// ``CompiledShape``, kept per thread (see ``cache``), so that a query repeated in a loop
 /// with other values parses, resolves and writes nothing after its first run.
 ///
@@ -56,8 +56,8 @@ final class QueryShape {
         self.target = target
         conditions = (clauses.conditions + clauses.havingConditions).map { condition in
             switch condition {
-            case .format(let format, let arguments): (.format(format), arguments.map { $0.shape ?? .null })
-            case .tree(let node, let arguments): (.tree(node), arguments.map { $0.shape ?? .null })
+            case .format(let format, let arguments): (.format(format), arguments.map { $0.shape(inCode: false) ?? .null })
+            case .tree(let node, let arguments): (.tree(node), arguments.map { $0.shape(inCode: true) ?? .null })
             case .failed: preconditionFailure("a failed condition has no shape")
             }
         }
@@ -101,18 +101,18 @@ final class QueryShape {
         switch condition {
         case .format(let otherFormat, let sources):
             guard case .format(let format) = shape.text, format == otherFormat else { return false }
-            return matches(sources, shape.arguments)
+            return matches(sources, shape.arguments, inCode: false)
         case .tree(let otherNode, let sources):
             guard case .tree(let node) = shape.text, node == otherNode else { return false }
-            return matches(sources, shape.arguments)
+            return matches(sources, shape.arguments, inCode: true)
         case .failed:
             return false
         }
     }
 
-    private static func matches(_ arguments: [QueryArgument.Source], _ shapes: [ArgumentShape]) -> Bool {
+    private static func matches(_ arguments: [QueryArgument.Source], _ shapes: [ArgumentShape], inCode: Bool) -> Bool {
         guard arguments.count == shapes.count else { return false }
-        for index in shapes.indices where arguments[index].shape != shapes[index] { return false }
+        for index in shapes.indices where arguments[index].shape(inCode: inCode) != shapes[index] { return false }
         return true
     }
 
@@ -167,18 +167,19 @@ extension QueryClauses {
         hasher.combine(target)
         func add(_ condition: Condition) {
             let arguments: [QueryArgument.Source]
+            let inCode: Bool
             switch condition {
             case .format(let format, let sources):
                 hasher.combine(format)
-                arguments = sources
+                (arguments, inCode) = (sources, false)
             case .tree(let node, let sources):
                 hasher.combine(node)
-                arguments = sources
+                (arguments, inCode) = (sources, true)
             case .failed:
                 return
             }
             hasher.combine(arguments.count)
-            for argument in arguments { hasher.combine(argument.shape) }
+            for argument in arguments { hasher.combine(argument.shape(inCode: inCode)) }
         }
         for condition in conditions { add(condition) }
         for condition in havingConditions { add(condition) }

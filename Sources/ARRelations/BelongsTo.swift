@@ -166,7 +166,8 @@ func keyValue(of record: Model, at index: Int?, named key: String) throws -> Dat
     return try record.value(of: key)
 }
 
-/// Splits values into lists short enough to bind in one `IN`.
+/// Splits values into lists of at most `size`, each the list of one preload query's `IN`
+/// (bound as one parameter: the query's statement is the same for every list's length).
 func chunked<T>(_ values: [T], size: Int = 10_000) -> [[T]] {
     stride(from: 0, to: values.count, by: size).map { Array(values[$0..<Swift.min($0 + size, values.count)]) }
 }

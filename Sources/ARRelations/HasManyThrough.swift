@@ -153,10 +153,13 @@ struct ThroughContext<Owner: Model, Child: Model, Join: Model>: ToManyContext {
         // As `HasMany`'s preload: the key's column found once, buckets of a concrete type.
         let keyIndex = try? Join.mapping().columnIndex(join.ownerKey)
         var children: [Int64: [Model]] = [:]
+        let joinName = ModelMapping.modelName(Join.self)
+        let owner = "\(quoteIdentifier(joinName)).\(quoteIdentifier(join.ownerKey))"
         for chunk in chunked(owners.compactMap(\.id)) {
-            let owner = "\(quoteIdentifier(ModelMapping.modelName(Join.self))).\(quoteIdentifier(join.ownerKey))"
+            // A condition in code: its list is bound as one parameter (one statement for
+            // every chunk's length).
             let rows = try Child.query().join(Join.self, .inner, on: "id", join.childKey)
-                .where("\(owner) IN %@", chunk).order(by: owner).order(by: "id")
+                .where(column: join.ownerKey, of: joinName, .in(chunk)).order(by: owner).order(by: "id")
                 .fetchJoined(Join.self)
             for case let (child?, joinRow?) in rows {
                 if case .integer(let id) = try keyValue(of: joinRow, at: keyIndex, named: join.ownerKey) {
