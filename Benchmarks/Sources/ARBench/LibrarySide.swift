@@ -35,7 +35,7 @@ struct LibrarySide: BenchSide {
             return elapsed
         case .insertAll:
             let (elapsed, users) = try measure(side: name) {
-                let users = rows.map(makeUser)
+                let users = rows.map(Self.makeUser)
                 try BenchUser.insertAll(users)
                 return users
             }
@@ -103,7 +103,7 @@ struct LibrarySide: BenchSide {
         users.reserveCapacity(rows.count)
         try database.transaction {
             for row in rows {
-                let user = makeUser(row)
+                let user = Self.makeUser(row)
                 try user.save()
                 users.append(user)
             }
@@ -112,7 +112,7 @@ struct LibrarySide: BenchSide {
     }
 
     /// A new `BenchUser` holding `row`.
-    private func makeUser(_ row: RowValues) -> BenchUser {
+    static func makeUser(_ row: RowValues) -> BenchUser {
         let user = BenchUser()
         user.name = row.name
         user.email = row.email
