@@ -16,8 +16,9 @@
 // the scaling benchmark (insert and fetch all at 1,000 to 1,000,000 rows, raw
 // and library, each part in a child process: `ARBench scaling …`); these
 // three do not depend on N. With a PostgreSQL server (AR_BENCH_POSTGRES or
-// AR_TEST_POSTGRES), the CRUD workloads again on N / 10 rows, through the library on
-// PostgreSQL against raw libpq. Exit status 1 when a side did the wrong thing (a
+// AR_TEST_POSTGRES), the CRUD workloads again on N / 10 rows, then inserts in autocommit, the
+// age query and the relation walks, through the library on PostgreSQL against binary raw libpq;
+// last the async path (`ARBench async`: awaited find against sync find). Exit status 1 when a side did the wrong thing (a
 // check failed) or on bad usage; missed targets are reported in the tables
 // but do not fail the run.
 import ActiveRecord
