@@ -218,17 +218,9 @@ extension PostgresSection {
         let selects = SelectCounter()
         library.trace { sql in selects.record(sql) }
         let expected = table.expectedDigest
-        let expectedSelects = walk == .eager ? table.eagerQueryCount : 1 + table.groupCount
         func checked(_ side: String, _ counted: Bool, _ body: () throws -> (RelationDigest, Int)) throws -> Duration {
             let (elapsed, (digest, selectCount)) = try measure(side: counted ? side : nil, body)
-            let context = "PostgreSQL relations: \(side) \(walk.rawValue)"
-            try Check.count(digest.members.rowCount, table.memberCount, "\(context): members read")
-            try Check.count(digest.ageSum, expected.ageSum, "\(context): sum of the members' ages")
-            try Check.require(
-                digest == expected,
-                "\(context): read groups \(digest.groups.hash), members \(digest.members.hash), expected "
-                    + "\(expected.groups.hash), \(expected.members.hash) (a record out of order or in the wrong group)")
-            try Check.count(selectCount, expectedSelects, "\(context): SELECT statements run")
+            try table.check(digest, expected: expected, selects: selectCount, walk: walk, "PostgreSQL relations: \(side) \(walk.rawValue)")
             return elapsed
         }
         let raw = { (counted: Bool) throws -> Duration in
@@ -300,7 +292,7 @@ final class RawPostgresQueryStore {
 /// once (a binary `int8` parameter), and for eager loading one statement for any number of
 /// groups, `"benchGroupId" = ANY($1)` with the ids as one binary `int8[]` (one parameter, so
 /// one prepared statement serves every batch size); binary results into plain objects.
-final class RawPostgresRelationStore {
+final class RawPostgresRelationStore: RawRelationReading {
     let database: RawPostgres
     /// The `int8[]` parameter's bytes, reused from batch to batch.
     private var array = UnsafeMutableRawPointer.allocate(byteCount: 1024, alignment: 8)
@@ -319,27 +311,6 @@ final class RawPostgresRelationStore {
     }
 
     deinit { array.deallocate() }
-
-    /// One walk, in the caller's read transaction: its digest and how many SELECTs it ran.
-    func walk(_ walk: RelationWalk) throws -> (RelationDigest, Int) {
-        var digest = RelationDigest()
-        let groups = try self.groups()
-        switch walk {
-        case .lazy:
-            for group in groups {
-                digest.add(group: group.id, title: group.title)
-                for member in try members(of: group.id) { digest.add(member: member.id, name: member.name, age: member.age) }
-            }
-            return (digest, 1 + groups.count)
-        case .eager:
-            let (members, queries) = try members(ofGroups: groups.map(\.id))
-            for group in groups {
-                digest.add(group: group.id, title: group.title)
-                for member in members[group.id] ?? [] { digest.add(member: member.id, name: member.name, age: member.age) }
-            }
-            return (digest, 1 + queries)
-        }
-    }
 
     /// Every group, in id order.
     func groups() throws -> [RawGroup] {

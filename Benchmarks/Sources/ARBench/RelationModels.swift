@@ -128,6 +128,19 @@ struct RelationTable {
             "\(context): the per-group query")
     }
 
+    /// Checks what a walk read (`expected`: ``expectedDigest``) and how many SELECTs it ran;
+    /// failures start with `context`.
+    func check(_ digest: RelationDigest, expected: RelationDigest, selects: Int, walk: RelationWalk, _ context: String) throws {
+        try Check.count(digest.groups.rowCount, groupCount, "\(context): groups read")
+        try Check.count(digest.members.rowCount, memberCount, "\(context): members read")
+        try Check.count(digest.ageSum, expected.ageSum, "\(context): sum of the members' ages")
+        try Check.require(
+            digest == expected,
+            "\(context): read groups \(digest.groups.hash), members \(digest.members.hash), expected "
+                + "\(expected.groups.hash), \(expected.members.hash) (a record out of order or in the wrong group)")
+        try Check.count(selects, walk == .eager ? eagerQueryCount : 1 + groupCount, "\(context): SELECT statements run")
+    }
+
     /// What a walk must read: every group in id order, each followed by its members in id order.
     var expectedDigest: RelationDigest {
         var digest = RelationDigest()
