@@ -16,10 +16,15 @@
 # API's rows too: one round of bench-c ROWS, callgrind collecting only in the function that
 # holds one side's measured loop (raw_insert_rows, library_insert_rows, ...).
 #
-# SECTIONS (default "sqlite c postgres pooled") picks which groups of rows run, e.g.
+# SECTIONS (default "sqlite c postgres pooled async") picks which groups of rows run, e.g.
 # SECTIONS=postgres for the PostgreSQL client rows alone.
+#
+# The async rows (issue 35, point 8) count the whole process instead, every thread: an
+# awaited find runs on the library's executor threads, outside any function of the calling
+# thread. `ARBench async ROWS --engine E --count KIND K` fills a table, warms both paths up,
+# then makes K finds of one kind; (run with K - run with 0) / K is one call's cost.
 set -euo pipefail
-sections=" ${SECTIONS:-sqlite c postgres pooled} "
+sections=" ${SECTIONS:-sqlite c postgres pooled async} "
 
 binary=${1:?usage: bench-instructions.sh ARBENCH [ROWS [BENCH_C]]}
 rows=${2:-5000}
@@ -64,9 +69,20 @@ count() {
   echo "$total"
 }
 
-echo "Instructions per operation (callgrind, release build, $rows rows; raw = sqlite3 C API, statements prepared once)"
-printf '%-34s %12s %12s %8s %8s  %s\n' workload "raw/op" "library/op" "lib/raw" target result
-printf -- '-%.0s' {1..88}; echo
+# count_process ARGS...: every instruction of one ARBench run, all threads (callgrind's totals).
+count_process() {
+  (cd "$work" && valgrind --tool=callgrind --callgrind-out-file="$work/out" ./ARBench "$@" > "$work/log" 2>&1) || {
+    echo "bench-instructions: ARBench $* failed:" >&2
+    tail -20 "$work/log" >&2
+    exit 1
+  }
+  awk '/^(summary|totals):/ { print $2; exit }' "$work/out"
+}
+
+echo "Instructions per operation (callgrind, release build, $rows rows; raw = sqlite3 C API, statements prepared once;"
+echo "PostgreSQL: raw = libpq, statements prepared once, binary parameters and results)"
+printf '%-38s %12s %12s %8s %8s  %s\n' workload "raw/op" "library/op" "lib/raw" target result
+printf -- '-%.0s' {1..92}; echo
 missed=0
 # row TITLE OPERATIONS TARGET RAW-SIDE LIBRARY-SIDE ARGS...
 row() {
@@ -79,7 +95,7 @@ row() {
   line=$(awk -v r="$raw" -v l="$library" -v n="$operations" -v t="$target" \
     'BEGIN { ratio = l / r; printf "%12.0f %12.0f %8.2f %8s", r / n, l / n, ratio, "<= " t; exit (ratio <= t + 0.005) ? 0 : 1 }') \
     && result=ok || { result=MISSED; missed=$((missed + 1)); }
-  printf '%-34s %s  %s\n' "$title" "$line" "$result"
+  printf '%-38s %s  %s\n' "$title" "$line" "$result"
 }
 
 if [[ $sections == *" sqlite "* ]]; then
@@ -106,14 +122,24 @@ if [[ -n $bench_c && $sections == *" c "* ]]; then
 fi
 # PostgreSQL (AR_BENCH_POSTGRES or AR_TEST_POSTGRES names a server; `make bench-instructions`
 # starts one): the client side's instructions only (the server is another process, not
-# counted), raw libpq against the library, on PG_ROWS rows (default 1000; fetch all: the
-# section's 5 fetches per round).
-if [ -n "${AR_BENCH_POSTGRES:-${AR_TEST_POSTGRES:-}}" ]; then
+# counted), binary raw libpq against the library, on PG_ROWS rows (default 1000; fetch all: the
+# section's 5 fetches per round; age query: PG_ROWS / 10 queries of PG_ROWS / 90 rows; the
+# relation walks: PG_ROWS / 100 groups of 100 members, per member). Issue 35's targets: 1.1 on
+# find and delete by id, 1.2 on every other CRUD, query and relation row.
+postgres_server=${AR_BENCH_POSTGRES:-${AR_TEST_POSTGRES:-}}
+if [ -n "$postgres_server" ]; then
   pg_rows=${PG_ROWS:-1000}
-  [[ $sections == *" postgres "* ]] && for workload in insert insertAll fetchAll find updateScore destroy deleteByID; do
+  [[ $sections == *" postgres "* ]] && for workload in insert insertAutocommit insertAll fetchAll find ageQuery \
+      updateScore destroy deleteByID lazy eager; do
     operations=$pg_rows
-    [ "$workload" = fetchAll ] && operations=$((pg_rows * 5))
-    row "PostgreSQL client: $workload" "$operations" 1.3 raw library postgres "$pg_rows" --only "$workload" --rounds 1
+    target=1.2
+    case $workload in
+      fetchAll) operations=$((pg_rows * 5)) ;;
+      ageQuery) operations=$((pg_rows / 10 > 0 ? pg_rows / 10 : 1)) ;;
+      lazy | eager) operations=$(((pg_rows / 100 > 0 ? pg_rows / 100 : 1) * 100)) ;;
+      find | deleteByID) target=1.1 ;;
+    esac
+    row "PostgreSQL client: $workload" "$operations" "$target" raw library postgres "$pg_rows" --only "$workload" --rounds 1
   done
   # The same workloads with transactionPooling: true (as behind pgbouncer in transaction mode),
   # on the same server straight: every statement unnamed, results binary after its first run.
@@ -121,6 +147,25 @@ if [ -n "${AR_BENCH_POSTGRES:-${AR_TEST_POSTGRES:-}}" ]; then
     operations=$pg_rows
     [ "$workload" = fetchAll ] && operations=$((pg_rows * 5))
     row "PG transaction pooling: $workload" "$operations" 1.3 raw pooled postgres "$pg_rows" --only "$workload" --rounds 1
+  done
+fi
+# The async path: instructions per call of a synchronous find (the raw/op column) and of an
+# awaited one (library/op), all threads, on a table of ASYNC_ROWS rows (default 1000), ASYNC_CALLS
+# calls (default 2000); the difference instead of a ratio. The target (<= 2 µs per call) is
+# in wall-clock time: `ARBench async` prints it with its verdict.
+if [[ $sections == *" async "* ]]; then
+  async_rows=${ASYNC_ROWS:-1000}
+  calls=${ASYNC_CALLS:-2000}
+  engines=sqlite
+  [ -n "$postgres_server" ] && engines="sqlite postgres"
+  for engine in $engines; do
+    base=$(count_process async "$async_rows" --engine "$engine" --count sync 0)
+    synchronous=$(count_process async "$async_rows" --engine "$engine" --count sync "$calls")
+    awaited=$(count_process async "$async_rows" --engine "$engine" --count async "$calls")
+    printf '%-38s %s  %s\n' "async find overhead, $engine" \
+      "$(awk -v b="$base" -v s="$synchronous" -v a="$awaited" -v n="$calls" \
+        'BEGIN { printf "%12.0f %12.0f %8s %8s", (s - b) / n, (a - b) / n, sprintf("%+.0f", (a - s) / n), "-" }')" \
+      "per call: sync, awaited, awaited - sync (target in µs: ARBench async)"
   done
 fi
 echo

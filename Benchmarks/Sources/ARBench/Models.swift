@@ -56,6 +56,13 @@ final class RawUser {
         self.updatedAt = updatedAt
     }
 
+    /// A new object holding `row` (id 0 and no timestamps until inserted).
+    convenience init(_ row: RowValues) {
+        self.init(
+            name: row.name, email: row.email, age: row.age, score: row.score, active: row.active, note: row.note,
+            groupId: row.groupId, payload: row.payload)
+    }
+
     /// The object as a side-neutral snapshot.
     var snapshot: UserSnapshot {
         UserSnapshot(

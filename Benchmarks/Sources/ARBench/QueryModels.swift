@@ -25,6 +25,14 @@ final class RawQueryUser: RawRecord {
         score = sqlite3_column_double(handle, 5)
         super.init(statement)
     }
+
+    /// Reads row `row` of a binary libpq result that selected ``QueryTable/rawSelectList``.
+    override init(_ result: OpaquePointer?, row: Int32) {
+        name = BinaryResult.text(result, row, 3)
+        age = Int(BinaryResult.int8(result, row, 4))
+        score = BinaryResult.float8(result, row, 5)
+        super.init(result, row: row)
+    }
 }
 
 /// The `QueryUser` table of one database file: filling it through the library,
@@ -45,18 +53,21 @@ struct QueryTable {
     /// `rowCount` rows in one transaction, checkpoints the WAL into the main
     /// file and checks the result with a separate raw connection.
     static func fill(rowCount: Int, path: String) throws -> QueryTable {
-        let raw = try TableFile.fill(path: path) {
-            for i in 1...rowCount {
-                let user = QueryUser()
-                user.name = "user\(i)"
-                user.age = i % ageCount
-                user.score = Double(i) * 0.5
-                try user.save()
-            }
-        }
+        let raw = try TableFile.fill(path: path) { try insertRows(rowCount) }
         let table = QueryTable(rowCount: rowCount, path: path)
         try table.check(raw)
         return table
+    }
+
+    /// Inserts rows 1...rowCount through the library, on the current database.
+    static func insertRows(_ rowCount: Int) throws {
+        for i in 1...rowCount {
+            let user = QueryUser()
+            user.name = "user\(i)"
+            user.age = i % ageCount
+            user.score = Double(i) * 0.5
+            try user.save()
+        }
     }
 
     /// Checks the file through `raw`: the row count, every row's values, the

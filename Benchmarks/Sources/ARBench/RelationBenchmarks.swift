@@ -136,6 +136,46 @@ final class RawRelationStore {
     }
 }
 
+/// What a raw side's relation store reads, so that one walk runs on either engine.
+protocol RawRelationReading {
+    /// Every group, in id order.
+    func groups() throws -> [RawGroup]
+    /// The members of one group, in id order.
+    func members(of groupID: Int64) throws -> [RawMember]
+    /// The members of these groups by group id, and how many queries ran.
+    func members(ofGroups groupIDs: [Int64]) throws -> (members: [Int64: [RawMember]], queries: Int)
+}
+
+extension RawRelationReading {
+    /// One walk, in the caller's read transaction: per-group queries, or one `IN (...)` grouped
+    /// into a dictionary by hand; its digest and how many SELECTs it ran.
+    func walk(_ walk: RelationWalk) throws -> (RelationDigest, Int) {
+        var digest = RelationDigest()
+        let groups = try groups()
+        switch walk {
+        case .lazy:
+            for group in groups {
+                digest.add(group: group.id, title: group.title)
+                for member in try members(of: group.id) {
+                    digest.add(member: member.id, name: member.name, age: member.age)
+                }
+            }
+            return (digest, 1 + groups.count)
+        case .eager:
+            let (members, queries) = try members(ofGroups: groups.map(\.id))
+            for group in groups {
+                digest.add(group: group.id, title: group.title)
+                for member in members[group.id] ?? [] {
+                    digest.add(member: member.id, name: member.name, age: member.age)
+                }
+            }
+            return (digest, 1 + queries)
+        }
+    }
+}
+
+extension RawRelationStore: RawRelationReading {}
+
 /// The three connections to one ``RelationTable`` file, opened once and
 /// reused by every round, and the six sides on them. The library's and GRDB's
 /// SELECTs are counted through their tracers on every run (a negligible cost:
@@ -163,33 +203,8 @@ struct RelationConnections {
     private func rawSide(_ walk: RelationWalk) -> RelationSide {
         RelationSide(name: "raw", walk: walk) { [raw] in
             var result: (RelationDigest, Int)?
-            try raw.database.read { result = try Self.rawWalk(walk, raw) }
+            try raw.database.read { result = try raw.walk(walk) }
             return result!
-        }
-    }
-
-    /// The raw walk, in the caller's read transaction.
-    private static func rawWalk(_ walk: RelationWalk, _ raw: RawRelationStore) throws -> (RelationDigest, Int) {
-        var digest = RelationDigest()
-        let groups = try raw.groups()
-        switch walk {
-        case .lazy:
-            for group in groups {
-                digest.add(group: group.id, title: group.title)
-                for member in try raw.members(of: group.id) {
-                    digest.add(member: member.id, name: member.name, age: member.age)
-                }
-            }
-            return (digest, 1 + groups.count)
-        case .eager:
-            let (members, queries) = try raw.members(ofGroups: groups.map(\.id))
-            for group in groups {
-                digest.add(group: group.id, title: group.title)
-                for member in members[group.id] ?? [] {
-                    digest.add(member: member.id, name: member.name, age: member.age)
-                }
-            }
-            return (digest, 1 + queries)
         }
     }
 

@@ -27,6 +27,12 @@ final class RawGroup: RawRecord {
         title = statement.text(3)
         super.init(statement)
     }
+
+    /// Reads row `row` of a binary libpq result that selected ``RelationTable/rawGroupSelectList``.
+    override init(_ result: OpaquePointer?, row: Int32) {
+        title = BinaryResult.text(result, row, 3)
+        super.init(result, row: row)
+    }
 }
 
 /// The raw side's plain object for one `BenchMember` row.
@@ -42,6 +48,14 @@ final class RawMember: RawRecord {
         age = Int(sqlite3_column_int64(handle, 4))
         benchGroupId = sqlite3_column_int64(handle, 5)
         super.init(statement)
+    }
+
+    /// Reads row `row` of a binary libpq result that selected ``RelationTable/rawMemberSelectList``.
+    override init(_ result: OpaquePointer?, row: Int32) {
+        name = BinaryResult.text(result, row, 3)
+        age = Int(BinaryResult.int8(result, row, 4))
+        benchGroupId = BinaryResult.int8(result, row, 5)
+        super.init(result, row: row)
     }
 }
 
@@ -73,20 +87,23 @@ struct RelationTable {
     /// all in one transaction; checkpoints the WAL into the main file and checks
     /// the result with a separate raw connection.
     static func fill(groupCount: Int, membersPerGroup: Int, path: String) throws -> RelationTable {
-        let raw = try TableFile.fill(path: path) {
-            var groups: [BenchGroup] = []
-            for g in 1...groupCount { groups.append(try BenchGroup.create(["title": "group\(g)"])) }
-            for i in 1...(groupCount * membersPerGroup) {
-                let member = BenchMember()
-                member.name = "member\(i)"
-                member.age = i % 90
-                member.benchGroup = groups[(i - 1) % groupCount]
-                try member.save()
-            }
-        }
+        let raw = try TableFile.fill(path: path) { try insertRows(groupCount: groupCount, membersPerGroup: membersPerGroup) }
         let table = RelationTable(groupCount: groupCount, membersPerGroup: membersPerGroup, path: path)
         try table.check(raw)
         return table
+    }
+
+    /// Inserts the groups, then the members in id order, through the library on the current database.
+    static func insertRows(groupCount: Int, membersPerGroup: Int) throws {
+        var groups: [BenchGroup] = []
+        for g in 1...groupCount { groups.append(try BenchGroup.create(["title": "group\(g)"])) }
+        for i in 1...(groupCount * membersPerGroup) {
+            let member = BenchMember()
+            member.name = "member\(i)"
+            member.age = i % 90
+            member.benchGroup = groups[(i - 1) % groupCount]
+            try member.save()
+        }
     }
 
     /// Checks the file through `raw`: row counts, every row's values and key,
@@ -109,6 +126,19 @@ struct RelationTable {
         try Check.plan(
             of: RawRelationStore.membersOfGroupSQL, on: raw, uses: "BenchMember_benchGroupId_index",
             "\(context): the per-group query")
+    }
+
+    /// Checks what a walk read (`expected`: ``expectedDigest``) and how many SELECTs it ran;
+    /// failures start with `context`.
+    func check(_ digest: RelationDigest, expected: RelationDigest, selects: Int, walk: RelationWalk, _ context: String) throws {
+        try Check.count(digest.groups.rowCount, groupCount, "\(context): groups read")
+        try Check.count(digest.members.rowCount, memberCount, "\(context): members read")
+        try Check.count(digest.ageSum, expected.ageSum, "\(context): sum of the members' ages")
+        try Check.require(
+            digest == expected,
+            "\(context): read groups \(digest.groups.hash), members \(digest.members.hash), expected "
+                + "\(expected.groups.hash), \(expected.members.hash) (a record out of order or in the wrong group)")
+        try Check.count(selects, walk == .eager ? eagerQueryCount : 1 + groupCount, "\(context): SELECT statements run")
     }
 
     /// What a walk must read: every group in id order, each followed by its members in id order.

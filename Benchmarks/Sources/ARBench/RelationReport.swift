@@ -35,15 +35,7 @@ struct RelationSection {
         func checkedRun(_ side: RelationSide, warmUp: Bool = false) throws -> Duration {
             let context = "relations: \(side.name) \(side.walk.rawValue)"
             let (elapsed, (digest, selects)) = try measure(side: warmUp ? nil : "\(side.name) \(side.walk.rawValue)", side.run)
-            try Check.count(digest.groups.rowCount, table.groupCount, "\(context): groups read")
-            try Check.count(digest.members.rowCount, table.memberCount, "\(context): members read")
-            try Check.count(digest.ageSum, expected.ageSum, "\(context): sum of the members' ages")
-            try Check.require(
-                digest == expected,
-                "\(context): read groups \(digest.groups.hash), members \(digest.members.hash), expected "
-                    + "\(expected.groups.hash), \(expected.members.hash) (a record out of order or in the wrong group)")
-            let expectedSelects = side.walk == .eager ? table.eagerQueryCount : 1 + table.groupCount
-            try Check.count(selects, expectedSelects, "\(context): SELECT statements run")
+            try table.check(digest, expected: expected, selects: selects, walk: side.walk, context)
             return elapsed
         }
         for side in sides { _ = try checkedRun(side, warmUp: true) }  // untimed: warms every cache, checks every side

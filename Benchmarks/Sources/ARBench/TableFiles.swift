@@ -21,7 +21,7 @@ enum TableFile {
 }
 
 /// The columns every table the library creates starts with, read by hand
-/// from the current row of a raw statement: the raw side's plain objects for
+/// from the current row of a raw statement (or a binary libpq result): the raw side's plain objects for
 /// the query and relation tables extend it with their declared columns,
 /// which their select lists put after these (from column 3 on).
 class RawRecord {
@@ -36,5 +36,12 @@ class RawRecord {
         id = sqlite3_column_int64(handle, 0)
         createdAt = sqlite3_column_double(handle, 1)
         updatedAt = sqlite3_column_double(handle, 2)
+    }
+
+    /// Reads columns 0, 1 and 2 of row `row` of a binary libpq result (the PostgreSQL section).
+    init(_ result: OpaquePointer?, row: Int32) {
+        id = BinaryResult.int8(result, row, 0)
+        createdAt = BinaryResult.float8(result, row, 1)
+        updatedAt = BinaryResult.float8(result, row, 2)
     }
 }

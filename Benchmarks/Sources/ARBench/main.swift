@@ -16,8 +16,9 @@
 // the scaling benchmark (insert and fetch all at 1,000 to 1,000,000 rows, raw
 // and library, each part in a child process: `ARBench scaling …`); these
 // three do not depend on N. With a PostgreSQL server (AR_BENCH_POSTGRES or
-// AR_TEST_POSTGRES), the CRUD workloads again on N / 10 rows, through the library on
-// PostgreSQL against raw libpq. Exit status 1 when a side did the wrong thing (a
+// AR_TEST_POSTGRES), the CRUD workloads again on N / 10 rows, then inserts in autocommit, the
+// age query and the relation walks, through the library on PostgreSQL against binary raw libpq;
+// last the async path (`ARBench async`: awaited find against sync find). Exit status 1 when a side did the wrong thing (a
 // check failed) or on bad usage; missed targets are reported in the tables
 // but do not fail the run.
 import ActiveRecord
@@ -37,6 +38,10 @@ _ = try Database(.inMemory)
 if CommandLine.arguments.dropFirst().first == "memory" {
     exit(MemoryChild.main(CommandLine.arguments.dropFirst(2)))
 }
+// `ARBench async [N] [--engine sqlite|postgres] [--count sync|async K]`: the async path's cost.
+if CommandLine.arguments.dropFirst().first == "async" {
+    exit(AsyncSection.main(CommandLine.arguments.dropFirst(2)))
+}
 // `ARBench scaling <insert|fetch> <raw|library> <rows> <file>`: a child of the scaling section.
 if CommandLine.arguments.dropFirst().first == "scaling" {
     exit(ScalingChild.main(CommandLine.arguments.dropFirst(2)))
@@ -52,15 +57,25 @@ if CommandLine.arguments.dropFirst().first == "postgres-bulk-fetch" {
 }
 
 // `ARBench postgres [N] [--only WORKLOAD] [--rounds R]`: the PostgreSQL section alone, on N
-// rows (default 10000), every CRUD workload or one, R rounds per side (default 5).
+// rows (default 10000), every row or one (a CRUD workload, or insertAutocommit, ageQuery, lazy,
+// eager), R rounds per side (default 5).
 if CommandLine.arguments.dropFirst().first == "postgres" {
     guard let connection = PostgresSection.configuredConnection else {
         FileHandle.standardError.write(Data("ARBench postgres: set AR_BENCH_POSTGRES to a libpq connection string\n".utf8))
         exit(1)
     }
-    let arguments = CommandLine.arguments.dropFirst(2)
+    var arguments = CommandLine.arguments.dropFirst(2)
+    // `--only` naming one of the PostgreSQL-only rows: taken out before the common options.
+    var onlyRow: PostgresRow?
+    if let index = arguments.firstIndex(of: "--only"), index + 1 < arguments.endIndex,
+       let row = PostgresRow(rawValue: arguments[index + 1]) {
+        onlyRow = row
+        arguments.removeSubrange(index...(index + 1))
+    }
     guard let options = Options(arguments), options.only.map({ if case .workload = $0 { true } else { false } }) ?? true else {
-        FileHandle.standardError.write(Data("usage: ARBench postgres [N] [--only WORKLOAD] [--rounds R]\n".utf8))
+        let names: [String] = Workload.allCases.map { "\($0)" } + PostgresRow.allCases.map(\.rawValue)
+        let usage = "usage: ARBench postgres [N] [--only WORKLOAD] [--rounds R]   (WORKLOAD: \(names.joined(separator: ", ")))\n"
+        FileHandle.standardError.write(Data(usage.utf8))
         exit(1)
     }
     let count = arguments.first.flatMap { Int($0.replacingOccurrences(of: "_", with: "")) } ?? 10_000
@@ -69,7 +84,14 @@ if CommandLine.arguments.dropFirst().first == "postgres" {
         var section = PostgresSection(
             connection: connection, rows: RowValues.table(max(2, count)),
             rounds: arguments.contains("--rounds") ? options.rounds : PostgresSection.rounds, sqlite: [], sqliteRowCount: 1)
-        if case .workload(let workload)? = options.only { section.workloads = [workload] }
+        if case .workload(let workload)? = options.only {
+            section.workloads = [workload]
+            section.extraRows = []
+        }
+        if let onlyRow {
+            section.workloads = []
+            section.extraRows = [onlyRow]
+        }
         let lines = try section.run { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
         for line in lines { print(line) }
         exit(0)
@@ -265,6 +287,9 @@ do {
         print("")
         print("PostgreSQL section skipped: no server (make bench starts one; or set AR_BENCH_POSTGRES to a libpq connection string)")
     }
+    let async = try AsyncSection.wallClock(rowCount: AsyncSection.defaultRowCount, progress: progress)
+    print("")
+    for line in async { print(line) }
 } catch {
     FileHandle.standardError.write(Data("FAILED: \(error)\n".utf8))
     exit(1)
