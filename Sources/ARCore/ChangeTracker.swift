@@ -57,24 +57,38 @@ package struct ChangeTracker {
     }
 }
 
-/// The tables a transaction (or a write outside one) changed, for observers.
+/// The tables a transaction (or a write outside one) changed, for observers: the first in a
+/// property of its own (most writes change one table: no set to allocate and hash into), any
+/// others in a set.
 package struct TableChanges: Sendable {
-    package var tables: Set<String> = []
+    private var first: String?
+    private var others: Set<String> = []
     /// SQL the library did not write ran (raw `execute`): any table may have changed.
     package var everyTable = false
 
     package init() {}
 
-    package var isEmpty: Bool { tables.isEmpty && !everyTable }
+    package var isEmpty: Bool { first == nil && !everyTable }
+
+    /// The tables changed (apart from ``everyTable``).
+    package var tables: Set<String> { first.map { others.union([$0]) } ?? others }
 
     @inline(__always)
-    package mutating func insert(_ table: String) { tables.insert(table) }
+    package mutating func insert(_ table: String) {
+        guard let first else { return self.first = table }
+        if table != first { others.insert(table) }
+    }
 
     package mutating func formUnion(_ other: TableChanges) {
-        tables.formUnion(other.tables)
+        if let table = other.first { insert(table) }
+        for table in other.others { insert(table) }
         everyTable = everyTable || other.everyTable
     }
 
     /// Whether a reader of `read` should look again.
-    package func touches(_ read: Set<String>) -> Bool { everyTable || !tables.isDisjoint(with: read) }
+    package func touches(_ read: Set<String>) -> Bool {
+        guard !everyTable else { return true }
+        guard let first else { return false }
+        return read.contains(first) || !others.isDisjoint(with: read)
+    }
 }

@@ -13,22 +13,40 @@ final class ConnectionPool: Sendable {
     final class Hold: @unchecked Sendable {
         let connection: Connection
         var count = 1
-        /// The pool the connection is from (the thread's hold is found by it: ``threadHold``).
+        /// The pool the connection is from (the thread's hold is found by it: ``threadHold()``).
         let pool: ObjectIdentifier
-        init(_ connection: Connection, from pool: ConnectionPool) {
+        /// The thread's hold on another pool taken before this one, if any.
+        var below: Hold?
+        init(_ connection: Connection, from pool: ConnectionPool, below: Hold?) {
             self.connection = connection
             self.pool = ObjectIdentifier(pool)
+            self.below = below
         }
     }
 
-    /// The calling thread's hold on this pool, when it is the thread's last hold taken (the
-    /// common case: one database per thread at a time): found through the thread's own
-    /// storage, without the pool's lock and table, on every statement of a transaction.
+    /// The calling thread's hold on this pool, if it has one: found in the thread's own
+    /// storage (its holds, the last taken first), without a lock, on every statement.
     @inline(__always)
-    private func threadHold() -> Unmanaged<Hold>? {
+    private func threadHold() -> Hold? {
         guard let raw = pthread_getspecific(threadHoldKey) else { return nil }
-        let hold = Unmanaged<Hold>.fromOpaque(raw)
-        return hold._withUnsafeGuaranteedRef { $0.pool == ObjectIdentifier(self) } ? hold : nil
+        return Unmanaged<Hold>.fromOpaque(raw)._withUnsafeGuaranteedRef { top in
+            var hold: Hold? = top
+            while let candidate = hold {
+                if candidate.pool == ObjectIdentifier(self) { return candidate }
+                hold = candidate.below
+            }
+            return nil
+        }
+    }
+
+    /// The calling thread's last hold taken (retained by the thread's storage), if any.
+    private static var threadTop: Hold? {
+        get { pthread_getspecific(threadHoldKey).map { Unmanaged<Hold>.fromOpaque($0).takeUnretainedValue() } }
+        set {
+            let old = pthread_getspecific(threadHoldKey)
+            pthread_setspecific(threadHoldKey, newValue.map { Unmanaged.passRetained($0).toOpaque() })
+            if let old { Unmanaged<Hold>.fromOpaque(old).release() }
+        }
     }
 
     /// A connection between threads: only through the pool's lock.
@@ -39,8 +57,6 @@ final class ConnectionPool: Sendable {
     private struct State {
         var idle: [Idle] = []
         var opened = 0
-        /// Who holds what, by thread.
-        var holds: [UInt: Hold] = [:]
         /// Settings to apply to every connection (tracer, error verbosity), in order.
         var settings: [@Sendable (Connection) -> Void] = []
     }
@@ -72,11 +88,7 @@ final class ConnectionPool: Sendable {
     }
 
     /// The connection the calling thread holds, if any.
-    func heldByCaller() -> Connection? {
-        if let hold = threadHold() { return hold._withUnsafeGuaranteedRef(\.connection) }
-        let thread = currentThreadNumber
-        return state.withLock { $0.holds[thread] }?.connection
-    }
+    func heldByCaller() -> Connection? { threadHold()?.connection }
 
     /// Holds a connection for the calling thread: the one it holds already, or one from the
     /// pool. Give it back with ``release()``.
@@ -84,47 +96,33 @@ final class ConnectionPool: Sendable {
     ///   error when a new connection cannot be opened.
     func hold() throws -> Connection {
         if let hold = threadHold() {
-            return hold._withUnsafeGuaranteedRef { hold in
-                hold.count += 1
-                return hold.connection
-            }
-        }
-        let thread = currentThreadNumber
-        if let hold = state.withLock({ $0.holds[thread] }) {
             hold.count += 1
-            pthread_setspecific(threadHoldKey, Unmanaged.passUnretained(hold).toOpaque())
             return hold.connection
         }
         let connection = try checkOut()
-        let hold = Hold(connection, from: self)
-        state.withLock { $0.holds[thread] = hold }
-        // Unretained: the table keeps the hold until ``release()`` takes it out of both.
-        pthread_setspecific(threadHoldKey, Unmanaged.passUnretained(hold).toOpaque())
+        Self.threadTop = Hold(connection, from: self, below: Self.threadTop)
         return connection
     }
 
     /// Gives back one hold of the calling thread's connection; after the last, the connection
     /// goes back to the pool.
     func release() {
-        if let hold = threadHold() {
-            let remaining = hold._withUnsafeGuaranteedRef { hold in
-                hold.count -= 1
-                return hold.count
-            }
-            guard remaining == 0 else { return }
-        }
-        let thread = currentThreadNumber
-        guard let hold = state.withLock({ $0.holds[thread] }) else { return }
-        if threadHold()?.toOpaque() == Unmanaged.passUnretained(hold).toOpaque() {
-            pthread_setspecific(threadHoldKey, nil)
-        } else {
-            hold.count -= 1
-        }
+        guard let hold = threadHold() else { return }
+        hold.count -= 1
         guard hold.count == 0 else { return }
+        // Out of the thread's holds (the last taken, but for holds on several pools ended out
+        // of order).
+        if let top = Self.threadTop, top === hold {
+            Self.threadTop = hold.below
+        } else {
+            var above = Self.threadTop
+            while let candidate = above, candidate.below !== hold { above = candidate.below }
+            above?.below = hold.below
+        }
+        hold.below = nil
         // The thread's work on the primary ended outside a transaction (a commit, a write): its
         // next read waits for a replica to have replayed that far.
         if let replicaSet, hold.connection.transaction.depth == 0 { replicaSet.noteWork() }
-        state.withLock { _ = $0.holds.removeValue(forKey: thread) }
         checkIn(hold.connection)
     }
 
@@ -136,7 +134,8 @@ final class ConnectionPool: Sendable {
         let started = instrumentation.isReporting ? monotonicNanoseconds() : nil
         let next = state.wait(timeout: wait) { state -> Next? in
             if let idle = state.idle.popLast() {
-                let pending = Array(state.settings[idle.connection.appliedSettings...])
+                let applied = idle.connection.appliedSettings
+                let pending = applied == state.settings.count ? [] : Array(state.settings[applied...])
                 return .connection(idle.connection, pending)
             }
             guard state.opened < maximum else { return nil }
@@ -212,8 +211,8 @@ final class ConnectionPool: Sendable {
     }
 }
 
-/// The thread-specific slot where a thread finds its last hold on a pool (``ConnectionPool``):
-/// one key for the process, an unretained `ConnectionPool.Hold` per thread.
+/// The thread-specific slot where a thread finds its holds on pools (``ConnectionPool``): one
+/// key for the process, per thread its last hold taken (retained), which keeps the one before.
 private let threadHoldKey: pthread_key_t = {
     var key = pthread_key_t()
     precondition(pthread_key_create(&key, nil) == 0, "ActiveRecord: no thread-specific key left for the connection pool")

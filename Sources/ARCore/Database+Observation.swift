@@ -18,7 +18,7 @@ extension Database {
         connection.changes.unpublished = TableChanges()
         connection.forgetNotedTable()
         let due = observers.withLock { registry in
-            registry.entries.values.filter { changes.touches($0.tables) }.map(\.changed)
+            registry.entries.isEmpty ? [] : registry.entries.values.filter { changes.touches($0.tables) }.map(\.changed)
         }
         for changed in due { changed() }
     }
