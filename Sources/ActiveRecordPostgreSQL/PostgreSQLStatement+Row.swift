@@ -70,63 +70,62 @@ extension PostgreSQLStatement {
         return text.map(Decoded.text) ?? .invalid
     }
 
-    /// The current row's cells: text and `bytea` as libpq holds them (binary results), other
-    /// types decoded (``decode(_:)``), what they decode to kept until the next row.
+    /// The current row's cells: text and `bytea` as libpq holds them (binary results), the
+    /// common binary types decoded in place, others decoded (``decode(_:)``), what they decode
+    /// to kept until the next row. Per column: `PQgetlength` and `PQgetvalue`, and
+    /// `PQgetisnull` only for an empty value (libpq gives `NULL` an empty value; a libpq call
+    /// per column is a good part of a row's cost).
     func row() -> UnsafeBufferPointer<Cell> {
-        if !kept.isEmpty {
-            for bytes in kept { bytes.deallocate() }
-            kept.removeAll(keepingCapacity: true)
-        }
-        let count = columnCount
+        if !kept.isEmpty { releaseKept() }
+        let count = resultColumnCount
         if count > cellCapacity {
             cells.deallocate()
             cells = .allocate(capacity: Int(count))
             cellCapacity = count
         }
-        // The result, row, format and types read once per row (each read of a stored property
-        // is checked for exclusivity at run time), not once per column.
-        let target = cells, result = current, rowNumber = rowIndex, binary = self.binary
-        columnTypes.withUnsafeBufferPointer { types in
+        // The result, row and kinds read once per row (each read of a stored property is
+        // checked for exclusivity at run time), not once per column.
+        let target = cells, result = current, row = rowIndex
+        columnKinds.withUnsafeBufferPointer { kinds in
             var index: Int32 = 0
             while index < count {
-                target[Int(index)] = cell(index, of: result, row: rowNumber, type: types[Int(index)], binary: binary)
+                let length = PQgetlength(result, row, index)
+                let cell: Cell
+                if length == 0, PQgetisnull(result, row, index) != 0 {
+                    cell = .null
+                } else {
+                    let value = UnsafeRawPointer(PQgetvalue(result, row, index).unsafelyUnwrapped)
+                    switch kinds[Int(index)] {
+                    case .text: cell = .text(UnsafeRawBufferPointer(start: value, count: Int(length)))
+                    case .blob: cell = .blob(UnsafeRawBufferPointer(start: value, count: Int(length)))
+                    case .int8 where length == 8: cell = .integer(Int64(bigEndian: value.loadUnaligned(as: Int64.self)))
+                    case .float8 where length == 8:
+                        cell = .real(Double(bitPattern: UInt64(bigEndian: value.loadUnaligned(as: UInt64.self))))
+                    case .bool where length == 1: cell = .integer(value.load(as: UInt8.self) == 0 ? 0 : 1)
+                    default: cell = decodedCell(UnsafeRawBufferPointer(start: value, count: Int(length)), column: index)
+                    }
+                }
+                target[Int(index)] = cell
                 index &+= 1
             }
         }
         return UnsafeBufferPointer(start: target, count: Int(count))
     }
 
-    /// A column's cell: the value read from libpq once; text (in either format) and binary
-    /// `bytea` as libpq holds them, other types decoded.
-    ///
-    /// `PQgetisnull` is asked only of an empty value (libpq gives `NULL` an empty value): most
-    /// values are not, and a libpq call per column is a good part of a row's cost.
-    @inline(__always)
-    func cell(_ index: Int32, of result: OpaquePointer, row: Int32, type: Int, binary: Bool) -> Cell {
-        let length = PQgetlength(result, row, index)
-        if length == 0, PQgetisnull(result, row, index) != 0 { return .null }
-        guard let pointer = PQgetvalue(result, row, index) else { return .null }
-        let raw = UnsafeRawBufferPointer(start: pointer, count: Int(length))
-        return cell(raw, type: type, binary: binary)
+    @inline(never)
+    private func releaseKept() {
+        for bytes in kept { bytes.deallocate() }
+        kept.removeAll(keepingCapacity: true)
     }
 
-    /// A value's cell: text and binary `bytea` as they are, other types decoded (the common
-    /// binary ones here, without going through ``Decoded``).
-    @inline(__always)
-    private func cell(_ raw: UnsafeRawBufferPointer, type: Int, binary: Bool) -> Cell {
-        switch type {
-        case AR_PG_TEXT, AR_PG_VARCHAR, AR_PG_NAME, AR_PG_BPCHAR, AR_PG_JSON: return .text(raw)
-        case AR_PG_BYTEA where binary: return .blob(raw)
-        case AR_PG_INT8 where binary && raw.count == 8: return .integer(Int64(bigEndian: raw.loadUnaligned(as: Int64.self)))
-        case AR_PG_FLOAT8 where binary && raw.count == 8:
-            return .real(Double(bitPattern: UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self))))
-        case AR_PG_BOOL where binary && raw.count == 1: return .integer(raw[0] == 0 ? 0 : 1)
-        default: return decodedCell(raw, type: type, binary: binary)
-        }
+    /// ``decodedCell(_:type:binary:)`` of the current result's column `index`.
+    @inline(never)
+    private func decodedCell(_ raw: UnsafeRawBufferPointer, column index: Int32) -> Cell {
+        decodedCell(raw, type: columnTypes[Int(index)], binary: binary)
     }
 
-    /// ``cell(_:type:binary:)`` for the other types and text results: decoded, and what a
-    /// decoded value needs kept until the next row.
+    /// A cell for the types ``row()`` does not read in place, and text results: decoded, and
+    /// what a decoded value needs kept until the next row.
     private func decodedCell(_ raw: UnsafeRawBufferPointer, type: Int, binary: Bool) -> Cell {
         switch binary ? decodeBinary(raw, type: type) : decodeText(raw, type: type) {
         case .null: return .null
@@ -145,5 +144,33 @@ extension PostgreSQLStatement {
         copy[bytes.count] = 0
         kept.append(copy)
         return UnsafeRawBufferPointer(rebasing: copy[..<bytes.count])
+    }
+}
+
+/// How ``PostgreSQLStatement/row()`` reads a result column, decided once per result (or per
+/// prepared form) from its type and format rather than per value.
+enum ResultColumnKind: UInt8 {
+    /// Text of either format, as libpq holds it.
+    case text
+    /// Binary `bytea`, as libpq holds it.
+    case blob
+    /// Binary `bigint`, `double precision`, `boolean`, read in place.
+    case int8, float8, bool
+    /// Anything else: decoded (``PostgreSQLStatement/decodeBinary(_:type:)``, ``PostgreSQLStatement/decodeText(_:type:)``).
+    case other
+
+    /// The kinds of columns of `types` in a result of that format, into `kinds`.
+    static func kinds(of types: [Int], binary: Bool, into kinds: inout [ResultColumnKind]) {
+        kinds.removeAll(keepingCapacity: true)
+        for type in types {
+            switch type {
+            case AR_PG_TEXT, AR_PG_VARCHAR, AR_PG_NAME, AR_PG_BPCHAR, AR_PG_JSON: kinds.append(.text)
+            case AR_PG_BYTEA where binary: kinds.append(.blob)
+            case AR_PG_INT8 where binary: kinds.append(.int8)
+            case AR_PG_FLOAT8 where binary: kinds.append(.float8)
+            case AR_PG_BOOL where binary: kinds.append(.bool)
+            default: kinds.append(.other)
+            }
+        }
     }
 }

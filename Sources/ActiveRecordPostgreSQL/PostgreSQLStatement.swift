@@ -55,6 +55,10 @@ final class PostgreSQLStatement: EngineStatement {
     @exclusivity(unchecked) private var hasRun = false
     /// The result's column types (OIDs), read once per result.
     @exclusivity(unchecked) var columnTypes: [Int] = []
+    /// How ``row()`` reads each column of the current result (``ResultColumnKind``), and how many
+    /// columns it has: set with ``columnTypes``.
+    @exclusivity(unchecked) var columnKinds: [ResultColumnKind] = []
+    @exclusivity(unchecked) var resultColumnCount: Int32 = 0
     /// For a cursor: its server-side name, and whether its last batch was full (more may follow).
     @exclusivity(unchecked) private var cursorName: String?
     @exclusivity(unchecked) private var cursorMayHaveMore = false
@@ -303,6 +307,8 @@ final class PostgreSQLStatement: EngineStatement {
         rowCount = PQntuples(executed)
         rowIndex = -1
         Self.readColumnTypes(of: executed, into: &columnTypes)
+        ResultColumnKind.kinds(of: columnTypes, binary: binary, into: &columnKinds)
+        resultColumnCount = Int32(columnTypes.count)
         // The command tag (`INSERT 0 1`, `UPDATE 3`): the rows a write changed.
         if let tag = PQcmdStatus(executed), Self.isWrite(tag) {
             connection.lastChanged = Self.changedRows(executed)
@@ -319,11 +325,15 @@ final class PostgreSQLStatement: EngineStatement {
         rowIndex = -1
         if let known = form.columnTypes {
             columnTypes = known
+            columnKinds = form.columnKinds
         } else {
             Self.readColumnTypes(of: executed, into: &columnTypes)
+            ResultColumnKind.kinds(of: columnTypes, binary: form.binary, into: &columnKinds)
             form.columnTypes = columnTypes
+            form.columnKinds = columnKinds
             form.writes = Self.isWrite(PQcmdStatus(executed))
         }
+        resultColumnCount = Int32(columnTypes.count)
         if form.writes { connection.lastChanged = Self.changedRows(executed) }
     }
 
@@ -356,6 +366,7 @@ final class PostgreSQLStatement: EngineStatement {
     private func clearResult() {
         if let result { PQclear(result) }
         result = nil
+        resultColumnCount = 0
         rowCount = 0
         rowIndex = -1
     }
@@ -443,6 +454,7 @@ final class PreparedForm {
     let signature: UInt64
     let binary: Bool
     var columnTypes: [Int]?
+    var columnKinds: [ResultColumnKind] = []
     var writes = false
 
     init(name: String, types: UnsafePointer<Oid>, count: Int, signature: UInt64, description: OpaquePointer?) {

@@ -9,7 +9,11 @@ final class Sighting: Model {
     @Column var note: String = ""
 }
 
-/// What an observation of `Sighting` delivered (each delivery: the notes, sorted).
+/// What an observation of `Sighting` delivered (each delivery: the notes, sorted). ``all``
+/// counts a delivery the same as the one before once: a fetch may run again without a change
+/// in between (the listener's reconnection, a notification landing while a fetch runs) and
+/// tell the same rows; what most tests here check is that every change is delivered and
+/// nothing else is. ``raw`` has every delivery.
 private final class Sightings: Sendable {
     private let values = Mutex<[[String]]>([])
 
@@ -17,16 +21,23 @@ private final class Sightings: Sendable {
         if case .success(let rows) = result { values.withLock { $0.append(rows.map(\.note).sorted()) } }
     }
 
-    var all: [[String]] { values.withLock { $0 } }
+    var raw: [[String]] { values.withLock { $0 } }
 
-    /// Waits (up to 5 s) until `condition` holds for the deliveries.
+    var all: [[String]] { Self.distinct(raw) }
+
+    /// `deliveries` without a delivery the same as the one before.
+    private static func distinct(_ deliveries: [[String]]) -> [[String]] {
+        deliveries.reduce(into: []) { kept, delivery in if kept.last != delivery { kept.append(delivery) } }
+    }
+
+    /// Waits (up to 5 s) until `condition` holds for the deliveries (``all``; ``raw`` with `raw`).
     @discardableResult
-    func wait(_ condition: ([[String]]) -> Bool) -> Bool {
+    func wait(raw: Bool = false, _ condition: ([[String]]) -> Bool) -> Bool {
         for _ in 0..<500 {
-            if condition(all) { return true }
+            if condition(raw ? self.raw : all) { return true }
             Thread.sleep(forTimeInterval: 0.01)
         }
-        return condition(all)
+        return condition(raw ? self.raw : all)
     }
 
     /// Lets an observation that should not deliver again have the time to do it wrongly:
@@ -178,12 +189,12 @@ struct CrossProcessObservationTests {
             let observation = observing.observe(Sighting.query()) { seen.record($0) }
             defer { observation.cancel() }
             // The first fetch, which makes the table; then the fetch once it has its trigger.
-            #expect(seen.wait { $0 == [[], []] })
+            #expect(seen.wait(raw: true) { $0.count >= 2 && $0.allSatisfy(\.isEmpty) })
             let other = try Database(location)
             try other.use { try Sighting.create(["note": "heard"]) }
             #expect(seen.wait { $0.last == ["heard"] })
             seen.settle()
-            #expect(seen.all == [[], [], ["heard"]])
+            #expect(seen.all == [[], ["heard"]])
         }
     }
 
