@@ -25,18 +25,25 @@ final class ConnectionPool: Sendable {
     }
 
     /// The calling thread's hold on this pool, if it has one: found in the thread's own
-    /// storage (its holds, the last taken first), without a lock, on every statement.
+    /// storage (its holds, the last taken first), without a lock, on every statement; not
+    /// retained (the thread's storage keeps it while it is held).
     @inline(__always)
-    private func threadHold() -> Hold? {
+    private func threadHold() -> Unmanaged<Hold>? {
         guard let raw = pthread_getspecific(threadHoldKey) else { return nil }
-        return Unmanaged<Hold>.fromOpaque(raw)._withUnsafeGuaranteedRef { top in
-            var hold: Hold? = top
-            while let candidate = hold {
-                if candidate.pool == ObjectIdentifier(self) { return candidate }
-                hold = candidate.below
-            }
-            return nil
+        let top = Unmanaged<Hold>.fromOpaque(raw)
+        if top._withUnsafeGuaranteedRef({ $0.pool == ObjectIdentifier(self) }) { return top }
+        return heldBelow(top)
+    }
+
+    /// ``threadHold()`` when the thread's last hold is on another pool.
+    @inline(never)
+    private func heldBelow(_ top: Unmanaged<Hold>) -> Unmanaged<Hold>? {
+        var hold = top.takeUnretainedValue().below
+        while let candidate = hold {
+            if candidate.pool == ObjectIdentifier(self) { return Unmanaged.passUnretained(candidate) }
+            hold = candidate.below
         }
+        return nil
     }
 
     /// The calling thread's last hold taken (retained by the thread's storage), if any.
@@ -88,7 +95,7 @@ final class ConnectionPool: Sendable {
     }
 
     /// The connection the calling thread holds, if any.
-    func heldByCaller() -> Connection? { threadHold()?.connection }
+    func heldByCaller() -> Connection? { threadHold()?.takeUnretainedValue().connection }
 
     /// Holds a connection for the calling thread: the one it holds already, or one from the
     /// pool. Give it back with ``release()``.
@@ -96,8 +103,10 @@ final class ConnectionPool: Sendable {
     ///   error when a new connection cannot be opened.
     func hold() throws -> Connection {
         if let hold = threadHold() {
-            hold.count += 1
-            return hold.connection
+            return hold._withUnsafeGuaranteedRef { hold in
+                hold.count += 1
+                return hold.connection
+            }
         }
         let connection = try checkOut()
         Self.threadTop = Hold(connection, from: self, below: Self.threadTop)
@@ -107,9 +116,13 @@ final class ConnectionPool: Sendable {
     /// Gives back one hold of the calling thread's connection; after the last, the connection
     /// goes back to the pool.
     func release() {
-        guard let hold = threadHold() else { return }
-        hold.count -= 1
-        guard hold.count == 0 else { return }
+        guard let unretained = threadHold() else { return }
+        let remaining = unretained._withUnsafeGuaranteedRef { hold in
+            hold.count -= 1
+            return hold.count
+        }
+        guard remaining == 0 else { return }
+        let hold = unretained.takeUnretainedValue()
         // Out of the thread's holds (the last taken, but for holds on several pools ended out
         // of order).
         if let top = Self.threadTop, top === hold {
