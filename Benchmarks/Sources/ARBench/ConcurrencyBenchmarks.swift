@@ -262,6 +262,14 @@ struct ConcurrencySection {
                    median(key) { $0.readRate / 2 }, median(key) { $0.waits(.reader) }, median(key) { $0.waits(.writer) })
         }
         let mixedRatio = mixed / rawMixed
+        /// The median over the rounds of (reads per reader-CPU-second beside the writer) / (one
+        /// reader's): the scaling with the scheduler's share of the cores taken out.
+        func cpuScaling(_ name: String) -> Double {
+            let sorted = zip(runs["\(name): 2 readers + 1 writer"]!, runs["\(name): 1 reader"]!)
+                .map { $0.readsPerCPU / $1.readsPerCPU }.sorted()
+            return (sorted[(sorted.count - 1) / 2] + sorted[sorted.count / 2]) / 2
+        }
+        let rawCPUScaling = cpuScaling("raw"), libraryCPUScaling = cpuScaling("library")
         return [
             "Concurrent reads: \(rowCount) rows; a read = a find of a random id in 1...\(rowCount), each checked "
                 + "(library: SmallItem.find on one Database per run, opened for it, every thread in its own db.use; "
@@ -294,6 +302,9 @@ struct ConcurrencySection {
             String(format: "two readers while one writer inserts / one reader alone: raw %.2f, library %.2f: "
                    + "library/raw %.2f (target >= %.2f) %@",
                    rawMixed, mixed, mixedRatio, Self.writerScalingTarget, mixedRatio >= Self.writerScalingTarget ? "ok" : "MISSED"),
+            String(format: "  per processor second (reads per reader-CPU-second beside the writer / one reader's; "
+                   + "the scheduler's share taken out, steadier under load): raw %.2f, library %.2f: library/raw %.2f",
+                   rawCPUScaling, libraryCPUScaling, libraryCPUScaling / rawCPUScaling),
             String(format: "  the other side's writer (diagnostic): raw readers + library writer %.2f, "
                    + "library readers + raw writer %.2f",
                    scaling("raw readers + library writer"), scaling("library readers + raw writer")),
