@@ -3,6 +3,10 @@ import Synchronization
 
 /// The writer of a ``ConnectionSharing/singleWriter(readers:)`` database, behind a recursive
 /// lock held by one thread at a time (for a transaction, until it ends), and its readers.
+///
+/// Reads do not look at it (see ``Database/withReadConnection(_:)``): what a save writes here
+/// (``owner``, ``lockDepth``, the lock's mutex) stays on cache lines that reading threads never
+/// load, so a writer's saves do not make readers on other cores miss.
 final class SingleWriter: @unchecked Sendable {
     // @unchecked Sendable: `connection` and `lockDepth` are only touched while `lock` is held;
     // `owner` is atomic, `readers` mutex-guarded.
@@ -10,22 +14,23 @@ final class SingleWriter: @unchecked Sendable {
     let connection: Connection
     /// ``connection``, for ``Database/withConnection(_:)``: passed on without a retain and release.
     let unretainedConnection: Unretained<Connection>
+    /// Reader connections (`nil` when the engine has none for this database).
+    let readers: ReaderPool?
+    /// Where a wait for the lock is reported.
+    let instrumentation: DatabaseInstrumentation
+    // What every save writes, on a cache line of its own: not the line of the fields above,
+    // nor of whatever was allocated just before or after this object.
+    private let leadingPadding = cacheLinePadding
     var lockDepth = 0
     /// The thread holding `lock` (0: none), so that its reads go through the writer.
     let owner = Atomic<UInt>(0)
-    /// Reader connections (`nil` when the engine has none for this database).
-    let readers: ReaderPool?
-    /// ``readers``, passed on without a retain and release.
-    let unretainedReaders: Unretained<ReaderPool>?
-    /// Where a wait for the lock is reported.
-    let instrumentation: DatabaseInstrumentation
+    private let trailingPadding = cacheLinePadding
 
     init(_ connection: Connection, readers: ReaderPool?, instrumentation: DatabaseInstrumentation) {
         self.connection = connection
         self.instrumentation = instrumentation
         unretainedConnection = Unretained(connection)
         self.readers = readers
-        unretainedReaders = readers.map(Unretained.init)
     }
 
     /// Takes the writer for the calling thread (recursively).
@@ -57,6 +62,7 @@ final class SingleWriter: @unchecked Sendable {
         if !lock.tryLock() { waitForLock() }
         owner.store(currentThreadNumber, ordering: .relaxed)
         lockDepth = 1
+        ThreadRouting.word.value &+= ThreadRouting.writerHeld
     }
 
     /// Takes the lock another thread holds, reporting the wait.
@@ -70,12 +76,31 @@ final class SingleWriter: @unchecked Sendable {
 
     @inline(never)
     private func giveBackLock() {
+        ThreadRouting.word.value &-= ThreadRouting.writerHeld
         owner.store(0, ordering: .relaxed)
         lock.unlock()
     }
 
     /// Whether the calling thread holds the writer (in a transaction, a save, a cascade).
     var callerHolds: Bool { owner.load(ordering: .relaxed) == currentThreadNumber }
+}
+
+/// What a read asks of the calling thread, in one thread-specific word read once per read:
+/// whether the thread holds a single writer (of any database), and the reader it took last.
+///
+/// A thread that holds no writer (the count is 0) reads through a reader without looking at
+/// any writer's ``SingleWriter/owner``: that word is written by every save, and reading it
+/// from another core would fetch its cache line again after each one.
+enum ThreadRouting {
+    /// Bits 32 and up: how many single writers the thread holds (``writerHeld`` each); bits
+    /// 0–31: the reader slot the thread took last, plus one (0: none yet; see
+    /// ``ReaderPool/checkOutUnretained(routing:)``). One key for every database: a thread
+    /// reading two shares the hint, which only orders the slots it tries.
+    static let word = PerThreadWord()
+    /// One writer held, in ``word``.
+    static let writerHeld: UInt = 1 << 32
+    /// The slot hint's bits of ``word``.
+    static let slotMask: UInt = writerHeld - 1
 }
 
 /// Who uses which connection: the writer (one thread at a time, recursively for its
@@ -181,24 +206,24 @@ extension Database {
     /// Runs `body` on the connection a read uses (see ``withReader(_:_:)-(TableOperations,_)``).
     private func withReadConnection<R>(_ body: (Connection) throws -> R) throws -> R {
         if let connection = readScope { return try connection.with(body) }
-        // The database keeps its writer, the writer its pool and the pool its readers alive:
-        // each is reached without a retain and release (four pairs a read; see
-        // Benchmarks/README.md, Hot-path notes).
-        guard let unretained = unretainedWriter else {
-            if let replicas, pool.unsafelyUnwrapped.heldByCaller() == nil {
+        // The database keeps its pool and the pool its readers alive: each is reached without a
+        // retain and release (see Benchmarks/README.md, Hot-path notes). A thread that holds no
+        // writer reads through a reader without reading the writer's fields, which every save
+        // writes (see ``ThreadRouting``).
+        guard let unretainedReaders else {
+            if unretainedWriter == nil, let replicas, pool.unsafelyUnwrapped.heldByCaller() == nil {
                 return try readOnReplica(replicas, body) { try withPrimaryForRead(body) }
             }
             return try withConnection(body)
         }
-        return try unretained.with { writer in
-            guard let unretainedReaders = writer.unretainedReaders, !writer.callerHolds else {
-                return try withConnection(body)
-            }
-            return try unretainedReaders.with { readers in
-                guard let reader = try readers.checkOutUnretained() else { return try withConnection(body) }
-                defer { readers.checkIn(reader) }
-                return try reader.with { try body($0.connection) }
-            }
+        let routing = ThreadRouting.word.value
+        if routing >= ThreadRouting.writerHeld, unretainedWriter.unsafelyUnwrapped.with({ $0.callerHolds }) {
+            return try withConnection(body)
+        }
+        return try unretainedReaders.with { readers in
+            guard let reader = try readers.checkOutUnretained(routing: routing) else { return try withConnection(body) }
+            defer { readers.checkIn(reader) }
+            return try reader.with { try body($0.connection) }
         }
     }
 

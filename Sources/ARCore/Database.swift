@@ -44,6 +44,9 @@ public final class Database: @unchecked Sendable {
     let writer: SingleWriter?
     /// ``writer``, unretained: see ``withConnection(_:)``.
     let unretainedWriter: Unretained<SingleWriter>?
+    /// The writer's reader pool, unretained (the writer keeps it): what a read reaches, here
+    /// rather than in the writer, whose fields every save writes (see ``withReadConnection(_:)``).
+    let unretainedReaders: Unretained<ReaderPool>?
     /// The pool (PostgreSQL).
     let pool: ConnectionPool?
     /// The replicas reads go to, when the engine has some (see ``ReplicaSet``).
@@ -132,6 +135,7 @@ public final class Database: @unchecked Sendable {
             let writer = SingleWriter(connection, readers: readers, instrumentation: instrumentation)
             self.writer = writer
             unretainedWriter = Unretained(writer)
+            unretainedReaders = readers.map(Unretained.init)
             pool = nil
             replicas = nil
         case .pool(let maximum, let wait):
@@ -151,6 +155,7 @@ public final class Database: @unchecked Sendable {
             self.pool = pool
             writer = nil
             unretainedWriter = nil
+            unretainedReaders = nil
         }
         let scopes = statementTimeouts
         configureConnections { $0.timeoutScopes = scopes }

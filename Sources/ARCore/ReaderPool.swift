@@ -42,17 +42,23 @@ final class ReaderPool: @unchecked Sendable {
         fileprivate func open(_ connection: Connection) { opened = connection }
     }
 
-    private let engine: any DatabaseEngine
-    private let dialect: any SQLDialect
+    // What readers load on every read (the slots, the settings count) lies between paddings:
+    // not on a cache line with whatever was allocated before or after the pool (the writer's
+    // connection, which every save writes, is allocated just before it).
+    private let leadingPadding = cacheLinePadding
     /// The readers, opened on demand; ``slots`` holds them without retain and release.
     private let readers: [Reader]
+    /// ``readers``, unretained, on cache lines of their own (see ``init(engine:maximum:instrumentation:)``).
     private let slots: UnsafeMutableBufferPointer<Unretained<Reader>>
-    var maximum: Int { readers.count }
-    /// Settings to apply to every reader (tracer, error verbosity), in order.
-    private let settings = Lock<[@Sendable (Connection) -> Void]>([])
     /// How many settings ``configure(_:)`` has added: a reader that applied fewer catches up
     /// when it is checked out.
     private let settingsCount = Atomic<Int>(0)
+    private let trailingPadding = cacheLinePadding
+    private let engine: any DatabaseEngine
+    private let dialect: any SQLDialect
+    var maximum: Int { readers.count }
+    /// Settings to apply to every reader (tracer, error verbosity), in order.
+    private let settings = Lock<[@Sendable (Connection) -> Void]>([])
 
     /// Where the readers opened are counted.
     private let instrumentation: DatabaseInstrumentation
@@ -62,7 +68,12 @@ final class ReaderPool: @unchecked Sendable {
         self.instrumentation = instrumentation
         dialect = engine.dialect
         readers = (0..<max(maximum, 1)).map { _ in Reader() }
-        slots = .allocate(capacity: readers.count)
+        // Whole cache lines, aligned: what is allocated next to them (the writer, whose
+        // fields every save writes) cannot share their line.
+        let bytes = (readers.count * MemoryLayout<Unretained<Reader>>.stride + cacheLineSize - 1) / cacheLineSize * cacheLineSize
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: cacheLineSize)
+        slots = UnsafeMutableBufferPointer(
+            start: memory.bindMemory(to: Unretained<Reader>.self, capacity: readers.count), count: readers.count)
         _ = slots.initialize(from: readers.map(Unretained.init))
     }
 
@@ -70,31 +81,27 @@ final class ReaderPool: @unchecked Sendable {
 
     /// An idle reader, or a new one; `nil` when all are busy (the caller reads through the writer).
     func checkOut() throws -> Reader? {
-        try checkOutUnretained()?.object
+        try checkOutUnretained(routing: ThreadRouting.word.value)?.object
     }
 
     /// ``checkOut()`` for a caller that gives the reader back while the pool is alive (the
-    /// pool keeps its readers).
+    /// pool keeps its readers), and has read the calling thread's ``ThreadRouting/word``.
     @inline(__always)
-    func checkOutUnretained() throws -> Unretained<Reader>? {
-        let own = ownSlot()
+    func checkOutUnretained(routing: UInt) throws -> Unretained<Reader>? {
+        let own = ownSlot(routing)
         if let reader = try take(slots[own]) { return reader }
         return try takeAnother(than: own)
     }
 
-    /// The slot the calling thread tries first: the one it took last, else one chosen by a
-    /// hash of the thread. Two threads whose hashes collide would otherwise take turns at
-    /// one reader, each read moving its state word and its page cache to the other core.
+    /// The slot the calling thread tries first: the one it took last (in `routing`), else one
+    /// chosen by a hash of the thread. Two threads whose hashes collide would otherwise take
+    /// turns at one reader, each read moving its state word and its page cache to the other core.
     @inline(__always)
-    private func ownSlot() -> Int {
-        let taken = Self.lastTaken.value
+    private func ownSlot(_ routing: UInt) -> Int {
+        let taken = routing & ThreadRouting.slotMask
         if taken != 0 { return Int(truncatingIfNeeded: taken - 1) % slots.count }
         return Int(truncatingIfNeeded: (currentThreadNumber &* 0x9E37_79B9_7F4A_7C15) >> 40) % slots.count
     }
-
-    /// Per thread, the slot it took last, plus one (0: none yet). One key for every pool: a
-    /// thread reading two databases shares the hint, which only orders the slots it tries.
-    private static let lastTaken = PerThreadWord()
 
     func checkIn(_ reader: Reader) {
         reader.state.store(Reader.idle, ordering: .releasing)
@@ -132,7 +139,8 @@ final class ReaderPool: @unchecked Sendable {
         for step in 1..<slots.count {
             let slot = (own + step) % slots.count
             if let reader = try take(slots[slot]) {
-                Self.lastTaken.value = UInt(slot + 1)
+                let word = ThreadRouting.word
+                word.value = word.value & ~ThreadRouting.slotMask | UInt(slot + 1)
                 return reader
             }
         }

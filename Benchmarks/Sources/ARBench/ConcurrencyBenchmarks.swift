@@ -34,9 +34,31 @@ struct ThreadResult: Sendable {
     let count: Int
     /// From the thread's start signal to its last operation's end.
     let elapsed: Duration
+    /// The processor time the thread used over the same span (`CLOCK_THREAD_CPUTIME_ID`): on
+    /// two cores shared by three threads, what the scheduler gave it.
+    let cpu: Duration
+    /// Times the thread gave up its core over the same span: waiting (a lock, a futex, a
+    /// system call that sleeps), and preempted by the scheduler.
+    let voluntarySwitches: Int, involuntarySwitches: Int
 
     /// Operations per second.
     var rate: Double { Double(count) / elapsed.seconds }
+    /// Operations per second of the thread's processor time.
+    var ratePerCPU: Double { Double(count) / max(cpu.seconds, 1e-9) }
+}
+
+/// The calling thread's voluntary and involuntary context switches so far.
+func threadSwitches() -> (voluntary: Int, involuntary: Int) {
+    var usage = rusage()
+    getrusage(__rusage_who_t(1), &usage)  // RUSAGE_THREAD (Linux), which Glibc does not import
+    return (usage.ru_nvcsw, usage.ru_nivcsw)
+}
+
+/// The calling thread's processor time so far.
+func threadCPUTime() -> Duration {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
 }
 
 /// What the threads of one run share: the start and stop signals, and (in
@@ -98,12 +120,13 @@ enum ReadGrouping: Equatable {
 /// `rowCount` rows (untimed), then measures reads per second, each run about
 /// `window` long, of one reader thread alone and then of two, on both sides (raw sqlite3 with
 /// a connection per thread; the library on one `Database` per run, which the run's threads
-/// share), in turns for `rounds` rounds with each find its own autocommit read transaction,
-/// then `rounds + 2` rounds of ``scopedReads`` finds per read transaction; and then two
-/// readers (autocommit) while one writer thread inserts. A read is a find of a random id in
-/// 1...rowCount (the library's `SmallItem.find`; raw: one prepared `SELECT` per thread, the
-/// same five columns read). The table shows each run's best; a two-reader/one-reader ratio is
-/// the median of its rounds' ratios. Every library thread calls `database.use` itself and
+/// share), in turns for `rounds + 2` rounds with each find its own autocommit read transaction
+/// (each round also two readers while one writer thread inserts: the side's own writer, and
+/// the other side's as a diagnostic), then `rounds + 2` rounds of ``scopedReads`` finds per
+/// read transaction. A read is a find of a random id in 1...rowCount (the library's
+/// `SmallItem.find`; raw: one prepared `SELECT` per thread, the same five columns read). The
+/// table shows each run's best; a ratio to one reader is the median of its rounds' ratios,
+/// each to its round's one-reader run. Every library thread calls `database.use` itself and
 /// makes its own records. Checks: no error on any
 /// thread, every read found its row, every thread did some work, and the final
 /// row count is `rowCount` plus the writes counted.
@@ -119,6 +142,9 @@ struct ConcurrencySection {
     static let scalingTolerance = 0.05
     /// Finds per read transaction in the scoped runs.
     static let scopedReads = 1_000
+    /// The target beside a writer: the library's two-reader/one-reader ratio at least this
+    /// fraction of raw's.
+    static let writerScalingTarget = 0.9
 
     /// Runs the measurements; returns the lines to print.
     func run(progress: (String) -> Void) throws -> [String] {
@@ -134,12 +160,17 @@ struct ConcurrencySection {
         // Reader runs in turns, each kept at its best of the rounds for the table (the machine is shared).
         var best: [String: RunSummary] = [:]
         var titles: [String] = []
+        var writes: [String: Int] = [:]  // by the writer's side, over every run
+        var runs: [String: [RunSummary]] = [:]  // every round's, by title
         func measure(
-            _ title: String, readers: Int, writer: Bool, _ side: ConcurrentSide, _ grouping: ReadGrouping = .autocommit
+            _ title: String, readers: Int, writer: ConcurrentSide? = nil, _ side: ConcurrentSide,
+            _ grouping: ReadGrouping = .autocommit
         ) throws -> RunSummary {
             let summary = try measureRun(readers: readers, writer: writer, side: side, grouping: grouping)
+            if let writer { writes[writer.name, default: 0] += summary.writes }
             progress(String(format: "concurrency: %@ %.0f reads/s", title, summary.readRate))
             if best[title] == nil { titles.append(title) }
+            runs[title, default: []].append(summary)
             if best[title].map({ $0.readRate < summary.readRate }) ?? true { best[title] = summary }
             return summary
         }
@@ -158,43 +189,54 @@ struct ConcurrencySection {
         // Each round's two-reader/one-reader ratio per side and grouping, of two runs a second
         // apart: a slow spell of the shared machine then moves both runs of a ratio.
         var ratios: [String: [Double]] = [:]
+        /// One reader, then two; in autocommit also two beside a writer of each side (the
+        /// reader's own first: the target's run), each ratio to the round's one reader.
         func measureScaling(_ name: String, _ side: () throws -> ConcurrentSide, _ grouping: ReadGrouping) throws {
             let suffix = grouping.titleSuffix
-            let one = try measure("\(name): 1 reader" + suffix, readers: 1, writer: false, try side(), grouping)
-            let two = try measure("\(name): 2 readers" + suffix, readers: 2, writer: false, try side(), grouping)
+            let one = try measure("\(name): 1 reader" + suffix, readers: 1, try side(), grouping)
+            let two = try measure("\(name): 2 readers" + suffix, readers: 2, try side(), grouping)
             ratios[name + suffix, default: []].append(two.readRate / one.readRate)
+            guard grouping == .autocommit else { return }
+            let other = name == "raw" ? "library" : "raw"
+            for writerName in [name, other] {
+                let readers = try side()
+                let writer = writerName == name ? readers : (writerName == "raw" ? rawSide : try librarySide())
+                let key = "\(name) readers + \(writerName) writer"
+                let mixed = try measure(
+                    "\(name): 2 readers + 1 writer" + (writerName == name ? "" : " (\(writerName))"),
+                    readers: 2, writer: writer, readers)
+                ratios[key, default: []].append(mixed.readRate / one.readRate)
+            }
         }
         func scaling(_ key: String) -> Double {
             let sorted = ratios[key]!.sorted()
             return (sorted[(sorted.count - 1) / 2] + sorted[sorted.count / 2]) / 2  // the median
         }
         let scoped = ReadGrouping.scoped(Self.scopedReads)
-        for _ in 1...rounds {
+        // Each round in turns, raw then the library; `rounds + 2` rounds of each grouping.
+        for _ in 1...(rounds + 2) {
             try measureScaling("raw", { rawSide }, .autocommit)
             try measureScaling("library", librarySide, .autocommit)
         }
-        // Two more rounds here: the target applies to these runs' ratios.
         for _ in 1...(rounds + 2) {
             try measureScaling("raw", { rawSide }, scoped)
             try measureScaling("library", librarySide, scoped)
         }
-        // With a writer: raw first (its control), then the library.
-        let rawMixed = try measure("raw: 2 readers + 1 writer", readers: 2, writer: true, rawSide)
-        let mixed = try measure("library: 2 readers + 1 writer", readers: 2, writer: true, try librarySide())
         let rawAlone = best["raw: 1 reader"]!, rawPair = best["raw: 2 readers"]!
         let alone = best["library: 1 reader"]!, pair = best["library: 2 readers"]!
         let perScope = scoped.titleSuffix
         let rawScaling = scaling("raw"), libraryScaling = scaling("library")
         let rawScopedScaling = scaling("raw" + perScope), scopedScaling = scaling("library" + perScope)
+        let rawMixed = scaling("raw readers + raw writer"), mixed = scaling("library readers + library writer")
 
-        let context = "concurrency: after 2 readers + 1 writer"
-        let expected = rowCount + rawMixed.writes + mixed.writes
+        let context = "concurrency: after the runs beside a writer"
+        let expected = rowCount + writes.values.reduce(0, +)
         try Check.count(try database.use { try SmallItem.count() }, expected, "\(context): SmallItem.count()")
         try Check.count(Int(try raw.integer(#"SELECT count(*) FROM "SmallItem""#)), expected, "\(context): rows (raw)")
         try Check.count(
             Int(try raw.integer(#"SELECT max("id") FROM "SmallItem""#)), expected, "\(context): highest id (raw)")
 
-        let layout = TableLayout(titleWidth: 44, widths: [8, 9, 10, 10, 8, 10])
+        let layout = TableLayout(titleWidth: 48, widths: [8, 9, 10, 10, 8, 10])
         let heading = layout.row(["run", "threads", "seconds", "reads", "reads/s", "writes", "writes/s"], "")
         func row(_ title: String, _ run: RunSummary) -> String {
             layout.row(
@@ -205,6 +247,29 @@ struct ConcurrencySection {
         func verdict(raw: Double, library: Double) -> String {
             raw - library <= Self.scalingTolerance ? "ok" : "MISSED"
         }
+        /// The median over the rounds' runs of `title` of `value`.
+        func median(_ title: String, _ value: (RunSummary) -> Double) -> Double {
+            let sorted = runs[title]!.map(value).sorted()
+            return (sorted[(sorted.count - 1) / 2] + sorted[sorted.count / 2]) / 2
+        }
+        /// Where a run's threads spent the cores (medians of the rounds).
+        func cpuLine(_ key: String) -> String {
+            String(format: "  %@: readers %.2f cores, %.0f reads per reader-CPU-second; writer %.2f cores, "
+                   + "%.0f writes per writer-CPU-second; reads/s per reader %.0f; waits (voluntary switches) "
+                   + "per 1,000 reads %.1f, per 1,000 writes %.0f",
+                   key, median(key) { $0.cpu(.reader) / $0.seconds }, median(key) { $0.readsPerCPU },
+                   median(key) { $0.cpu(.writer) / $0.seconds }, median(key) { $0.writesPerCPU },
+                   median(key) { $0.readRate / 2 }, median(key) { $0.waits(.reader) }, median(key) { $0.waits(.writer) })
+        }
+        let mixedRatio = mixed / rawMixed
+        /// The median over the rounds of (reads per reader-CPU-second beside the writer) / (one
+        /// reader's): the scaling with the scheduler's share of the cores taken out.
+        func cpuScaling(_ name: String) -> Double {
+            let sorted = zip(runs["\(name): 2 readers + 1 writer"]!, runs["\(name): 1 reader"]!)
+                .map { $0.readsPerCPU / $1.readsPerCPU }.sorted()
+            return (sorted[(sorted.count - 1) / 2] + sorted[sorted.count / 2]) / 2
+        }
+        let rawCPUScaling = cpuScaling("raw"), libraryCPUScaling = cpuScaling("library")
         return [
             "Concurrent reads: \(rowCount) rows; a read = a find of a random id in 1...\(rowCount), each checked "
                 + "(library: SmallItem.find on one Database per run, opened for it, every thread in its own db.use; "
@@ -212,7 +277,7 @@ struct ConcurrencySection {
                 + "autocommit transaction, except in the runs of \(Self.scopedReads) reads per read transaction "
                 + "(library: db.read { finds }; raw: BEGIN, selects, COMMIT); "
                 + String(format: "about %.0f s per run, ", window.seconds)
-                + "reader runs in turns, \(rounds) rounds (\(rounds + 2) in transactions of \(Self.scopedReads)), "
+                + "reader runs in turns, \(rounds + 2) rounds of each grouping, "
                 + "the best of each below; "
                 + "\(ProcessInfo.processInfo.activeProcessorCount) cores: indicative",
             heading, String(repeating: "-", count: heading.count),
@@ -225,7 +290,7 @@ struct ConcurrencySection {
                    best["library: 2 readers" + perScope]!.readRate / best["raw: 2 readers" + perScope]!.readRate),
             // Above 2 on two cores: a lone reader pays lock calls that overlapping readers skip,
             // so this ratio grows as the per-read cost shrinks (README: concurrent reads).
-            "two readers / one reader: the median of each round's ratio (of its two runs, a second apart)",
+            "x readers / one reader: the median of each round's ratio (to the round's one-reader run)",
             String(format: "two readers / one reader, each read its own transaction: raw %.2f, library %.2f "
                    + "(within %.2f of raw's: %@; set by each side's per-read cost, not by contention)",
                    rawScaling, libraryScaling, Self.scalingTolerance,
@@ -234,10 +299,20 @@ struct ConcurrencySection {
                    + "(target: within %.2f of raw's) %@",
                    Self.scopedReads, rawScopedScaling, scopedScaling, Self.scalingTolerance,
                    verdict(raw: rawScopedScaling, library: scopedScaling)),
-            String(format: "two readers while one writer inserts, of one reader alone's reads/s: raw %.2f, library %.2f",
-                   rawMixed.readRate / rawAlone.readRate, mixed.readRate / alone.readRate)
-                + " (library per reader: \(mixed.readerRates.map { String(format: "%.0f", $0) }.joined(separator: ", "))); "
-                + "rows after: \(expected) = \(rowCount) + \(rawMixed.writes) raw + \(mixed.writes) library writes",
+            String(format: "two readers while one writer inserts / one reader alone: raw %.2f, library %.2f: "
+                   + "library/raw %.2f (target >= %.2f) %@",
+                   rawMixed, mixed, mixedRatio, Self.writerScalingTarget, mixedRatio >= Self.writerScalingTarget ? "ok" : "MISSED"),
+            String(format: "  per processor second (reads per reader-CPU-second beside the writer / one reader's; "
+                   + "the scheduler's share taken out, steadier under load): raw %.2f, library %.2f: library/raw %.2f",
+                   rawCPUScaling, libraryCPUScaling, libraryCPUScaling / rawCPUScaling),
+            String(format: "  the other side's writer (diagnostic): raw readers + library writer %.2f, "
+                   + "library readers + raw writer %.2f",
+                   scaling("raw readers + library writer"), scaling("library readers + raw writer")),
+            "  processor time (medians of the rounds; beside the writer, 3 threads on "
+                + "\(ProcessInfo.processInfo.activeProcessorCount) cores):",
+            cpuLine("raw: 1 reader"), cpuLine("raw: 2 readers"), cpuLine("raw: 2 readers + 1 writer"),
+            cpuLine("library: 1 reader"), cpuLine("library: 2 readers"), cpuLine("library: 2 readers + 1 writer"),
+            "rows after: \(expected) = \(rowCount) + \(writes["raw sqlite3"] ?? 0) raw + \(writes["library"] ?? 0) library writes",
         ]
     }
 
@@ -255,6 +330,16 @@ struct ConcurrencySection {
         /// The readers' reads per second, summed.
         var readRate: Double { readerRates.reduce(0, +) }
         var writeRate: Double { of(.writer).reduce(0) { $0 + $1.rate } }
+        /// The processor seconds the threads of `role` used.
+        func cpu(_ role: ThreadResult.Role) -> Double { of(role).reduce(0) { $0 + $1.cpu.seconds } }
+        /// Reads per second of the readers' processor time.
+        var readsPerCPU: Double { Double(reads) / max(cpu(.reader), 1e-9) }
+        /// Voluntary context switches of the threads of `role` per 1,000 of their operations.
+        func waits(_ role: ThreadResult.Role) -> Double {
+            1000 * Double(of(role).reduce(0) { $0 + $1.voluntarySwitches }) / Double(max(of(role).reduce(0) { $0 + $1.count }, 1))
+        }
+        /// Writes per second of the writer's processor time.
+        var writesPerCPU: Double { Double(writes) / max(cpu(.writer), 1e-9) }
         /// The longest thread's loop, in seconds.
         var seconds: Double { results.map(\.elapsed.seconds).max() ?? 0 }
     }
@@ -262,25 +347,25 @@ struct ConcurrencySection {
     /// Starts the threads, lets them run for ``window`` once all are warmed
     /// up, stops and joins them; throws any thread's error.
     private func measureRun(
-        readers: Int, writer: Bool, side: ConcurrentSide, grouping: ReadGrouping
+        readers: Int, writer: ConcurrentSide?, side: ConcurrentSide, grouping: ReadGrouping
     ) throws -> RunSummary {
         let run = ConcurrentRun()
-        let roles = Array(repeating: ThreadResult.Role.reader, count: readers) + (writer ? [.writer] : [])
+        let roles = Array(repeating: ThreadResult.Role.reader, count: readers) + (writer == nil ? [] : [.writer])
         for (index, role) in roles.enumerated() {
-            start(role, seed: UInt64(index + 1), side: side, grouping: grouping, run)
+            start(role, seed: UInt64(index + 1), side: role == .writer ? writer! : side, grouping: grouping, run)
         }
         for _ in roles { run.ready.wait() }
         for _ in roles { run.go.signal() }
         Thread.sleep(forTimeInterval: window.seconds)
         run.stop.store(true, ordering: .relaxed)
         run.done.wait()
-        let context = "concurrency (\(side.name)): \(readers) readers\(writer ? " + 1 writer" : "")"
+        let context = "concurrency (\(side.name)): \(readers) readers" + (writer.map { " + 1 writer (\($0.name))" } ?? "")
         let errors = run.errors.withLock { $0 }
         try Check.require(errors.isEmpty, "\(context): \(errors.joined(separator: "; "))")
         let results = run.results.withLock { $0 }
         try Check.count(results.count, roles.count, "\(context): threads that finished")
         try Check.require(results.allSatisfy { $0.count > 0 }, "\(context): a thread did nothing: \(results)")
-        return RunSummary(threads: roles.count, writerRan: writer, results: results)
+        return RunSummary(threads: roles.count, writerRan: writer != nil, results: results)
     }
 
     /// Starts one thread in `role` on `side`: it warms up (a reader reads
@@ -303,7 +388,7 @@ struct ConcurrencySection {
                     waiting = false
                     run.go.wait()
                     let clock = ContinuousClock()
-                    let start = clock.now
+                    let start = clock.now, cpuStart = threadCPUTime(), switchesStart = threadSwitches()
                     var count = 0
                     while !run.stop.load(ordering: .relaxed) {
                         switch role {
@@ -315,7 +400,11 @@ struct ConcurrencySection {
                             count += 1
                         }
                     }
-                    let result = ThreadResult(role: role, count: count, elapsed: clock.now - start)
+                    let elapsed = clock.now - start, cpu = threadCPUTime() - cpuStart, switches = threadSwitches()
+                    let result = ThreadResult(
+                        role: role, count: count, elapsed: elapsed, cpu: cpu,
+                        voluntarySwitches: switches.voluntary - switchesStart.voluntary,
+                        involuntarySwitches: switches.involuntary - switchesStart.involuntary)
                     run.results.withLock { $0.append(result) }
                 }
                 func nextID() -> Int64 { Int64.random(in: 1...Int64(rowCount), using: &generator) }

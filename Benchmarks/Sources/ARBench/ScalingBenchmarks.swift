@@ -35,12 +35,12 @@ enum ScalingChild {
                 let elapsed = try bench.run(.insert, path: path)
                 print("part=insert side=\(side) rows=\(rowCount) seconds=\(elapsed.seconds)")
             case .fetch:
-                let (elapsed, growth, reset, snapshots) = try fetch(side, path: path)
+                let (elapsed, growth, peak, reset, snapshots) = try fetch(side, path: path)
                 // The expected rows are made after the peak is read, so they are not counted.
                 try Check.records(
                     snapshots, rows: RowValues.table(rowCount), scoreIncrement: 0, side: side, workload: .fetchAll)
                 print("part=fetch side=\(side) rows=\(rowCount) seconds=\(elapsed.seconds) growthKB=\(growth) "
-                    + "peakReset=\(reset ? "yes" : "no")")
+                    + "peakKB=\(peak) peakReset=\(reset ? "yes" : "no")")
             }
             return 0
         } catch {
@@ -49,9 +49,10 @@ enum ScalingChild {
         }
     }
 
-    /// Fetches every record of `path` on `side`: the time, the peak growth (kB), whether the
-    /// peak was reset, and the records' values (taken after the peak is read).
-    private static func fetch(_ side: String, path: String) throws -> (Duration, Int, Bool, [UserSnapshot]) {
+    /// Fetches every record of `path` on `side`: the time, the peak growth (kB), the process's
+    /// peak resident memory (VmHWM, kB), whether the peak was reset, and the records' values
+    /// (taken after the peak is read).
+    private static func fetch(_ side: String, path: String) throws -> (Duration, Int, Int, Bool, [UserSnapshot]) {
         func baseline() throws -> (Int, Bool) {
             let reset = ResidentMemory.resetPeak()
             return (try ResidentMemory.kilobytes("VmRSS"), reset)
@@ -60,16 +61,16 @@ enum ScalingChild {
             let store = try RawUserStore(try RawDatabase(path: path))
             let (rss, reset) = try baseline()
             let (elapsed, users) = try measure { try store.fetchAll() }
-            let growth = try ResidentMemory.kilobytes("VmHWM") - rss
-            return (elapsed, growth, reset, users.map(\.snapshot))
+            let peak = try ResidentMemory.kilobytes("VmHWM")
+            return (elapsed, peak - rss, peak, reset, users.map(\.snapshot))
         }
         let database = try Database(.file(path))
         return try database.use {
             _ = try BenchUser.find(1)  // reflect the model, check the table, open the reader
             let (rss, reset) = try baseline()
             let (elapsed, users) = try measure { try BenchUser.all() }
-            let growth = try ResidentMemory.kilobytes("VmHWM") - rss
-            return (elapsed, growth, reset, users.map(\.snapshot))
+            let peak = try ResidentMemory.kilobytes("VmHWM")
+            return (elapsed, peak - rss, peak, reset, users.map(\.snapshot))
         }
     }
 }
@@ -89,7 +90,12 @@ struct ScalingSection {
         var insert: [String: Double] = [:]
         var fetch: [String: Double] = [:]
         var growthKB: [String: Int] = [:]
+        var peakKB: [String: Int] = [:]
     }
+
+    /// The target at the largest row count: the library's fetch-all peak resident memory at
+    /// most this multiple of raw's (an array of plain objects with the same fields).
+    static let peakTarget = 1.1
 
     /// Runs every child; returns the lines to print.
     func run(progress: (String) -> Void) throws -> [String] {
@@ -107,12 +113,14 @@ struct ScalingSection {
                     let fetched = try childFields(executable, ["scaling", "fetch", side, String(rows), path])
                     guard let insertSeconds = inserted["seconds"].flatMap(Double.init),
                           let fetchSeconds = fetched["seconds"].flatMap(Double.init),
-                          let growth = fetched["growthKB"].flatMap(Int.init)
+                          let growth = fetched["growthKB"].flatMap(Int.init),
+                          let peak = fetched["peakKB"].flatMap(Int.init)
                     else { throw Check.Failure(description: "scaling \(side) \(rows): \(inserted) \(fetched)") }
                     resetRefused = resetRefused || fetched["peakReset"] != "yes"
                     result.insert[side] = min(result.insert[side] ?? insertSeconds, insertSeconds)
                     result.fetch[side] = min(result.fetch[side] ?? fetchSeconds, fetchSeconds)
                     result.growthKB[side] = min(result.growthKB[side] ?? growth, growth)
+                    result.peakKB[side] = min(result.peakKB[side] ?? peak, peak)
                     progress(String(format: "scaling %d rows, round %d, %@: insert %.4f s, fetch %.4f s, growth %d kB",
                                     rows, round, side, insertSeconds, fetchSeconds, growth))
                 }
@@ -144,6 +152,25 @@ struct ScalingSection {
                  bytes(rawGrowth), bytes(libGrowth)], ""))
         }
         if resetRefused { lines.append("(the kernel refused to reset VmHWM: peaks count from each child's start)") }
-        return lines
+        return lines + peakVerdict(results)
+    }
+
+    /// The row of the target: at the largest row count, each side's fetch-all peak resident
+    /// memory (the child process's VmHWM: the program, the open connection and the records),
+    /// the ratio, and the growth's ratio beside it.
+    private func peakVerdict(_ results: [Int: Result]) -> [String] {
+        guard let rows = rowCounts.max(), let result = results[rows], let raw = result.peakKB["raw"],
+              let library = result.peakKB["library"], let rawGrowth = result.growthKB["raw"],
+              let libraryGrowth = result.growthKB["library"] else { return [] }
+        let ratio = Double(library) / Double(raw)
+        return [
+            "",
+            String(format: "fetch all of %d rows, peak resident memory (the child's VmHWM): raw %.1f MiB "
+                   + "(an array of plain objects), library %.1f MiB: %.2f (target <= %.2f) %@; "
+                   + "growth while fetching %.1f vs %.1f MiB: %.2f",
+                   rows, Double(raw) / 1024, Double(library) / 1024, ratio, Self.peakTarget,
+                   ratio <= Self.peakTarget ? "ok" : "MISSED", Double(rawGrowth) / 1024, Double(libraryGrowth) / 1024,
+                   Double(libraryGrowth) / Double(rawGrowth)),
+        ]
     }
 }
