@@ -172,6 +172,11 @@ package final class ConditionLock<State>: @unchecked Sendable {
     /// once and then each time another thread calls ``signalAll()``), or until `timeout`
     /// passes: then `nil`.
     package func wait<R>(timeout: Duration, _ body: (inout State) throws -> R?) rethrows -> R? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        // The deadline is computed only when the state does not serve at once (a clock read
+        // and a duration's components cost more than a pool's check-out that does not wait).
+        if let result = try body(&state.pointee) { return result }
         var deadline = timespec()
         #if canImport(Glibc)
         clock_gettime(CLOCK_MONOTONIC, &deadline)
@@ -182,13 +187,11 @@ package final class ConditionLock<State>: @unchecked Sendable {
         let nanoseconds = Int(deadline.tv_nsec) + Int(attoseconds / 1_000_000_000)
         deadline.tv_sec += Int(seconds) + nanoseconds / 1_000_000_000
         deadline.tv_nsec = nanoseconds % 1_000_000_000
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
         while true {
-            if let result = try body(&state.pointee) { return result }
             if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT {
                 return try body(&state.pointee)
             }
+            if let result = try body(&state.pointee) { return result }
         }
     }
 
