@@ -19,6 +19,9 @@
 #   make bench-server  the HTTP service under load (wrk, 16/64/256 connections, a mixed profile):
 #                Examples/Server against the same service on Fluent (Benchmarks/FluentServer), on
 #                SQLite and on a throwaway PostgreSQL server; the table in Benchmarks/server-results.md
+#   make bench-peers  the same PostgreSQL work through binary raw libpq, the library, PostgresNIO and
+#                Fluent (Benchmarks/Peers) on a throwaway server: instructions and wall-clock, checked
+#                verdicts; the table in Benchmarks/peers-results.md
 #   make bench-c the C API (release libactiverecord.so) against the raw sqlite3 C API (N=2000: quick)
 #   make fuzz    libFuzzer on the predicate parser (FUZZ_SECONDS=600 by default)
 #   make lib     libactiverecord.so in .build/c/lib, for C programs (header: include/activerecord.h),
@@ -345,6 +348,14 @@ bench-bulk: deps
 .PHONY: bench-server
 bench-server: deps
 	SWIFT="$(SWIFT)" scripts/bench-server.sh
+
+# Issue 35's peers (scripts/bench-peers.sh): the same PostgreSQL work through binary raw libpq, the
+# library, raw PostgresNIO and Fluent (Benchmarks/Peers, its own package: the first release build
+# takes minutes), on a throwaway server; instructions per operation (callgrind, all threads) and
+# wall-clock medians, a verdict per row; the table also in Benchmarks/peers-results.md.
+.PHONY: bench-peers
+bench-peers: deps
+	SWIFT="$(SWIFT)" scripts/bench-peers.sh
 
 .PHONY: lib-release bench-c bench-c-build
 lib-release: deps
