@@ -247,20 +247,41 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
 
     // MARK: Running
 
-    /// The `INSERT` of `rows` rows of `columns` values: `head`, the placeholders, and ` RETURNING "id"`.
+    /// The `INSERT` of `rows` rows of `columns` values: `head`, the placeholders, and ` RETURNING "id"`,
+    /// written as bytes (the full statement has 10,000 placeholders or so).
     private static func sql(head: String, rows: Int, columns: Int) -> String {
-        var sql = head
-        sql.reserveCapacity(head.utf8.count + rows * columns * 7 + 16)
-        var number = 0
-        for row in 0..<rows {
-            sql += row == 0 ? "(" : ", ("
-            for column in 0..<columns {
-                number += 1
-                sql += column == 0 ? "$\(number)" : ", $\(number)"
+        let tail = " RETURNING \("id".quotedIdentifier)"
+        // Per placeholder: ", $" and up to 5 digits (65,535 parameters at most); per row: ", (" and ")".
+        let capacity = head.utf8.count + rows * (columns * 8 + 4) + tail.utf8.count
+        return String(unsafeUninitializedCapacity: capacity) { text in
+            let base = UnsafeMutableRawPointer(text.baseAddress!)
+            var length = 0
+            func append(_ string: String) {
+                for byte in string.utf8 {
+                    base.storeBytes(of: byte, toByteOffset: length, as: UInt8.self)
+                    length += 1
+                }
             }
-            sql += ")"
+            func append(_ byte: Unicode.Scalar) {
+                base.storeBytes(of: UInt8(ascii: byte), toByteOffset: length, as: UInt8.self)
+                length += 1
+            }
+            append(head)
+            var number: Int64 = 0
+            for row in 0..<rows {
+                if row > 0 { append(","); append(" ") }
+                append("(")
+                for column in 0..<columns {
+                    if column > 0 { append(","); append(" ") }
+                    append("$")
+                    number += 1
+                    length += Int(ParameterLayout.writeDecimal(number, to: base + length))
+                }
+                append(")")
+            }
+            append(tail)
+            return length
         }
-        return sql + " RETURNING \("id".quotedIdentifier)"
     }
 
     /// The SQL of a statement of `rows` rows.
