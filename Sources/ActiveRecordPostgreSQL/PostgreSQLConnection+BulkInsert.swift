@@ -87,8 +87,10 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
     /// and one statement's value pointers, set before it is sent.
     private let types: UnsafeMutablePointer<Oid>
     private let pointers: UnsafeMutablePointer<UnsafePointer<CChar>?>
-    /// How many rows were appended before the next statement's first one.
+    /// How many rows were inserted (their statements' results read), and sent (`inserted`
+    /// and those of the statement in flight, whose result is read when the next is ready).
     private var inserted = 0
+    private var sent = 0
     private var ids: [Int64] = []
     /// Whether the savepoint the statements run after was made.
     private var hasSavepoint = false
@@ -125,6 +127,9 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
     }
 
     deinit {
+        // Abandoned (a record that could not be bound) with a statement in flight: its result
+        // is read, so that the connection can go on (to the rollback its caller does).
+        if sent > inserted, connection.isUsable { PQclear(try? connection.result(ofSent: 1)) }
         bytes.deallocate()
         offsets.deallocate()
         lengths.deallocate()
@@ -133,8 +138,8 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
         pointers.deallocate()
     }
 
-    /// Rows appended and not yet inserted (their parameters end the arrays above).
-    private var pendingRows: Int { valueCount / columnCount - inserted }
+    /// Rows appended and not yet sent (their parameters end the arrays above).
+    private var pendingRows: Int { valueCount / columnCount - sent }
 
     /// The form of the one-row `INSERT` `sql`: prepared unnamed with its parameters' types left
     /// to the server, which gives each its column's, and described (two round trips).
@@ -179,6 +184,7 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
                 length = Int32(utf8.count)
                 if let base = utf8.baseAddress {
                     guard memchr(base, 0, utf8.count) == nil else {
+                        try collect()
                         throw BulkInsertFailure(
                             row: valueCount / columnCount,
                             ActiveRecordError(
@@ -241,6 +247,7 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
 
     func finish() throws -> [Int64] {
         if pendingRows > 0 { try insertPending() }
+        try collect()
         if hasSavepoint { try command("RELEASE SAVEPOINT \(Self.savepoint)") }
         return ids
     }
@@ -294,22 +301,52 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
         return made
     }
 
-    /// Inserts the pending rows, and keeps their ids (the first time, after a savepoint).
+    /// Sends the pending rows' statement (the first time, after a savepoint), once the result
+    /// of the one in flight is read.
     private func insertPending() throws {
         let rows = pendingRows
+        try collect()
         try connection.deallocateEvicted()
         if !hasSavepoint {
             try command("SAVEPOINT \(Self.savepoint)")
             hasSavepoint = true
         }
+        // Left in flight when nothing has to go before the next command (a statement timeout
+        // to set, a transaction pooler's settings): the client encodes the next rows while the
+        // server inserts these.
+        let inFlight: Bool
         do {
-            try run(rows: inserted..<(inserted + rows))
+            inFlight = try send(rows: sent..<(sent + rows))
         } catch {
-            let failure = diagnose(error, rows: rows)
-            forgetForm()
-            throw failure
+            throw fail(error, rows: rows)
         }
-        inserted += rows
+        sent += rows
+        if !inFlight { inserted = sent }
+    }
+
+    /// Whether a statement can be left in flight: nothing goes before a command on the connection.
+    private var canOverlap: Bool { !connection.needsPreparation && !connection.transactionPooling }
+
+    /// Reads the result of the statement in flight, if any: its ids.
+    /// - Throws: ``BulkInsertFailure``, with the row that failed.
+    private func collect() throws {
+        guard sent > inserted else { return }
+        let rows = sent - inserted
+        do {
+            try receive(rows: inserted..<sent, try connection.result(ofSent: 1))
+        } catch {
+            sent = inserted
+            throw fail(error, rows: rows)
+        }
+        inserted = sent
+    }
+
+    /// The failure of the statement of `rows` rows after those inserted, with its row
+    /// (``diagnose(_:rows:)``); the connection describes the table again next time.
+    private func fail(_ error: any Error, rows: Int) -> BulkInsertFailure {
+        let failure = diagnose(error, rows: rows)
+        forgetForm()
+        return failure
     }
 
     /// After a failure: the connection describes the table again next time (it may have
@@ -321,10 +358,16 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
         form.preparedName = nil
     }
 
-    /// Runs the statement of `rows` (from the first appended): a full statement's worth prepared
-    /// once per connection (unnamed behind a transaction pooler), fewer unnamed; appends the ids
-    /// it returns.
+    /// Runs the statement of `rows` (from the first appended) and reads its ids.
     private func run(rows: Range<Int>) throws {
+        _ = try send(rows: rows, wait: true)
+    }
+
+    /// Sends the statement of `rows` (from the first appended): a full statement's worth
+    /// prepared once per connection (unnamed behind a transaction pooler), fewer unnamed. When
+    /// `wait`, or when the statement cannot be left in flight, reads its ids; else returns
+    /// `true`: its result is to be read (``collect()``) before the next command.
+    private func send(rows: Range<Int>, wait: Bool = false) throws -> Bool {
         let connection = self.connection
         let first = rows.lowerBound * columnCount
         let count = rows.count * columnCount
@@ -335,18 +378,29 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
         if let trace { trace(sql(rows: rows.count)) }
         let resultFormat: Int32 = form.binaryIds ? 1 : 0
         let (values, lengths, formats, types) = (pointers, self.lengths + first, self.formats + first, self.types)
-        let result: OpaquePointer?
-        if rows.count == rowsPerStatement, !connection.transactionPooling {
-            let name = try preparedName()
-            result = try connection.exchange {
+        let named = rows.count == rowsPerStatement && !connection.transactionPooling
+        let name = named ? try preparedName() : nil
+        let sql = named ? "" : sql(rows: rows.count)
+        let send = {
+            if let name {
                 PQsendQueryPrepared(connection.handle, name, Int32(count), values, lengths, formats, resultFormat)
-            }
-        } else {
-            let sql = sql(rows: rows.count)
-            result = try connection.exchange(for: sql) {
+            } else {
                 PQsendQueryParams(connection.handle, sql, Int32(count), types, values, lengths, formats, resultFormat)
             }
         }
+        guard !wait, canOverlap else {
+            try receive(rows: rows, connection.exchange(for: sql, send))
+            return false
+        }
+        try connection.throwIfClosed()
+        // libpq copies the values: the bytes may grow while the statement runs.
+        let sent = send()
+        if sent != 1 { try Self.check(connection.result(ofSent: sent), sql: sql, connection) }
+        return true
+    }
+
+    /// Reads the ids of the statement of `rows` from its `result` (clearing it).
+    private func receive(rows: Range<Int>, _ result: OpaquePointer?) throws {
         try Self.check(result, sql: sql(rows: rows.count), connection)
         defer { PQclear(result) }
         guard PQntuples(result) == Int32(rows.count) else {

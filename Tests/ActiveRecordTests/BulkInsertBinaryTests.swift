@@ -154,6 +154,29 @@ struct BulkInsertBinaryTests {
         }
     }
 
+    @Test(arguments: TestEngine.all) func statementsLeftInFlightOrWaitedForUnderATimeout(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
+            // Each statement is left in flight while the next rows are encoded, unless a
+            // statement timeout is set in the transaction (each is then waited for): both
+            // name the failing row, and a record that cannot be bound leaves the connection usable.
+            for timeout in [false, true] {
+                let items = (0..<3_500).map { BulkInsertTests.item($0 + (timeout ? 100_000 : 0)) }
+                items[2_600].code = items[1_200].code
+                let insert = {
+                    let error = expectError(.constraint) { try db.transaction { try BulkItem.insertAll(items) } }
+                    #expect(error?.message.hasPrefix("record 2601 of 3500: ") == true, "\(error?.message ?? "")")
+                    items[2_600].code = "fixed \(timeout)"
+                    items[3_400].ratio = .nan
+                    _ = expectError(.invalidValue) { try db.transaction { try BulkItem.insertAll(items) } }
+                    items[3_400].ratio = 1
+                    try db.transaction { try BulkItem.insertAll(items) }
+                }
+                if timeout { try db.withStatementTimeout(.seconds(30), insert) } else { try insert() }
+            }
+            #expect(try BulkItem.count() == 7_000)
+        }
+    }
+
     /// Inserts items `range` and checks that their `count` and `flag` columns hold their values
     /// (whatever the columns' types now).
     static func insertAndCheck(_ range: Range<Int>, _ db: Database, sourceLocation: SourceLocation = #_sourceLocation) throws {
