@@ -222,11 +222,7 @@ struct BulkInsertBinaryTests {
 @Suite("insertAll in bulk: binary values with transaction pooling", .enabled(if: TestEngine.postgresConnection != nil))
 struct BulkInsertBinaryPoolingTests {
     @Test func binaryValuesWithUnnamedStatementsFollowAChangedTable() throws {
-        let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        try PostgresAdmin.database.execute("CREATE SCHEMA \(schema)")
-        defer { try? PostgresAdmin.database.execute("DROP SCHEMA \(schema) CASCADE") }
-        let database = try Database(.postgres(TestEngine.connection(schema: schema), transactionPooling: true))
-        try database.use {
+        try withTransactionPoolingDatabase { database in
             let records = (0..<2_100).map(BulkInsertBinaryTests.everything)
             try Everything.insertAll(records)
             BulkInsertBinaryTests.expectSame(records, try Everything.query().order(by: "id").fetch())
@@ -237,4 +233,14 @@ struct BulkInsertBinaryPoolingTests {
             #expect(named.first?.first == .integer(0))
         }
     }
+}
+
+/// Runs `body` with a PostgreSQL database of its own schema opened with `transactionPooling:
+/// true` (straight to the server: a pooler's rules without the pooler), current.
+func withTransactionPoolingDatabase(_ body: (Database) throws -> Void) throws {
+    let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+    try PostgresAdmin.database.execute("CREATE SCHEMA \(schema)")
+    defer { try? PostgresAdmin.database.execute("DROP SCHEMA \(schema) CASCADE") }
+    let database = try Database(.postgres(TestEngine.connection(schema: schema), transactionPooling: true))
+    try database.use { try body(database) }
 }
