@@ -7,10 +7,19 @@ import Foundation
 // (…), … RETURNING "id"` of up to 1,000 rows was as fast as `COPY FROM STDIN` (text or binary)
 // and faster than a pipeline of one-row `INSERT`s, json_populate_recordset or unnest, and it
 // keeps everything `INSERT` means: the ids come back in the order of the rows (`RETURNING` on a
-// `VALUES` list returns its rows in order), and every value is sent as the one-row `INSERT`
-// sends it, as text of unspecified type (bytes as binary), so the server reads each as its
-// column's type: no per-column casts to know. The parameters stay under PostgreSQL's limit of
+// `VALUES` list returns its rows in order). The parameters stay under PostgreSQL's limit of
 // 65,535 per statement.
+//
+// Binary values: the one-row `INSERT` is described first (once per connection and table, or
+// once per `insertAll` behind a transaction pooler: a description of the full statement's
+// 10,000 parameters would be a message over libpq < 17's limit of 30,000 bytes), which gives
+// every column's type; the full statement is prepared with those types declared, row after
+// row, and each value goes in its column type's binary form (``ParameterLayout``'s encoding of
+// one value), or as text where the type has none here (a `numeric`, a `uuid`, a date). The
+// declared types are the ones the values are encoded for, so a table changed since the
+// description cannot misread a value: the server converts it to the new column type as it
+// would convert a parameter of the old one, or refuses the statement; after any failure the
+// connection describes the table again.
 //
 // Which row failed: the first statement runs after a savepoint, and the rows' parameters are
 // kept until the end; when a statement fails, the bulk insert goes back to the savepoint,
@@ -24,7 +33,24 @@ extension PostgreSQLConnection {
         -> (any EngineBulkInsert)?
     {
         guard rowCount > 1, !columns.isEmpty else { return nil }
-        return PostgreSQLBulkInsert(connection: self, table: table, columns: columns, rowCount: rowCount, trace: trace)
+        return try PostgreSQLBulkInsert(connection: self, table: table, columns: columns, rowCount: rowCount, trace: trace)
+    }
+}
+
+/// What a connection knows of one table's bulk insert, kept by its one-row SQL
+/// (``PostgreSQLConnection/bulkStatements``): the columns' server types, the returned id's, and
+/// the name of the full-size statement once prepared.
+final class BulkInsertForm {
+    /// The server type of each column (from the description of the one-row `INSERT`).
+    let columnTypes: [Oid]
+    /// Whether the id comes back as a binary integer (`bigint`, `integer`, `smallint`), else as text.
+    let binaryIds: Bool
+    /// The full-size statement prepared on the server (named: not behind a transaction pooler).
+    var preparedName: String?
+
+    init(columnTypes: [Oid], binaryIds: Bool) {
+        self.columnTypes = columnTypes
+        self.binaryIds = binaryIds
     }
 }
 
@@ -35,21 +61,36 @@ extension PostgreSQLConnection {
 final class PostgreSQLBulkInsert: EngineBulkInsert {
     private unowned let connection: PostgreSQLConnection
     private let columnCount: Int
-    /// `INSERT INTO "T" ("a", "b") VALUES ` and ` RETURNING "id"`, around the rows' placeholders.
+    /// `INSERT INTO "T" ("a", "b") VALUES `, before the rows' placeholders.
     private let head: String
+    /// The one-row `INSERT` (the key of ``form`` on the connection).
+    private let oneRowSQL: String
     private let trace: ((String) -> Void)?
     /// Rows per statement: 1,000, fewer when they would need more than 65,535 parameters.
     let rowsPerStatement: Int
+    private let form: BulkInsertForm
+    /// The full statement's SQL, made when first needed (to prepare it, or to trace).
+    private var fullSQL: String?
 
-    /// Every row appended, encoded as libpq takes parameters: text NUL-terminated,
-    /// bytes binary (offset -1: `NULL`).
-    private var buffer: [UInt8] = []
-    private var offsets: [Int] = []
-    private var lengths: [Int32] = []
-    private var formats: [Int32] = []
-    private var pointers: [UnsafePointer<CChar>?] = []
-    /// How many rows were appended before the next statement's first one.
+    // Every row appended, encoded as libpq takes parameters (value `i`: `offsets[i]` into
+    // `bytes`, -1 for `NULL`; `lengths[i]`; `formats[i]`, 1 binary, 0 text NUL-terminated), in
+    // memory of the bulk insert's own, grown as rows come.
+    private var bytes: UnsafeMutableRawPointer
+    private var byteCapacity: Int
+    private var byteCount = 0
+    private var offsets: UnsafeMutablePointer<Int>
+    private var lengths: UnsafeMutablePointer<Int32>
+    private var formats: UnsafeMutablePointer<Int32>
+    private var valueCapacity: Int
+    private var valueCount = 0
+    /// The server type of every parameter of a full statement (the columns', row after row),
+    /// and one statement's value pointers, set before it is sent.
+    private let types: UnsafeMutablePointer<Oid>
+    private let pointers: UnsafeMutablePointer<UnsafePointer<CChar>?>
+    /// How many rows were inserted (their statements' results read), and sent (`inserted`
+    /// and those of the statement in flight, whose result is read when the next is ready).
     private var inserted = 0
+    private var sent = 0
     private var ids: [Int64] = []
     /// Whether the savepoint the statements run after was made.
     private var hasSavepoint = false
@@ -58,169 +99,356 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
     static let maximumParameters = 65_535
     private static let savepoint = "activerecord_bulk_insert".quotedIdentifier
 
-    init(connection: PostgreSQLConnection, table: String, columns: [String], rowCount: Int, trace: ((String) -> Void)?) {
+    /// Describes the one-row `INSERT` unless the connection knows its table's form already.
+    init(connection: PostgreSQLConnection, table: String, columns: [String], rowCount: Int, trace: ((String) -> Void)?) throws {
         self.connection = connection
         self.trace = trace
         columnCount = columns.count
         head = "INSERT INTO \(table.quotedIdentifier) (\(columns.map(\.quotedIdentifier).joined(separator: ", "))) VALUES "
         rowsPerStatement = max(1, min(Self.maximumRowsPerStatement, Self.maximumParameters / columns.count))
+        oneRowSQL = Self.sql(head: head, rows: 1, columns: columns.count)
+        if let known = connection.bulkStatements[oneRowSQL] {
+            form = known
+        } else {
+            form = try Self.describe(oneRowSQL, columns: columns.count, on: connection)
+            if !connection.transactionPooling { connection.bulkStatements[oneRowSQL] = form }
+        }
+        let statementValues = rowsPerStatement * columnCount
+        types = .allocate(capacity: statementValues)
+        for index in 0..<statementValues { types[index] = form.columnTypes[index % columnCount] }
+        pointers = .allocate(capacity: statementValues)
+        valueCapacity = max(columnCount, min(rowCount * columnCount, 1 << 20))
+        offsets = .allocate(capacity: valueCapacity)
+        lengths = .allocate(capacity: valueCapacity)
+        formats = .allocate(capacity: valueCapacity)
+        byteCapacity = valueCapacity * 16
+        bytes = .allocate(byteCount: byteCapacity, alignment: 8)
         ids.reserveCapacity(rowCount)
     }
 
-    /// Rows appended and not yet inserted (their parameters end the arrays above).
-    private var pendingRows: Int { offsets.count / columnCount - inserted }
+    deinit {
+        // Abandoned (a record that could not be bound) with a statement in flight: its result
+        // is read, so that the connection can go on (to the rollback its caller does).
+        if sent > inserted, connection.isUsable { PQclear(try? connection.result(ofSent: 1)) }
+        bytes.deallocate()
+        offsets.deallocate()
+        lengths.deallocate()
+        formats.deallocate()
+        types.deallocate()
+        pointers.deallocate()
+    }
+
+    /// Rows appended and not yet sent (their parameters end the arrays above).
+    private var pendingRows: Int { valueCount / columnCount - sent }
+
+    /// The form of the one-row `INSERT` `sql`: prepared unnamed with its parameters' types left
+    /// to the server, which gives each its column's, and described (two round trips).
+    private static func describe(_ sql: String, columns: Int, on connection: PostgreSQLConnection) throws -> BulkInsertForm {
+        let prepared = try connection.exchange(for: sql) { PQsendPrepare(connection.handle, "", sql, Int32(columns), nil) }
+        try check(prepared, sql: sql, connection)
+        PQclear(prepared)
+        let description = try connection.exchange(for: sql) { PQsendDescribePrepared(connection.handle, "") }
+        try check(description, sql: sql, connection)
+        defer { PQclear(description) }
+        guard PQnparams(description) == Int32(columns), PQnfields(description) == 1 else {
+            throw ActiveRecordError(.engine, "the bulk INSERT's description has \(PQnparams(description)) parameters for \(columns) columns", sql: sql)
+        }
+        let columnTypes = (0..<Int32(columns)).map { PQparamtype(description, $0) }
+        let idType = Int(PQftype(description, 0))
+        return BulkInsertForm(columnTypes: columnTypes, binaryIds: idType == AR_PG_INT8 || idType == AR_PG_INT4 || idType == AR_PG_INT2)
+    }
 
     // MARK: Encoding
 
     func append(_ row: UnsafeBufferPointer<Cell>) throws {
+        try reserve(for: row)
         for index in 0..<columnCount {
-            let start = buffer.count
-            switch index < row.count ? row[index] : .null {
+            let value = index < row.count ? row[index] : .null
+            let type = Int(types[index])
+            let start = byteCount
+            let slot = bytes + start
+            var length: Int32
+            var format: Int32 = 1
+            switch value {
             case .null:
-                offsets.append(-1)
-                lengths.append(0)
-                formats.append(0)
+                offsets[valueCount] = -1
+                lengths[valueCount] = 0
+                formats[valueCount] = 0
+                valueCount &+= 1
                 continue
-            case .integer(let int): appendDecimal(int)
+            case .integer(let int):
+                (length, format) = ParameterLayout.write(int, as: type, to: slot)
             case .real(let double):
-                let text = double.isNaN ? "NaN" : double.isInfinite ? (double < 0 ? "-Infinity" : "Infinity") : "\(double)"
-                buffer.append(contentsOf: text.utf8)
+                (length, format) = ParameterLayout.write(double, as: type, to: slot)
             case .text(let utf8):
-                if let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil {
-                    throw BulkInsertFailure(
-                        row: pendingRows + inserted,
-                        ActiveRecordError(
-                            .invalidValue, "PostgreSQL text cannot hold a NUL character (parameter \(index + 1)); store the bytes as Data"))
+                length = Int32(utf8.count)
+                if let base = utf8.baseAddress {
+                    guard memchr(base, 0, utf8.count) == nil else {
+                        try collect()
+                        throw BulkInsertFailure(
+                            row: valueCount / columnCount,
+                            ActiveRecordError(
+                                .invalidValue,
+                                "PostgreSQL text cannot hold a NUL character (parameter \(index + 1)); store the bytes as Data"))
+                    }
+                    slot.copyMemory(from: base, byteCount: utf8.count)
                 }
-                buffer.append(contentsOf: utf8)
-            case .blob(let bytes):
-                buffer.append(contentsOf: bytes)
-                offsets.append(start)
-                lengths.append(Int32(bytes.count))
-                formats.append(1)
-                continue
+                if !ParameterLayout.takesTextAsBinary(type) {
+                    slot.storeBytes(of: 0, toByteOffset: utf8.count, as: UInt8.self)
+                    format = 0
+                }
+            case .blob(let blob):
+                length = Int32(blob.count)
+                if let base = blob.baseAddress { slot.copyMemory(from: base, byteCount: blob.count) }
             }
-            offsets.append(start)
-            lengths.append(Int32(buffer.count - start))
-            formats.append(0)
-            buffer.append(0)
+            // Text (numbers too) keeps its NUL.
+            byteCount = start &+ Int(length) &+ Int(1 &- format)
+            offsets[valueCount] = start
+            lengths[valueCount] = length
+            formats[valueCount] = format
+            valueCount &+= 1
         }
         if pendingRows == rowsPerStatement { try insertPending() }
     }
 
-    /// Appends `value`'s decimal digits (``ParameterLayout``'s writer).
-    private func appendDecimal(_ value: Int64) {
-        withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { slot in
-            let length = ParameterLayout.writeDecimal(value, to: slot.baseAddress!)
-            buffer.append(contentsOf: UnsafeRawBufferPointer(start: slot.baseAddress, count: Int(length)))
+    /// Makes room for `row`: its values, and its bytes (32 a number, written as binary or text,
+    /// and the text and bytes with a NUL).
+    @inline(__always)
+    private func reserve(for row: UnsafeBufferPointer<Cell>) throws {
+        if valueCount &+ columnCount > valueCapacity {
+            let capacity = 2 * valueCapacity
+            offsets = Self.grow(offsets, from: valueCount, to: capacity)
+            lengths = Self.grow(lengths, from: valueCount, to: capacity)
+            formats = Self.grow(formats, from: valueCount, to: capacity)
+            valueCapacity = capacity
         }
+        var needed = byteCount &+ columnCount &* 32
+        for cell in row {
+            switch cell {
+            case .text(let bytes), .blob(let bytes): needed &+= bytes.count &+ 1
+            default: break
+            }
+        }
+        guard needed > byteCapacity else { return }
+        let capacity = max(needed, 2 * byteCapacity)
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        grown.copyMemory(from: bytes, byteCount: byteCount)
+        bytes.deallocate()
+        bytes = grown
+        byteCapacity = capacity
+    }
+
+    private static func grow<T>(_ pointer: UnsafeMutablePointer<T>, from count: Int, to capacity: Int) -> UnsafeMutablePointer<T> {
+        let grown = UnsafeMutablePointer<T>.allocate(capacity: capacity)
+        grown.moveInitialize(from: pointer, count: count)
+        pointer.deallocate()
+        return grown
     }
 
     func finish() throws -> [Int64] {
         if pendingRows > 0 { try insertPending() }
+        try collect()
         if hasSavepoint { try command("RELEASE SAVEPOINT \(Self.savepoint)") }
         return ids
     }
 
     // MARK: Running
 
-    /// The `INSERT` of `rows` rows.
-    private func sql(rows: Int) -> String {
-        var sql = head
-        sql.reserveCapacity(head.count + rows * columnCount * 7 + 16)
-        var number = 0
-        for row in 0..<rows {
-            sql += row == 0 ? "(" : ", ("
-            for column in 0..<columnCount {
-                number += 1
-                sql += column == 0 ? "$\(number)" : ", $\(number)"
+    /// The `INSERT` of `rows` rows of `columns` values: `head`, the placeholders, and ` RETURNING "id"`,
+    /// written as bytes (the full statement has 10,000 placeholders or so).
+    private static func sql(head: String, rows: Int, columns: Int) -> String {
+        let tail = " RETURNING \("id".quotedIdentifier)"
+        // Per placeholder: ", $" and up to 5 digits (65,535 parameters at most); per row: ", (" and ")".
+        let capacity = head.utf8.count + rows * (columns * 8 + 4) + tail.utf8.count
+        return String(unsafeUninitializedCapacity: capacity) { text in
+            let base = UnsafeMutableRawPointer(text.baseAddress!)
+            var length = 0
+            func append(_ string: String) {
+                for byte in string.utf8 {
+                    base.storeBytes(of: byte, toByteOffset: length, as: UInt8.self)
+                    length += 1
+                }
             }
-            sql += ")"
+            func append(_ byte: Unicode.Scalar) {
+                base.storeBytes(of: UInt8(ascii: byte), toByteOffset: length, as: UInt8.self)
+                length += 1
+            }
+            append(head)
+            var number: Int64 = 0
+            for row in 0..<rows {
+                if row > 0 { append(","); append(" ") }
+                append("(")
+                for column in 0..<columns {
+                    if column > 0 { append(","); append(" ") }
+                    append("$")
+                    number += 1
+                    length += Int(ParameterLayout.writeDecimal(number, to: base + length))
+                }
+                append(")")
+            }
+            append(tail)
+            return length
         }
-        return sql + " RETURNING \("id".quotedIdentifier)"
     }
 
-    /// Inserts the pending rows, and keeps their ids (the first time, after a savepoint).
+    /// The SQL of a statement of `rows` rows.
+    private func sql(rows: Int) -> String {
+        if rows == 1 { return oneRowSQL }
+        guard rows == rowsPerStatement else { return Self.sql(head: head, rows: rows, columns: columnCount) }
+        if let fullSQL { return fullSQL }
+        let made = Self.sql(head: head, rows: rows, columns: columnCount)
+        fullSQL = made
+        return made
+    }
+
+    /// Sends the pending rows' statement (the first time, after a savepoint), once the result
+    /// of the one in flight is read.
     private func insertPending() throws {
         let rows = pendingRows
+        try collect()
         try connection.deallocateEvicted()
         if !hasSavepoint {
             try command("SAVEPOINT \(Self.savepoint)")
             hasSavepoint = true
         }
+        // Left in flight when nothing has to go before the next command (a statement timeout
+        // to set, a transaction pooler's settings): the client encodes the next rows while the
+        // server inserts these.
+        let inFlight: Bool
         do {
-            try run(sql(rows: rows), rows: inserted..<(inserted + rows), named: rows == rowsPerStatement && !connection.transactionPooling)
+            inFlight = try send(rows: sent..<(sent + rows))
         } catch {
-            throw diagnose(error, rows: rows)
+            throw fail(error, rows: rows)
         }
-        inserted += rows
+        sent += rows
+        if !inFlight { inserted = sent }
     }
 
-    /// Runs `sql` with the parameters of `rows` (from the first appended), prepared once per connection when
-    /// `named` (a full statement's worth), unnamed otherwise; appends the ids it returns.
-    private func run(_ sql: String, rows: Range<Int>, named: Bool) throws {
-        trace?(sql)
+    /// Whether a statement can be left in flight: nothing goes before a command on the connection.
+    private var canOverlap: Bool { !connection.needsPreparation && !connection.transactionPooling }
+
+    /// Reads the result of the statement in flight, if any: its ids.
+    /// - Throws: ``BulkInsertFailure``, with the row that failed.
+    private func collect() throws {
+        guard sent > inserted else { return }
+        let rows = sent - inserted
+        do {
+            try receive(rows: inserted..<sent, try connection.result(ofSent: 1))
+        } catch {
+            sent = inserted
+            throw fail(error, rows: rows)
+        }
+        inserted = sent
+    }
+
+    /// The failure of the statement of `rows` rows after those inserted, with its row
+    /// (``diagnose(_:rows:)``); the connection describes the table again next time.
+    private func fail(_ error: any Error, rows: Int) -> BulkInsertFailure {
+        let failure = diagnose(error, rows: rows)
+        forgetForm()
+        return failure
+    }
+
+    /// After a failure: the connection describes the table again next time (it may have
+    /// changed), and deallocates the full statement.
+    private func forgetForm() {
+        guard connection.bulkStatements[oneRowSQL] === form else { return }
+        connection.bulkStatements[oneRowSQL] = nil
+        if let name = form.preparedName { connection.deallocations.append(name) }
+        form.preparedName = nil
+    }
+
+    /// Runs the statement of `rows` (from the first appended) and reads its ids.
+    private func run(rows: Range<Int>) throws {
+        _ = try send(rows: rows, wait: true)
+    }
+
+    /// Sends the statement of `rows` (from the first appended): a full statement's worth
+    /// prepared once per connection (unnamed behind a transaction pooler), fewer unnamed. When
+    /// `wait`, or when the statement cannot be left in flight, reads its ids; else returns
+    /// `true`: its result is to be read (``collect()``) before the next command.
+    private func send(rows: Range<Int>, wait: Bool = false) throws -> Bool {
         let connection = self.connection
         let first = rows.lowerBound * columnCount
-        let count = Int32(rows.count * columnCount)
-        pointers.removeAll(keepingCapacity: true)
-        buffer.withUnsafeBufferPointer { bytes in
-            let base = UnsafeRawPointer(bytes.baseAddress)
-            for offset in offsets[(first)..<(first + Int(count))] {
-                pointers.append(offset >= 0 ? base.map { ($0 + offset).assumingMemoryBound(to: CChar.self) } : nil)
-            }
+        let count = rows.count * columnCount
+        for index in 0..<count {
+            let offset = offsets[first + index]
+            pointers[index] = offset >= 0 ? UnsafePointer((bytes + offset).assumingMemoryBound(to: CChar.self)) : nil
         }
-        var name: String?
-        if named {
-            if let known = connection.bulkStatements[sql] {
-                name = known
+        if let trace { trace(sql(rows: rows.count)) }
+        let resultFormat: Int32 = form.binaryIds ? 1 : 0
+        let (values, lengths, formats, types) = (pointers, self.lengths + first, self.formats + first, self.types)
+        let named = rows.count == rowsPerStatement && !connection.transactionPooling
+        let name = named ? try preparedName() : nil
+        let sql = named ? "" : sql(rows: rows.count)
+        let send = {
+            if let name {
+                PQsendQueryPrepared(connection.handle, name, Int32(count), values, lengths, formats, resultFormat)
             } else {
-                let made = connection.makeName("bulk")
-                let prepared = try connection.exchange(for: sql) { PQsendPrepare(connection.handle, made, sql, count, nil) }
-                try check(prepared, sql: sql)
-                PQclear(prepared)
-                connection.bulkStatements[sql] = made
-                name = made
+                PQsendQueryParams(connection.handle, sql, Int32(count), types, values, lengths, formats, resultFormat)
             }
         }
-        let result = try buffer.withUnsafeBufferPointer { _ in
-            try pointers.withUnsafeBufferPointer { values in
-                try lengths[first...].withUnsafeBufferPointer { lengths in
-                    try formats[first...].withUnsafeBufferPointer { formats in
-                        try connection.exchange(for: sql) {
-                            if let name {
-                                PQsendQueryPrepared(connection.handle, name, count, values.baseAddress, lengths.baseAddress, formats.baseAddress, 0)
-                            } else {
-                                PQsendQueryParams(
-                                    connection.handle, sql, count, nil, values.baseAddress, lengths.baseAddress, formats.baseAddress, 0)
-                            }
-                        }
-                    }
-                }
-            }
+        guard !wait, canOverlap else {
+            try receive(rows: rows, connection.exchange(for: sql, send))
+            return false
         }
-        try check(result, sql: sql)
+        try connection.throwIfClosed()
+        // libpq copies the values: the bytes may grow while the statement runs.
+        let sent = send()
+        if sent != 1 { try Self.check(connection.result(ofSent: sent), sql: sql, connection) }
+        return true
+    }
+
+    /// Reads the ids of the statement of `rows` from its `result` (clearing it).
+    private func receive(rows: Range<Int>, _ result: OpaquePointer?) throws {
+        try Self.check(result, sql: sql(rows: rows.count), connection)
         defer { PQclear(result) }
         guard PQntuples(result) == Int32(rows.count) else {
-            throw ActiveRecordError(.engine, "the INSERT returned \(PQntuples(result)) ids for \(rows.count) rows", sql: sql)
+            throw ActiveRecordError(.engine, "the INSERT returned \(PQntuples(result)) ids for \(rows.count) rows", sql: sql(rows: rows.count))
         }
-        for row in 0..<Int32(rows.count) { ids.append(strtoll(PQgetvalue(result, row, 0), nil, 10)) }
+        for row in 0..<Int32(rows.count) { ids.append(id(result, row)) }
+    }
+
+    /// The id in row `row` of `result`: a binary integer of its length, or text.
+    @inline(__always)
+    private func id(_ result: OpaquePointer?, _ row: Int32) -> Int64 {
+        guard let text = PQgetvalue(result, row, 0) else { return 0 }
+        guard form.binaryIds else { return strtoll(text, nil, 10) }
+        let value = UnsafeRawPointer(text)
+        switch PQgetlength(result, row, 0) {
+        case 8: return Int64(bigEndian: value.loadUnaligned(as: Int64.self))
+        case 4: return Int64(Int32(bigEndian: value.loadUnaligned(as: Int32.self)))
+        default: return Int64(Int16(bigEndian: value.loadUnaligned(as: Int16.self)))
+        }
+    }
+
+    /// The name of the full statement on the server, prepared now (with the columns' types,
+    /// row after row) if it is not yet.
+    private func preparedName() throws -> String {
+        if let name = form.preparedName { return name }
+        let connection = self.connection, sql = sql(rows: rowsPerStatement), types = self.types
+        let name = connection.makeName("bulk")
+        let prepared = try connection.exchange(for: sql) {
+            PQsendPrepare(connection.handle, name, sql, Int32(rowsPerStatement * columnCount), types)
+        }
+        try Self.check(prepared, sql: sql, connection)
+        PQclear(prepared)
+        form.preparedName = name
+        return name
     }
 
     /// Runs commands without parameters or results, one after another (each in its own
     /// message, so that a transaction pooler's settings can go before the first).
-    private func command(_ first: String?, then second: String? = nil) throws {
-        for sql in [first, second].compactMap(\.self) {
-            trace?(sql)
-            let connection = self.connection
-            let result = try connection.exchange(for: sql) { PQsendQueryParams(connection.handle, sql, 0, nil, nil, nil, nil, 0) }
-            try check(result, sql: sql)
-            PQclear(result)
-        }
+    private func command(_ sql: String) throws {
+        trace?(sql)
+        let connection = self.connection
+        let result = try connection.exchange(for: sql) { PQsendQueryParams(connection.handle, sql, 0, nil, nil, nil, nil, 0) }
+        try Self.check(result, sql: sql, connection)
+        PQclear(result)
     }
 
     /// Throws the error of a failed result (clearing it).
-    private func check(_ result: OpaquePointer?, sql: String) throws {
+    private static func check(_ result: OpaquePointer?, sql: String, _ connection: PostgreSQLConnection) throws {
         let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             let error = postgreSQLError(result, connection, sql: sql)
@@ -238,17 +466,17 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
         guard let failure = error as? ActiveRecordError, connection.isUsable, failure.code != .timeout,
             (try? command("ROLLBACK TO SAVEPOINT \(Self.savepoint)")) != nil
         else { return BulkInsertFailure(row: nil, error) }
+        ids.removeAll(keepingCapacity: true)
         do {
             for start in stride(from: 0, to: inserted, by: rowsPerStatement) {
-                try run(sql(rows: rowsPerStatement), rows: start..<(start + rowsPerStatement), named: !connection.transactionPooling)
+                try run(rows: start..<(start + rowsPerStatement))
             }
         } catch {
             return BulkInsertFailure(row: nil, failure)
         }
-        let single = sql(rows: 1)
         for row in inserted..<(inserted + rows) {
             do {
-                try run(single, rows: row..<(row + 1), named: false)
+                try run(rows: row..<(row + 1))
             } catch {
                 return BulkInsertFailure(row: row, error)
             }

@@ -30,8 +30,9 @@ final class PostgreSQLConnection: EngineConnection {
     /// round trip of their own would slow every eviction).
     @exclusivity(unchecked) var deallocations: [String] = []
     private var nextName = 0
-    /// The bulk inserts' statements prepared on the server, by SQL (PostgreSQLConnection+BulkInsert.swift).
-    var bulkStatements: [String: String] = [:]
+    /// What the bulk inserts know of each table (its columns' types, its statement prepared on
+    /// the server), by the one-row SQL (PostgreSQLConnection+BulkInsert.swift).
+    var bulkStatements: [String: BulkInsertForm] = [:]
     /// libpq's cancel object for the connection's server process (see ``interrupt()``); made at
     /// connect, used from other threads, freed at close.
     private let cancelRequest: OpaquePointer?

@@ -117,45 +117,17 @@ struct ParameterLayout {
                 formats[index] = 0
                 continue
             case .integer(let int):
-                switch serverType {
-                case AR_PG_INT8:
-                    slot.storeBytes(of: int.bigEndian, as: Int64.self)
-                    length = 8
-                case AR_PG_INT4 where Int32(exactly: int) != nil:
-                    slot.storeBytes(of: Int32(truncatingIfNeeded: int).bigEndian, as: Int32.self)
-                    length = 4
-                case AR_PG_INT2 where Int16(exactly: int) != nil:
-                    slot.storeBytes(of: Int16(truncatingIfNeeded: int).bigEndian, as: Int16.self)
-                    length = 2
-                case AR_PG_BOOL where int == 0 || int == 1:
-                    slot.storeBytes(of: UInt8(truncatingIfNeeded: int), as: UInt8.self)
-                    length = 1
-                case AR_PG_FLOAT8:
-                    slot.storeBytes(of: Double(int).bitPattern.bigEndian, as: UInt64.self)
-                    length = 8
-                default:
-                    length = Self.writeDecimal(int, to: slot)
-                    format = 0
-                }
+                (length, format) = Self.write(int, as: serverType, to: slot)
                 offset &+= 32
             case .real(let double):
-                if serverType == AR_PG_FLOAT8 {
-                    slot.storeBytes(of: double.bitPattern.bigEndian, as: UInt64.self)
-                    length = 8
-                } else {
-                    length = Self.writeText(of: double, to: slot)
-                    format = 0
-                }
+                (length, format) = Self.write(double, as: serverType, to: slot)
                 offset &+= 32
             case .text(let utf8):
                 length = Int32(utf8.count)
-                switch serverType {
-                // Not `name`: its binary form refuses a name over 63 bytes that its text form cuts
-                // short (what a catalog lookup of a too long name relies on).
-                case AR_PG_TEXT, AR_PG_VARCHAR, AR_PG_BPCHAR, AR_PG_JSON:
+                if Self.takesTextAsBinary(serverType) {
                     // The binary form of text is its bytes; a NULL pointer would be SQL NULL.
                     if let base = utf8.baseAddress { pointer = UnsafeRawPointer(base) }
-                default:
+                } else {
                     // Sent as text (a `uuid`, a `numeric`, a date): a copy with its NUL, in the
                     // slots' room when it fits, else in bytes of its own (``encodeAsText``).
                     guard serverTypes == nil || offset &+ utf8.count &+ 1 &+ 32 &* (count &- index &- 1) <= count &* 32 else {
@@ -174,6 +146,51 @@ struct ParameterLayout {
             lengths[index] = length
             formats[index] = format
         }
+    }
+
+    // MARK: One value (shared with the bulk insert, PostgreSQLConnection+BulkInsert.swift)
+
+    /// Writes `int` at `slot` (room for 32 bytes) as a parameter of server type `serverType`
+    /// takes it: binary for the integers, booleans and `double precision` when it fits, else
+    /// its decimal digits and a NUL: its length and format (1 binary, 0 text).
+    @inline(__always)
+    static func write(_ int: Int64, as serverType: Int, to slot: UnsafeMutableRawPointer) -> (length: Int32, format: Int32) {
+        switch serverType {
+        case AR_PG_INT8:
+            slot.storeBytes(of: int.bigEndian, as: Int64.self)
+            return (8, 1)
+        case AR_PG_INT4 where Int32(exactly: int) != nil:
+            slot.storeBytes(of: Int32(truncatingIfNeeded: int).bigEndian, as: Int32.self)
+            return (4, 1)
+        case AR_PG_INT2 where Int16(exactly: int) != nil:
+            slot.storeBytes(of: Int16(truncatingIfNeeded: int).bigEndian, as: Int16.self)
+            return (2, 1)
+        case AR_PG_BOOL where int == 0 || int == 1:
+            slot.storeBytes(of: UInt8(truncatingIfNeeded: int), as: UInt8.self)
+            return (1, 1)
+        case AR_PG_FLOAT8:
+            slot.storeBytes(of: Double(int).bitPattern.bigEndian, as: UInt64.self)
+            return (8, 1)
+        default:
+            return (writeDecimal(int, to: slot), 0)
+        }
+    }
+
+    /// Writes `double` at `slot` (room for 32 bytes): binary for a `double precision`, else as
+    /// text and a NUL: its length and format.
+    @inline(__always)
+    static func write(_ double: Double, as serverType: Int, to slot: UnsafeMutableRawPointer) -> (length: Int32, format: Int32) {
+        guard serverType == AR_PG_FLOAT8 else { return (writeText(of: double, to: slot), 0) }
+        slot.storeBytes(of: double.bitPattern.bigEndian, as: UInt64.self)
+        return (8, 1)
+    }
+
+    /// Whether text goes to a parameter of server type `serverType` as its bytes, in binary.
+    /// Not for `name`: its binary form refuses a name over 63 bytes that its text form cuts
+    /// short (what a catalog lookup of a too long name relies on).
+    @inline(__always)
+    static func takesTextAsBinary(_ serverType: Int) -> Bool {
+        serverType == AR_PG_TEXT || serverType == AR_PG_VARCHAR || serverType == AR_PG_BPCHAR || serverType == AR_PG_JSON
     }
 
     /// ``encode(_:count:serverTypes:)`` of a statement whose texts sent as text do not fit in its
@@ -208,7 +225,7 @@ struct ParameterLayout {
 
     /// Writes `value` as PostgreSQL reads a `double precision` (`NaN`, `Infinity`, the shortest
     /// text that reads back the same) and a NUL at `target` (room for 32 bytes): its length.
-    private static func writeText(of value: Double, to target: UnsafeMutableRawPointer) -> Int32 {
+    static func writeText(of value: Double, to target: UnsafeMutableRawPointer) -> Int32 {
         var text = value.isNaN ? "NaN" : value.isInfinite ? (value < 0 ? "-Infinity" : "Infinity") : "\(value)"
         return text.withUTF8 { utf8 in
             target.copyMemory(from: utf8.baseAddress!, byteCount: utf8.count)

@@ -13,8 +13,9 @@ import Foundation
 /// `numeric`, `uuid`, JSON), it asks for binary results: no number is formatted on one side
 /// and parsed again on the other. A statement that runs once is parsed and run in one round
 /// trip (`PQsendQueryParams`) with text parameters and results; a
-/// cursor's is declared as a server cursor (`DECLARE … NO SCROLL CURSOR`) and read 256 rows
-/// at a time (`FETCH FORWARD`), so that it holds constant memory. Behind a transaction
+/// cursor's is declared as a server cursor (`DECLARE … NO SCROLL CURSOR`) and read a batch at
+/// a time (`FETCH FORWARD`: 256 rows, then up to 4,096, in binary after the first batch when
+/// its columns allow), so that it holds constant memory. Behind a transaction
 /// pooler nothing is prepared by name: a cached statement runs unnamed every time (see
 /// ``executeUnnamed()``).
 ///
@@ -62,7 +63,9 @@ final class PostgreSQLStatement: EngineStatement {
     /// For a cursor: its server-side name, and whether its last batch was full (more may follow).
     @exclusivity(unchecked) private var cursorName: String?
     @exclusivity(unchecked) private var cursorMayHaveMore = false
-    private static let cursorBatch: Int32 = 256
+    /// For a cursor: the rows its next `FETCH` asks for, and whether in binary (see ``fetchCursorBatch(_:)``).
+    @exclusivity(unchecked) private var cursorBatch = PostgreSQLStatement.firstCursorBatch
+    @exclusivity(unchecked) private var cursorBinary = false
 
     /// Scratch storage for the parameters of one execution (kept to save allocations).
     @exclusivity(unchecked) private var parameters = ParameterLayout()
@@ -122,9 +125,7 @@ final class PostgreSQLStatement: EngineStatement {
         rowIndex += 1
         if rowIndex < rowCount { return true }
         guard use == .cursor, cursorMayHaveMore, let cursorName else { return false }
-        try run("FETCH FORWARD \(Self.cursorBatch) FROM \(cursorName.quotedIdentifier)", parameters: false)
-        cursorMayHaveMore = rowCount == Self.cursorBatch
-        rowIndex = 0
+        try fetchCursorBatch(cursorName)
         return rowCount > 0
     }
 
@@ -165,6 +166,7 @@ final class PostgreSQLStatement: EngineStatement {
             try run("DECLARE \(name.quotedIdentifier) NO SCROLL CURSOR FOR \(text)", parameters: true)
             cursorName = name
             cursorMayHaveMore = true
+            (cursorBatch, cursorBinary) = (Self.firstCursorBatch, false)
             rowCount = 0
         case .cached:
             let count = placeholderCount
@@ -400,6 +402,31 @@ final class PostgreSQLStatement: EngineStatement {
             case .blob(let bytes): "'\\x" + bytes.map { String(format: "%02x", $0) }.joined() + "'::bytea"
             }
         }.sql
+    }
+
+    // MARK: Cursor batches
+
+    /// A cursor's first `FETCH` asks for this many rows (a consumer that stops early reads
+    /// little), each next one for 4 times more, up to ``largestCursorBatch``: a round trip per
+    /// batch, and memory for one batch only.
+    static let firstCursorBatch: Int32 = 256
+    static let largestCursorBatch: Int32 = 4_096
+
+    /// Reads the cursor's next batch (`FETCH FORWARD n`): in text the first time, in binary
+    /// next when the first batch's columns all have types the library decodes from binary (a
+    /// `FETCH` returns its rows in the format its own execution asks for).
+    private func fetchCursorBatch(_ name: String) throws {
+        clearResult()
+        let batch = cursorBatch, binary = cursorBinary, connection = self.connection
+        let sql = "FETCH FORWARD \(batch) FROM \(name.quotedIdentifier)"
+        let executed = try connection.exchange(for: sql) {
+            PQsendQueryParams(connection.handle, sql, 0, nil, nil, nil, nil, binary ? 1 : 0)
+        }
+        try adopt(executed, binary: binary)
+        cursorMayHaveMore = rowCount == batch
+        rowIndex = 0
+        cursorBinary = !columnTypes.isEmpty && columnTypes.allSatisfy(Self.binaryTypes.contains)
+        cursorBatch = min(batch &* 4, Self.largestCursorBatch)
     }
 
     // MARK: Columns

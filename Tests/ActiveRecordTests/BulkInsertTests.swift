@@ -185,11 +185,7 @@ struct BulkInsertTests {
 @Suite("insertAll in bulk with transaction pooling", .enabled(if: TestEngine.postgresConnection != nil))
 struct BulkInsertPoolingTests {
     @Test func bulkInsertWithUnnamedStatements() throws {
-        let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        try PostgresAdmin.database.execute("CREATE SCHEMA \(schema)")
-        defer { try? PostgresAdmin.database.execute("DROP SCHEMA \(schema) CASCADE") }
-        let database = try Database(.postgres(TestEngine.connection(schema: schema), transactionPooling: true))
-        try database.use {
+        try withTransactionPoolingDatabase { database in
             let items = (0..<2_500).map(BulkInsertTests.item)
             try BulkItem.insertAll(items)
             BulkInsertTests.expectStored(items, try BulkItem.query().order(by: "id").fetch())
