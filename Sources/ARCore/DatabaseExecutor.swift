@@ -66,7 +66,8 @@ final class ExecutorJob: @unchecked Sendable {
     // hands it over, before the releasing exchange of `handoff`, and read by the caller after
     // its acquiring load or exchange; `continuation` is written by the caller before its
     // releasing exchange and read after the acquiring one; everything else is atomic or behind
-    // `state`'s lock.
+    // `state`'s lock. Unchecked exclusivity on the result's storage: its two accesses (keep,
+    // take) are ordered by the hand-over, and a dynamic check would cost a look-up per call.
 
     /// Why a job stopped before it finished.
     enum Stop {
