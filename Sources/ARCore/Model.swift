@@ -28,14 +28,23 @@ open class Model: RecordStorage {
     // (see Benchmarks/README.md, Hot-path notes); records are confined to one thread and these
     // accesses never overlap.
     @exclusivity(unchecked) package var header = RecordHeader()
+    /// Whether ``extras`` holds the columns' original values: set by the first write to a
+    /// column since the record was loaded (``captureOriginals()``); until then each column's
+    /// original is its value. (Stored beside `header`, where its byte costs no space.)
+    @usableFromInline @exclusivity(unchecked) package final var originalsCaptured = false
     // Unretained: a class's mapping lives as long as the process (``ModelMapping/of(_:)``),
     // and a strong reference would write the shared mapping's reference count for every
     // record made and freed (a cache line that reading threads share). Read through
     // `_withUnsafeGuaranteedRef`: an `unowned(unsafe)` reference is retained on every read.
     @exclusivity(unchecked) private var cachedMapping: Unretained<ModelMapping>?
+    /// What only some records need: their columns' original values once changed, their
+    /// validation failures (see ``RecordExtras``). `nil` for a record only read.
+    @exclusivity(unchecked) package final var extras: RecordExtras?
 
     /// Makes a new, unsaved record with the declared default values.
-    public required init() {}
+    public required init() {
+        ColumnDeclarations.didInitialise(self)
+    }
 
     /// Makes a new, unsaved record from column values.
     ///
@@ -88,7 +97,16 @@ open class Model: RecordStorage {
     public var updatedAt: Date? { header.updatedAt }
 
     /// The failures of the last validation, in declaration order (empty when valid).
-    public package(set) var errors: [ValidationFailure] = []
+    public package(set) var errors: [ValidationFailure] {
+        get { extras?.errors ?? [] }
+        set {
+            if let extras {
+                extras.errors = newValue
+            } else if !newValue.isEmpty, let extras = makeExtras() {
+                extras.errors = newValue
+            }
+        }
+    }
 
     /// The failures for one property.
     public func errors(for property: String) -> [ValidationFailure] { errors.filter { $0.property == property } }
@@ -115,16 +133,11 @@ open class Model: RecordStorage {
     /// ``ModelMapping/reflected(_:)`` made (kept unretained: those live as long as the process).
     package final func adopt(_ mapping: ModelMapping) { cachedMapping = Unretained(mapping) }
 
-    /// The declaration (name, index, default) of the column stored at `offset` of this
-    /// object, as its initializer set it: what reflection reads from a prototype made
-    /// inside `recording`.
-    final func columnDeclaration(
-        at offset: Int, kind: any ColumnField.Type, recording: ColumnDeclarations.Recording
-    ) -> ColumnDeclaration {
+    /// The value of the column stored at `offset` of this object (of type `kind`): what
+    /// reflection reads, from a prototype, as the column's default.
+    final func fieldValue(at offset: Int, kind: any ColumnField.Type) -> DatabaseValue? {
         let base = UnsafeRawPointer(Unretained(self).address)
-        let (tag, value) = withExtendedLifetime(self) { kind.declaration(base + offset) }
-        let (name, index) = recording.declaration(tag)
-        return ColumnDeclaration(name: name, index: index, value: value)
+        return withExtendedLifetime(self) { kind.databaseValue(base + offset) }
     }
 
     /// Calls `body` with the hook field (a relation) stored at `offset` of this object.
@@ -141,13 +154,30 @@ open class Model: RecordStorage {
         return HookFieldSite(record: self, offset: hook.offset)
     }
 
+    /// Where the field `field` and its original are, `originals` being the record's originals
+    /// kept aside (`nil` when it keeps none: each original is then the value itself).
+    @inline(__always)
+    private static func address(
+        _ field: ModelMapping.Field, in base: UnsafeMutableRawPointer, originals: UnsafeMutableRawPointer?
+    ) -> FieldAddress {
+        let value = base + field.valueOffset
+        guard let originals else { return FieldAddress(value: value, original: value) }
+        return FieldAddress(value: value, original: originals + field.originalOffset)
+    }
+
+    /// Where the originals kept aside are; `nil` when the record keeps none.
+    @inline(__always)
+    private final var originals: UnsafeMutableRawPointer? {
+        originalsCaptured ? extras.unsafelyUnwrapped.originals : nil
+    }
+
     /// The field at `index`, as a raw pointer into this object.
     @inline(__always)
     private final func withField<R>(_ index: Int, _ body: (any ColumnField.Type, FieldAddress) throws -> R) rethrows -> R {
         // The engine only calls these after `mapping()` succeeded.
         let field = cachedMapping.unsafelyUnwrapped.with { $0.fields[index] }
-        let base = Unretained(self).address
-        return try body(field.kind, FieldAddress(value: base + field.valueOffset, original: base + field.originalOffset))
+        let address = Self.address(field, in: Unretained(self).address, originals: originals)
+        return try withExtendedLifetime(self) { try body(field.kind, address) }
     }
 
     /// Runs a per-row operation on the field at `index`, on its type's specialised path.
@@ -157,8 +187,7 @@ open class Model: RecordStorage {
     ) throws(Operation.Failure) -> Operation.Result {
         // The engine only calls these after `mapping()` succeeded.
         let field = cachedMapping.unsafelyUnwrapped.with { $0.fields[index] }
-        let base = Unretained(self).address
-        let address = FieldAddress(value: base + field.valueOffset, original: base + field.originalOffset)
+        let address = Self.address(field, in: Unretained(self).address, originals: originals)
         return try withExtendedLifetime(self) { () throws(Operation.Failure) -> Operation.Result in
             try field.storage.apply(operation, kind: field.kind, at: address)
         }
@@ -169,15 +198,61 @@ open class Model: RecordStorage {
     @inline(__always)
     private final func forEachField(_ count: Int, _ body: (ModelMapping.Field, FieldAddress) throws -> Void) rethrows {
         let base = Unretained(self).address
+        let originals = originals
         try withExtendedLifetime(self) {
             // The engine only calls these after `mapping()` succeeded.
             try cachedMapping.unsafelyUnwrapped.with { mapping in
                 for index in 0..<count {
                     let field = mapping.fields[index]
-                    try body(field, FieldAddress(value: base + field.valueOffset, original: base + field.originalOffset))
+                    try body(field, Self.address(field, in: base, originals: originals))
                 }
             }
         }
+    }
+
+    // MARK: Originals
+
+    /// Keeps each column's value aside as its original, before the first write since the
+    /// record was loaded: what a `@Column` property's setter calls, and every other write to
+    /// a column. Does nothing for an instance reflection makes (its class may have no mapping
+    /// yet), or one of a class that cannot be reflected.
+    @usableFromInline @inline(never)
+    package final func captureOriginals() {
+        guard !originalsCaptured else { return }
+        if cachedMapping == nil {
+            guard !ColumnDeclarations.isRecording, let mapping = try? ModelMapping.unretained(type(of: self)) else { return }
+            cachedMapping = mapping
+        }
+        guard let extras = extras ?? makeExtras() else { return }
+        originalsCaptured = true
+        extras.holdsOriginals = true
+        forEachField(extras.fieldCount) { field, address in
+            field.storage.apply(CaptureOriginal(), kind: field.kind, at: address)
+        }
+    }
+
+    /// Destroys the originals kept aside (the memory stays, for the next change): each
+    /// column's original is its value again.
+    @inline(__always)
+    private final func releaseOriginals() {
+        guard originalsCaptured else { return }
+        let extras = extras.unsafelyUnwrapped
+        forEachField(extras.fieldCount) { field, address in
+            field.storage.apply(ReleaseOriginal(), kind: field.kind, at: address)
+        }
+        originalsCaptured = false
+        extras.holdsOriginals = false
+    }
+
+    /// The record's ``extras``, made now; `nil` when its class cannot be reflected.
+    final func makeExtras() -> RecordExtras? {
+        if cachedMapping == nil {
+            guard let mapping = try? ModelMapping.unretained(type(of: self)) else { return nil }
+            cachedMapping = mapping
+        }
+        let made = cachedMapping.unsafelyUnwrapped.with { RecordExtras.make(for: $0) }
+        extras = made
+        return made
     }
 
     // MARK: RecordStorage
@@ -192,13 +267,16 @@ open class Model: RecordStorage {
 
     package final func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws {
         try apply(DecodeField(statement: statement, column: column), toField: index)
+        if originalsCaptured { apply(MarkFieldSaved(), toField: index) }
     }
 
     /// A known type straight from its cell (``KnownFieldType/decode(_:into:)``); any other type,
     /// and any conversion or mismatch, through `decodeOther` (``decodeColumn(_:from:at:)``).
+    /// Every column is read, so a record reloaded keeps no originals aside.
     package final func decodeAllColumns(
         count: Int, from statement: Statement, at first: Int32, other decodeOther: (Int) throws -> Void
     ) throws {
+        releaseOriginals()
         let cells = statement.row.baseAddress.unsafelyUnwrapped + Int(first)
         var index = 0
         try forEachField(count) { field, address in
@@ -208,12 +286,13 @@ open class Model: RecordStorage {
     }
 
     package final func isColumnChanged(_ index: Int) -> Bool {
-        apply(IsFieldChanged(), toField: index)
+        originalsCaptured && apply(IsFieldChanged(), toField: index)
     }
 
     /// The fields reached once for all (a loop of ``isColumnChanged(_:)`` reaches the mapping
-    /// per column).
+    /// per column); none when the record keeps no originals aside (none was written to).
     package final func forEachChangedColumn(count: Int, _ body: (Int) -> Void) {
+        guard originalsCaptured else { return }
         var index = 0
         forEachField(count) { field, address in
             if field.storage.apply(IsFieldChanged(), kind: field.kind, at: address) { body(index) }
@@ -222,11 +301,12 @@ open class Model: RecordStorage {
     }
 
     package final func markColumnSaved(_ index: Int) {
-        apply(MarkFieldSaved(), toField: index)
+        if originalsCaptured { apply(MarkFieldSaved(), toField: index) }
     }
 
+    /// Every original is the value again: the originals kept aside are released.
     package final func markAllColumnsSaved(count: Int) {
-        forEachField(count) { field, address in field.storage.apply(MarkFieldSaved(), kind: field.kind, at: address) }
+        releaseOriginals()
     }
 
     package final func bindAllColumns(count: Int, to statement: Statement, from first: Int32) throws {
@@ -255,10 +335,12 @@ open class Model: RecordStorage {
     }
 
     package final func restoreOriginal(_ index: Int, _ value: DatabaseValue) {
+        captureOriginals()
         withField(index) { kind, field in kind.restoreOriginal(value, to: field) }
     }
 
     package final func revertColumn(_ index: Int) {
+        guard originalsCaptured else { return }
         withField(index) { kind, field in kind.revert(field) }
     }
 
@@ -267,6 +349,7 @@ open class Model: RecordStorage {
     }
 
     package final func assignColumn(_ index: Int, _ value: DatabaseValue) throws {
+        captureOriginals()
         try withField(index) { kind, field in try kind.assign(value, to: field) }
     }
 

@@ -10,8 +10,10 @@ import Synchronization
 /// resolved on the reflected step, so building the final mapping never needs itself.
 package final class ModelMapping: Sendable {
     package struct Field: Sendable {
-        /// Byte offsets from the object's start of the column's value and original value.
+        /// The byte offset of the column's value from the object's start.
         package let valueOffset: Int
+        /// The byte offset of its original from the start of the originals a changed record
+        /// keeps aside (``RecordExtras``).
         package let originalOffset: Int
         package let kind: any ColumnField.Type
         /// The Swift type of the value, when per-row work on it has a specialised path.
@@ -31,6 +33,8 @@ package final class ModelMapping: Sendable {
 
     package let table: TableOperations
     package let fields: [Field]
+    /// The size and alignment of the originals a changed record keeps aside.
+    package let originalsLayout: (size: Int, alignment: Int)
     package let hooks: [Hook]
     /// The Swift property name of each column, for messages.
     package let propertyNames: [String]
@@ -49,6 +53,9 @@ package final class ModelMapping: Sendable {
         self.validates = validates
         self.table = table
         self.fields = fields
+        originalsLayout = (
+            fields.map { $0.originalOffset + $0.kind.valueLayout.size }.max() ?? 0,
+            fields.map { $0.kind.valueLayout.alignment }.max() ?? 1)
         self.hooks = hooks
         self.propertyNames = propertyNames
     }
@@ -194,25 +201,29 @@ package final class ModelMapping: Sendable {
         let tableName = try tableName(of: type)
         let (prototype, recording) = ColumnDeclarations.recording { type.init() }
         let reflected = try reflectColumnFields(of: type, prototype: prototype)
+        var declarations = ColumnDeclarations.declarations(
+            of: type, prototype: prototype, recording: recording, columns: reflected.compactMap(\.column))[...]
         var columns: [ColumnSchema] = []
         var fields: [Field] = []
         var propertyNames: [String] = []
         var hooks: [Hook] = []
         var parents: [Model.Type] = []
+        var originalsSize = 0
         for field in reflected {
             var columnIndex: Int?
             if let (offset, kind) = field.column {
-                let declaration = prototype.columnDeclaration(at: offset, kind: kind, recording: recording)
+                let declaration = declarations.removeFirst()
                 let name = declaration.name ?? field.defaultColumnName ?? field.propertyName
                 columns.append(ColumnSchema(
                     name: name, type: kind.sqlType, kind: kind.columnKind, isNullable: kind.isNullable,
                     index: declaration.index, defaultValue: declaration.value, references: field.references?.tableName))
                 if let parent = field.references { parents.append(parent) }
                 propertyNames.append(field.propertyName)
-                let layout = kind.layout
+                let layout = kind.valueLayout
+                let originalOffset = (originalsSize + layout.alignment - 1) / layout.alignment * layout.alignment
+                originalsSize = originalOffset + layout.size
                 fields.append(Field(
-                    valueOffset: offset + layout.value, originalOffset: offset + layout.original, kind: kind,
-                    storage: KnownFieldType(kind)))
+                    valueOffset: offset, originalOffset: originalOffset, kind: kind, storage: KnownFieldType(kind)))
                 columnIndex = fields.count - 1
             }
             if let hook = field.hook {
