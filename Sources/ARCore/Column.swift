@@ -46,13 +46,15 @@ public struct Column<Value: ColumnValue> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Record, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Record, Column>
     ) -> Value {
-        get { record[keyPath: storageKeyPath].value }
-        set {
-            if !record.originalsCaptured { record.captureOriginals() }
+        // Always inlined, so that the key paths are constants the optimizer turns into the
+        // field's address (out of line, each access goes through the key path at run time).
+        @inline(__always) get { record[keyPath: storageKeyPath].value }
+        @inline(__always) set {
+            if record.originalsState == .none { record.captureOriginals() }
             record[keyPath: storageKeyPath].value = newValue
         }
-        _modify {
-            if !record.originalsCaptured { record.captureOriginals() }
+        @inline(__always) _modify {
+            if record.originalsState == .none { record.captureOriginals() }
             yield &record[keyPath: storageKeyPath].value
         }
     }
@@ -86,7 +88,12 @@ package struct FieldAddress {
     /// included: equal values may differ there, which only means `false`).
     @inline(__always)
     package func holdsIdenticalBits<Value>(_ type: Value.Type) -> Bool {
-        let size = MemoryLayout<Value>.size
+        holdsIdenticalBytes(MemoryLayout<Value>.size)
+    }
+
+    /// Whether the value and the original, of `size` bytes, are the same bytes.
+    @inline(__always)
+    package func holdsIdenticalBytes(_ size: Int) -> Bool {
         var offset = 0
         while offset + 8 <= size {
             guard value.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
@@ -115,6 +122,8 @@ package protocol ColumnField: SendableMetatype {
     static var isNullable: Bool { get }
     /// The size and alignment of the value, which an original kept aside takes.
     static var valueLayout: (size: Int, alignment: Int) { get }
+    /// Whether the value is plain bytes, copied without retaining anything.
+    static var isTrivial: Bool { get }
     /// The value of the field at `field` (a default, in an instance reflection made).
     static func databaseValue(_ field: UnsafeRawPointer) -> DatabaseValue?
     static func bind(_ field: FieldAddress, to statement: Statement, at parameter: Int32) throws
@@ -140,6 +149,8 @@ extension Column: ColumnField {
         precondition(MemoryLayout<Column>.offset(of: \Column.value) == 0, "Column holds its value first")
         return (MemoryLayout<Value>.size, MemoryLayout<Value>.alignment)
     }
+
+    package static var isTrivial: Bool { _isPOD(Value.self) }
 
     package static func databaseValue(_ field: UnsafeRawPointer) -> DatabaseValue? {
         try? field.assumingMemoryBound(to: Column.self).pointee.value.toSQL()

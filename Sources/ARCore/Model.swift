@@ -28,10 +28,10 @@ open class Model: RecordStorage {
     // (see Benchmarks/README.md, Hot-path notes); records are confined to one thread and these
     // accesses never overlap.
     @exclusivity(unchecked) package var header = RecordHeader()
-    /// Whether ``extras`` holds the columns' original values: set by the first write to a
-    /// column since the record was loaded (``captureOriginals()``); until then each column's
+    /// Where the columns' original values are: set by the first write to a column since the
+    /// record was loaded or inserted (``captureOriginals()``); until then each column's
     /// original is its value. (Stored beside `header`, where its byte costs no space.)
-    @usableFromInline @exclusivity(unchecked) package final var originalsCaptured = false
+    @usableFromInline @exclusivity(unchecked) package final var originalsState = OriginalsState.none
     // Unretained: a class's mapping lives as long as the process (``ModelMapping/of(_:)``),
     // and a strong reference would write the shared mapping's reference count for every
     // record made and freed (a cache line that reading threads share). Read through
@@ -155,21 +155,31 @@ open class Model: RecordStorage {
     }
 
     /// Where the field `field` and its original are, `originals` being the record's originals
-    /// kept aside (`nil` when it keeps none: each original is then the value itself).
+    /// (`nil` when it keeps none: each original is then the value itself).
     @inline(__always)
     private static func address(
-        _ field: ModelMapping.Field, in base: UnsafeMutableRawPointer, originals: UnsafeMutableRawPointer?
+        _ field: ModelMapping.Field, in base: UnsafeMutableRawPointer, originals: UnsafeRawPointer?
     ) -> FieldAddress {
         let value = base + field.valueOffset
         guard let originals else { return FieldAddress(value: value, original: value) }
-        return FieldAddress(value: value, original: originals + field.originalOffset)
+        return FieldAddress(value: value, original: UnsafeMutableRawPointer(mutating: originals + field.originalOffset))
     }
 
-    /// Where the originals kept aside are; `nil` when the record keeps none.
+    /// Where the originals are; `nil` when the record keeps none. (Those of
+    /// ``OriginalsState/defaults`` are only read: every write to an original first makes the
+    /// record's own copy, ``ownOriginals()``.)
     @inline(__always)
-    private final var originals: UnsafeMutableRawPointer? {
-        originalsCaptured ? extras.unsafelyUnwrapped.originals : nil
+    private final var originals: UnsafeRawPointer? {
+        switch originalsState {
+        case .none: nil
+        case .aside: UnsafeRawPointer(extras.unsafelyUnwrapped.originals)
+        case .defaults: cachedMapping.unsafelyUnwrapped.with { $0.defaultOriginals }
+        }
     }
+
+    /// Whether the record keeps originals that may differ from its values (it was written to
+    /// since it was loaded or inserted).
+    package final var originalsCaptured: Bool { originalsState != .none }
 
     /// The field at `index`, as a raw pointer into this object.
     @inline(__always)
@@ -212,35 +222,83 @@ open class Model: RecordStorage {
 
     // MARK: Originals
 
-    /// Keeps each column's value aside as its original, before the first write since the
-    /// record was loaded: what a `@Column` property's setter calls, and every other write to
-    /// a column. Does nothing for an instance reflection makes (its class may have no mapping
-    /// yet), or one of a class that cannot be reflected.
+    /// Keeps each column's value as its original, before the first write since the record was
+    /// loaded or inserted: what a `@Column` property's setter calls, and every other write to
+    /// a column. A new record still holding its class's default values takes the class's
+    /// copy of them (no allocation, as a new record is filled in); any other copies its
+    /// values into its ``extras``. Does nothing for an instance reflection makes (its class
+    /// may have no mapping yet), or one of a class that cannot be reflected.
     @usableFromInline @inline(never)
     package final func captureOriginals() {
-        guard !originalsCaptured else { return }
+        guard originalsState == .none else { return }
         if cachedMapping == nil {
             guard !ColumnDeclarations.isRecording, let mapping = try? ModelMapping.unretained(type(of: self)) else { return }
             cachedMapping = mapping
         }
+        if header.id == nil, holdsDefaults() {
+            originalsState = .defaults
+            return
+        }
         guard let extras = extras ?? makeExtras() else { return }
-        originalsCaptured = true
+        let base = UnsafeRawPointer(Unretained(self).address)
+        withExtendedLifetime(self) {
+            cachedMapping.unsafelyUnwrapped.with { $0.copyOriginals(from: base, to: extras.originals) }
+        }
+        originalsState = .aside
         extras.holdsOriginals = true
-        forEachField(extras.fieldCount) { field, address in
-            field.storage.apply(CaptureOriginal(), kind: field.kind, at: address)
+    }
+
+    /// Whether every column holds its class's default value (its value in the instance
+    /// reflection made): the same bytes, or else an equivalent value.
+    private final func holdsDefaults() -> Bool {
+        let base = Unretained(self).address
+        return withExtendedLifetime(self) {
+            cachedMapping.unsafelyUnwrapped.with { mapping in
+                for field in mapping.fields {
+                    let address = Self.address(field, in: base, originals: mapping.defaultOriginals)
+                    if !address.holdsIdenticalBytes(field.size),
+                       field.storage.apply(IsFieldChanged(), kind: field.kind, at: address) { return false }
+                }
+                return true
+            }
         }
     }
 
-    /// Destroys the originals kept aside (the memory stays, for the next change): each
+    /// Makes the originals the record's own (in its ``extras``) before one is written: a copy
+    /// of its class's defaults when it used those, of its values when it kept none.
+    private final func ownOriginals() {
+        switch originalsState {
+        case .aside: return
+        case .none: captureOriginals()
+        case .defaults: break
+        }
+        guard originalsState == .defaults, let extras = extras ?? makeExtras() else { return }
+        cachedMapping.unsafelyUnwrapped.with { mapping in
+            // The class's copy, as laid out in an object.
+            mapping.copyOriginals(from: mapping.defaultOriginals - mapping.originalsStart, to: extras.originals)
+        }
+        originalsState = .aside
+        extras.holdsOriginals = true
+    }
+
+    /// Drops the originals (the memory of the record's own stays, for the next change): each
     /// column's original is its value again.
     @inline(__always)
     private final func releaseOriginals() {
-        guard originalsCaptured else { return }
-        let extras = extras.unsafelyUnwrapped
-        forEachField(extras.fieldCount) { field, address in
-            field.storage.apply(ReleaseOriginal(), kind: field.kind, at: address)
+        switch originalsState {
+        case .none: return
+        case .defaults: originalsState = .none
+        case .aside: releaseOwnOriginals()
         }
-        originalsCaptured = false
+    }
+
+    /// ``releaseOriginals()``'s work for originals of the record's own, out of line (off the
+    /// decoding and inserting paths).
+    @inline(never)
+    private final func releaseOwnOriginals() {
+        let extras = extras.unsafelyUnwrapped
+        cachedMapping.unsafelyUnwrapped.with { $0.releaseOriginals(at: extras.originals) }
+        originalsState = .none
         extras.holdsOriginals = false
     }
 
@@ -266,8 +324,11 @@ open class Model: RecordStorage {
     }
 
     package final func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws {
+        if originalsState == .none { return try apply(DecodeField(statement: statement, column: column), toField: index) }
+        // The column's original is the value read: into the record's own originals.
+        ownOriginals()
         try apply(DecodeField(statement: statement, column: column), toField: index)
-        if originalsCaptured { apply(MarkFieldSaved(), toField: index) }
+        apply(MarkFieldSaved(), toField: index)
     }
 
     /// A known type straight from its cell (``KnownFieldType/decode(_:into:)``); any other type,
@@ -278,30 +339,49 @@ open class Model: RecordStorage {
     ) throws {
         releaseOriginals()
         let cells = statement.row.baseAddress.unsafelyUnwrapped + Int(first)
-        var index = 0
-        try forEachField(count) { field, address in
-            if !field.storage.decode(cells[index], into: address) { try decodeOther(index) }
-            index &+= 1
+        let base = Unretained(self).address
+        // The loop written out (not `forEachField`): with no originals, each field's value is
+        // all there is to reach, and this stays inlined into the engine's decoding.
+        try withExtendedLifetime(self) {
+            // The engine only calls these after `mapping()` succeeded.
+            try cachedMapping.unsafelyUnwrapped.with { mapping in
+                for index in 0..<count {
+                    let field = mapping.fields[index]
+                    let value = base + field.valueOffset
+                    if !field.storage.decode(cells[index], into: FieldAddress(value: value, original: value)) {
+                        try decodeOther(index)
+                    }
+                }
+            }
         }
     }
 
     package final func isColumnChanged(_ index: Int) -> Bool {
-        originalsCaptured && apply(IsFieldChanged(), toField: index)
+        originalsState != .none && apply(IsFieldChanged(), toField: index)
     }
 
     /// The fields reached once for all (a loop of ``isColumnChanged(_:)`` reaches the mapping
     /// per column); none when the record keeps no originals aside (none was written to).
     package final func forEachChangedColumn(count: Int, _ body: (Int) -> Void) {
-        guard originalsCaptured else { return }
+        guard originalsState != .none else { return }
+        let base = Unretained(self).address
+        let originals = UnsafeMutableRawPointer(mutating: originals.unsafelyUnwrapped)
         var index = 0
-        forEachField(count) { field, address in
-            if field.storage.apply(IsFieldChanged(), kind: field.kind, at: address) { body(index) }
-            index &+= 1
+        withExtendedLifetime(self) {
+            cachedMapping.unsafelyUnwrapped.with { mapping in
+                for field in mapping.fields[..<count] {
+                    let address = FieldAddress(value: base + field.valueOffset, original: originals + field.originalOffset)
+                    if field.storage.apply(IsFieldChanged(), kind: field.kind, at: address) { body(index) }
+                    index &+= 1
+                }
+            }
         }
     }
 
     package final func markColumnSaved(_ index: Int) {
-        if originalsCaptured { apply(MarkFieldSaved(), toField: index) }
+        guard originalsState != .none else { return }
+        ownOriginals()
+        apply(MarkFieldSaved(), toField: index)
     }
 
     /// Every original is the value again: the originals kept aside are released.
@@ -335,12 +415,13 @@ open class Model: RecordStorage {
     }
 
     package final func restoreOriginal(_ index: Int, _ value: DatabaseValue) {
-        captureOriginals()
+        ownOriginals()
+        guard originalsState == .aside else { return }
         withField(index) { kind, field in kind.restoreOriginal(value, to: field) }
     }
 
     package final func revertColumn(_ index: Int) {
-        guard originalsCaptured else { return }
+        guard originalsState != .none else { return }
         withField(index) { kind, field in kind.revert(field) }
     }
 
@@ -359,6 +440,18 @@ open class Model: RecordStorage {
         // Benchmarks/README.md, Hot-path notes).
         try apply(CurrentFieldValue(), toField: index)
     }
+}
+
+/// Where a record's original column values are (see ``Model/captureOriginals()``).
+@usableFromInline
+package enum OriginalsState: UInt8 {
+    /// Nowhere: the record was not written to since it was loaded or inserted, and each
+    /// column's original is its value.
+    case none
+    /// In the record's ``RecordExtras``.
+    case aside
+    /// Its class's defaults (``ModelMapping/defaultOriginals``): a new record filled in.
+    case defaults
 }
 
 @available(*, unavailable, message: "Records are confined to one thread at a time; fetch by id on another")

@@ -13,8 +13,13 @@ package final class ModelMapping: Sendable {
         /// The byte offset of the column's value from the object's start.
         package let valueOffset: Int
         /// The byte offset of its original from the start of the originals a changed record
-        /// keeps aside (``RecordExtras``).
+        /// keeps aside (``RecordExtras``): the originals are laid out as the object's columns
+        /// are, from ``ModelMapping/originalsStart``, so that one copy of bytes takes them all.
         package let originalOffset: Int
+        /// The value's size in bytes.
+        package let size: Int
+        /// Whether the value is plain bytes (no reference to retain when copied).
+        package let isTrivial: Bool
         package let kind: any ColumnField.Type
         /// The Swift type of the value, when per-row work on it has a specialised path.
         package let storage: KnownFieldType
@@ -35,6 +40,10 @@ package final class ModelMapping: Sendable {
     package let fields: [Field]
     /// The size and alignment of the originals a changed record keeps aside.
     package let originalsLayout: (size: Int, alignment: Int)
+    /// Where in the object the bytes the originals copy start.
+    package let originalsStart: Int
+    /// The fields whose values hold references (copied one by one, after the bytes).
+    package let referenceFields: [Field]
     package let hooks: [Hook]
     /// The Swift property name of each column, for messages.
     package let propertyNames: [String]
@@ -46,18 +55,68 @@ package final class ModelMapping: Sendable {
     /// Whether destroying a record runs more than its `DELETE` (callbacks, dependencies).
     package var hasDestroyLifecycle: Bool { hasCallbacks || hooks.contains(where: \.destroys) }
 
+    /// The columns' values in an instance reflection made (its defaults), laid out as a changed
+    /// record's originals: a new record still holding these values has them as its originals
+    /// without a copy of its own (``Model/captureOriginals()``). Immutable once made, and kept
+    /// as long as the process (as the mappings are); shared by a class's two mappings.
+    nonisolated(unsafe) package let defaultOriginals: UnsafeRawPointer
+
     private init(
-        hasCallbacks: Bool, validates: Bool, table: TableOperations, fields: [Field], hooks: [Hook], propertyNames: [String]
+        hasCallbacks: Bool, validates: Bool, table: TableOperations, fields: [Field], hooks: [Hook], propertyNames: [String],
+        defaultOriginals: UnsafeRawPointer
     ) {
         self.hasCallbacks = hasCallbacks
         self.validates = validates
         self.table = table
         self.fields = fields
-        originalsLayout = (
-            fields.map { $0.originalOffset + $0.kind.valueLayout.size }.max() ?? 0,
-            fields.map { $0.kind.valueLayout.alignment }.max() ?? 1)
+        originalsLayout = Self.originalsLayout(fields)
+        originalsStart = fields.map { $0.valueOffset - $0.originalOffset }.first ?? 0
+        referenceFields = fields.filter { !$0.isTrivial }
         self.hooks = hooks
         self.propertyNames = propertyNames
+        self.defaultOriginals = defaultOriginals
+    }
+
+    /// The size and alignment of the originals of `fields`: at least 16, the alignment of the
+    /// object whose layout they copy.
+    private static func originalsLayout(_ fields: [Field]) -> (size: Int, alignment: Int) {
+        (fields.map { $0.originalOffset + $0.size }.max() ?? 0, 16)
+    }
+
+    /// Copies the values of the columns at `values` (a record's address, or another copy of
+    /// originals less ``originalsStart``) to `originals`, which holds none: every byte at once,
+    /// then each value holding references as its type copies it.
+    package func copyOriginals(from values: UnsafeRawPointer, to originals: UnsafeMutableRawPointer) {
+        originals.copyMemory(from: values + originalsStart, byteCount: originalsLayout.size)
+        for field in referenceFields {
+            let address = FieldAddress(
+                value: UnsafeMutableRawPointer(mutating: values + field.valueOffset), original: originals + field.originalOffset)
+            field.storage.apply(CaptureOriginal(), kind: field.kind, at: address)
+        }
+    }
+
+    /// Destroys the originals at `originals` (the memory stays).
+    package func releaseOriginals(at originals: UnsafeMutableRawPointer) {
+        for field in referenceFields {
+            let original = originals + field.originalOffset
+            field.storage.apply(ReleaseOriginal(), kind: field.kind, at: FieldAddress(value: original, original: original))
+        }
+    }
+
+    /// ``defaultOriginals`` made from `prototype`'s columns.
+    private static func defaultOriginals(of prototype: Model, _ fields: [Field]) -> UnsafeRawPointer {
+        let (size, alignment) = originalsLayout(fields)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: max(size, 1), alignment: alignment)
+        let start = fields.map { $0.valueOffset - $0.originalOffset }.first ?? 0
+        let base = Unretained(prototype).address
+        withExtendedLifetime(prototype) {
+            buffer.copyMemory(from: base + start, byteCount: size)
+            for field in fields where !field.isTrivial {
+                let address = FieldAddress(value: base + field.valueOffset, original: buffer + field.originalOffset)
+                field.storage.apply(CaptureOriginal(), kind: field.kind, at: address)
+            }
+        }
+        return UnsafeRawPointer(buffer)
     }
 
     /// A class's mapping with the class it maps: made once per class and kept as long as the
@@ -170,7 +229,7 @@ package final class ModelMapping: Sendable {
                 schema: try TableSchema(name: schema.name, columns: columns, lockingColumn: schema.lockingColumn),
                 propertyNames: propertyNames,
                 parents: table.parents),
-            fields: fields, hooks: hooks, propertyNames: propertyNames)
+            fields: fields, hooks: hooks, propertyNames: propertyNames, defaultOriginals: defaultOriginals)
     }
 
     /// The table name of `type`, checked against the other classes': two classes that both
@@ -208,7 +267,6 @@ package final class ModelMapping: Sendable {
         var propertyNames: [String] = []
         var hooks: [Hook] = []
         var parents: [Model.Type] = []
-        var originalsSize = 0
         for field in reflected {
             var columnIndex: Int?
             if let (offset, kind) = field.column {
@@ -219,11 +277,9 @@ package final class ModelMapping: Sendable {
                     index: declaration.index, defaultValue: declaration.value, references: field.references?.tableName))
                 if let parent = field.references { parents.append(parent) }
                 propertyNames.append(field.propertyName)
-                let layout = kind.valueLayout
-                let originalOffset = (originalsSize + layout.alignment - 1) / layout.alignment * layout.alignment
-                originalsSize = originalOffset + layout.size
                 fields.append(Field(
-                    valueOffset: offset, originalOffset: originalOffset, kind: kind, storage: KnownFieldType(kind)))
+                    valueOffset: offset, originalOffset: offset, size: kind.valueLayout.size, isTrivial: kind.isTrivial,
+                    kind: kind, storage: KnownFieldType(kind)))
                 columnIndex = fields.count - 1
             }
             if let hook = field.hook {
@@ -232,7 +288,15 @@ package final class ModelMapping: Sendable {
                     destroys: hook.hasDestroyWork(in: prototype, at: field.offset)))
             }
         }
-        withExtendedLifetime(prototype) {}
+        // The originals copy the object's bytes from its first column (16-byte aligned, as
+        // the object is).
+        let start = (fields.map(\.valueOffset).min() ?? 0) & ~15
+        fields = fields.map { field in
+            Field(
+                valueOffset: field.valueOffset, originalOffset: field.valueOffset - start, size: field.size,
+                isTrivial: field.isTrivial, kind: field.kind, storage: field.storage)
+        }
+        let defaultOriginals = Self.defaultOriginals(of: prototype, fields)
         let schema: TableSchema
         do {
             // The locking column may be named by its property.
@@ -247,7 +311,7 @@ package final class ModelMapping: Sendable {
                 schema: schema, propertyNames: propertyNames,
                 parents: { [parents] in try parents.map { try ModelMapping.of($0).table } }),
             fields: fields, hooks: hooks,
-            propertyNames: propertyNames)
+            propertyNames: propertyNames, defaultOriginals: defaultOriginals)
     }
 
     /// The column name for a column or property name (`id`, `createdAt`, `updatedAt` included).
