@@ -67,7 +67,9 @@ public struct Column<Value: ColumnValue> {
     @inlinable
     public init(wrappedValue: Value, _ name: String? = nil, index: IndexKind? = nil) {
         value = wrappedValue
-        if name != nil || index != nil { ColumnDeclarations.declare(name: name, index: index, value: &value) }
+        if name != nil || index != nil, ColumnDeclarations.isRecordingAnywhere() {
+            ColumnDeclarations.declare(name: name, index: index, value: &value)
+        }
     }
 
     /// Declares an optional column whose default is `nil`.

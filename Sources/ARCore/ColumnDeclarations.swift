@@ -19,7 +19,7 @@ package struct ColumnDeclaration {
 /// writes any column: ``declarations(of:prototype:recording:columns:)``). Records that the
 /// initializer makes of other classes record their declarations too, and match no field.
 /// Outside a recording, making a record costs one atomic load (in ``Model``'s initializer),
-/// and one more per declaration with a name or an index.
+/// and one more per declaration with a name or an index (``isRecordingAnywhere()``).
 @usableFromInline
 package enum ColumnDeclarations {
     /// A column field of a class being reflected: its offset in the object and its type.
@@ -66,6 +66,11 @@ package enum ColumnDeclarations {
     /// Whether this thread is making an instance for reflection (whose class may have no
     /// mapping yet).
     package static var isRecording: Bool { active.load(ordering: .relaxed) > 0 && current != nil }
+
+    /// Whether any thread is making an instance for reflection: one atomic load, checked (not
+    /// generic, so with no type metadata to reach) before ``declare(name:index:value:)``.
+    @usableFromInline @inline(never)
+    package static func isRecordingAnywhere() -> Bool { active.load(ordering: .relaxed) > 0 }
 
     /// Notes a declaration with a name or an index in this thread's recording, if any.
     @usableFromInline @inline(never)

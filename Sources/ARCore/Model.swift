@@ -251,16 +251,28 @@ open class Model: RecordStorage {
     /// Whether every column holds its class's default value (its value in the instance
     /// reflection made): the same bytes, or else an equivalent value.
     private final func holdsDefaults() -> Bool {
-        let base = Unretained(self).address
+        let base = UnsafeRawPointer(Unretained(self).address)
         return withExtendedLifetime(self) {
             cachedMapping.unsafelyUnwrapped.with { mapping in
-                for field in mapping.fields {
-                    let address = Self.address(field, in: base, originals: mapping.defaultOriginals)
-                    if !address.holdsIdenticalBytes(field.size),
-                       field.storage.apply(IsFieldChanged(), kind: field.kind, at: address) { return false }
+                for word in mapping.defaultWords
+                where (base.load(fromByteOffset: word.offset, as: UInt64.self) ^ word.bits) & word.mask != 0 {
+                    return holdsEquivalentDefaults(mapping)
                 }
                 return true
             }
+        }
+    }
+
+    /// ``holdsDefaults()`` column by column, through each type's equivalence.
+    @inline(never)
+    private final func holdsEquivalentDefaults(_ mapping: ModelMapping) -> Bool {
+        let base = Unretained(self).address
+        return withExtendedLifetime(self) {
+            for field in mapping.fields {
+                let address = Self.address(field, in: base, originals: mapping.defaultOriginals)
+                if field.storage.apply(IsFieldChanged(), kind: field.kind, at: address) { return false }
+            }
+            return true
         }
     }
 

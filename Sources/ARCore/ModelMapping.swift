@@ -60,10 +60,14 @@ package final class ModelMapping: Sendable {
     /// without a copy of its own (``Model/captureOriginals()``). Immutable once made, and kept
     /// as long as the process (as the mappings are); shared by a class's two mappings.
     nonisolated(unsafe) package let defaultOriginals: UnsafeRawPointer
+    /// The defaults' bytes as the object holds them, by aligned 8-byte word: each word's offset
+    /// in the object, its bits and the mask of the bytes that are column values (not padding),
+    /// so that a record is seen holding its defaults in a few instructions a column.
+    package let defaultWords: [(offset: Int, bits: UInt64, mask: UInt64)]
 
     private init(
         hasCallbacks: Bool, validates: Bool, table: TableOperations, fields: [Field], hooks: [Hook], propertyNames: [String],
-        defaultOriginals: UnsafeRawPointer
+        defaultOriginals: UnsafeRawPointer, defaultWords: [(offset: Int, bits: UInt64, mask: UInt64)]
     ) {
         self.hasCallbacks = hasCallbacks
         self.validates = validates
@@ -75,6 +79,25 @@ package final class ModelMapping: Sendable {
         self.hooks = hooks
         self.propertyNames = propertyNames
         self.defaultOriginals = defaultOriginals
+        self.defaultWords = defaultWords
+    }
+
+    /// ``defaultWords`` of `prototype`'s columns. (The object is 16-byte aligned and its block
+    /// a multiple of 8 bytes long, so an aligned word holding a column's byte is inside it.)
+    private static func defaultWords(of prototype: Model, _ fields: [Field]) -> [(offset: Int, bits: UInt64, mask: UInt64)] {
+        var masks: [Int: UInt64] = [:]
+        for field in fields {
+            for byte in field.valueOffset..<(field.valueOffset + field.size) {
+                masks[byte & ~7, default: 0] |= UInt64(0xFF) << (UInt64(byte & 7) * 8)
+            }
+        }
+        let base = UnsafeRawPointer(Unretained(prototype).address)
+        return withExtendedLifetime(prototype) {
+            masks.keys.sorted().map { offset in
+                let mask = masks[offset] ?? 0
+                return (offset, base.load(fromByteOffset: offset, as: UInt64.self) & mask, mask)
+            }
+        }
     }
 
     /// The size and alignment of the originals of `fields`: at least 16, the alignment of the
@@ -229,7 +252,8 @@ package final class ModelMapping: Sendable {
                 schema: try TableSchema(name: schema.name, columns: columns, lockingColumn: schema.lockingColumn),
                 propertyNames: propertyNames,
                 parents: table.parents),
-            fields: fields, hooks: hooks, propertyNames: propertyNames, defaultOriginals: defaultOriginals)
+            fields: fields, hooks: hooks, propertyNames: propertyNames, defaultOriginals: defaultOriginals,
+            defaultWords: defaultWords)
     }
 
     /// The table name of `type`, checked against the other classes': two classes that both
@@ -297,6 +321,7 @@ package final class ModelMapping: Sendable {
                 isTrivial: field.isTrivial, kind: field.kind, storage: field.storage)
         }
         let defaultOriginals = Self.defaultOriginals(of: prototype, fields)
+        let defaultWords = Self.defaultWords(of: prototype, fields)
         let schema: TableSchema
         do {
             // The locking column may be named by its property.
@@ -311,7 +336,7 @@ package final class ModelMapping: Sendable {
                 schema: schema, propertyNames: propertyNames,
                 parents: { [parents] in try parents.map { try ModelMapping.of($0).table } }),
             fields: fields, hooks: hooks,
-            propertyNames: propertyNames, defaultOriginals: defaultOriginals)
+            propertyNames: propertyNames, defaultOriginals: defaultOriginals, defaultWords: defaultWords)
     }
 
     /// The column name for a column or property name (`id`, `createdAt`, `updatedAt` included).
