@@ -14,10 +14,11 @@ import Synchronization
 ///
 /// The wrapper holds the current value only. A record keeps its columns' original values
 /// (as last loaded or saved) only once it changes: the first write to any of its columns
-/// after a load or a save copies them aside (``Model/captureOriginals()``), so that `save()`
-/// writes only what changed, including changes made in place to arrays and other JSON
-/// values, and a record that is only read carries no second copy. Reading the property costs
-/// what a plain stored property costs; writing it adds one check of a flag.
+/// since it was loaded or inserted copies them aside (``Model/captureOriginals()``; a new
+/// record still holding its class's defaults uses the class's copy), so that `save()` writes
+/// only what changed, including changes made in place to arrays and other JSON values, and a
+/// record that is only read carries no second copy. Reading the property costs what a plain
+/// stored property costs; writing it adds one check of a flag.
 ///
 /// The name and index a declaration gives are read once per class, by reflection, and not
 /// kept in every record.
