@@ -12,32 +12,52 @@ import Synchronization
 /// }
 /// ```
 ///
-/// The wrapper keeps the current value and the original one (as last loaded
-/// or saved), so that `save()` writes only what changed, including changes
-/// made in place to arrays and other JSON values. Reading and writing the
-/// property costs what a plain stored property costs.
+/// The wrapper holds the current value only. A record keeps its columns' original values
+/// (as last loaded or saved) only once it changes: the first write to any of its columns
+/// since it was loaded or inserted copies them aside (``Model/captureOriginals()``; a new
+/// record still holding its class's defaults uses the class's copy), so that `save()` writes
+/// only what changed, including changes made in place to arrays and other JSON values, and a
+/// record that is only read carries no second copy. Reading the property costs what a plain
+/// stored property costs; writing it adds one check of a flag.
 ///
-/// A record holds only the two values (and four bytes): the name and index a
-/// declaration gives are read once per class, from the instance reflection makes,
-/// and not kept in every record.
+/// The name and index a declaration gives are read once per class, by reflection, and not
+/// kept in every record.
 @propertyWrapper
 public struct Column<Value: ColumnValue> {
-    // Inlinable, with the fields usable from inline: a model's property then reads and
-    // writes its value directly, and making a record initialises its columns in place, with
-    // no generic metadata look-up (unspecialised, each access pays one; see
+    // Inlinable, with the field usable from inline: a model's property then reads and writes
+    // its value directly, and making a record initialises its columns in place, with no
+    // generic metadata look-up (unspecialised, each access pays one; see
     // Benchmarks/README.md, Hot-path notes).
     @usableFromInline package var value: Value
-    @usableFromInline package var original: Value
-    /// Where reflection finds this declaration's name and index (see ``ColumnDeclarations``);
-    /// 0 outside reflection and for a declaration without either.
-    @usableFromInline package let declarationTag: UInt32
 
-    /// The property's value.
+    /// The value, for a `Column` outside a model (a model's property goes through
+    /// ``subscript(_enclosingInstance:wrapped:storage:)``, which tracks changes).
     @inlinable
     public var wrappedValue: Value {
         get { value }
         _modify { yield &value }
         set { value = newValue }
+    }
+
+    /// A model's property: reads the value; a write first keeps the record's original values
+    /// aside when nothing did since it was loaded or saved.
+    @inlinable
+    public static subscript<Record: Model>(
+        _enclosingInstance record: Record,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Record, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Record, Column>
+    ) -> Value {
+        // Always inlined, so that the key paths are constants the optimizer turns into the
+        // field's address (out of line, each access goes through the key path at run time).
+        @inline(__always) get { record[keyPath: storageKeyPath].value }
+        @inline(__always) set {
+            if record.originalsState == .none { record.captureOriginals() }
+            record[keyPath: storageKeyPath].value = newValue
+        }
+        @inline(__always) _modify {
+            if record.originalsState == .none { record.captureOriginals() }
+            yield &record[keyPath: storageKeyPath].value
+        }
     }
 
     /// Declares a column with its default value.
@@ -48,8 +68,9 @@ public struct Column<Value: ColumnValue> {
     @inlinable
     public init(wrappedValue: Value, _ name: String? = nil, index: IndexKind? = nil) {
         value = wrappedValue
-        original = wrappedValue
-        declarationTag = name == nil && index == nil ? 0 : ColumnDeclarations.tag(name: name, index: index)
+        if name != nil || index != nil, ColumnDeclarations.isRecordingAnywhere() {
+            ColumnDeclarations.declare(name: name, index: index, value: &value)
+        }
     }
 
     /// Declares an optional column whose default is `nil`.
@@ -59,57 +80,9 @@ public struct Column<Value: ColumnValue> {
     }
 }
 
-/// What a `@Column` declaration says besides its type: its name, index and default value.
-package struct ColumnDeclaration {
-    package var name: String?
-    package var index: IndexKind?
-    package var value: DatabaseValue?
-}
-
-/// Where the names and indexes of `@Column` declarations wait for reflection, so that
-/// records need not carry them.
-///
-/// Reflection makes one instance of a class inside ``recording(_:)``; each `Column`
-/// initializer with a name or an index run there appends them to the recording and keeps
-/// their position (its tag). Outside a recording a `Column` keeps tag 0, at the cost of
-/// one atomic load when its declaration has a name or an index.
-@usableFromInline
-package enum ColumnDeclarations {
-    /// The names and indexes recorded while one instance is made, by tag − 1.
-    /// `@unchecked Sendable`: made, filled and read by one thread, inside one `withValue`.
-    package final class Recording: @unchecked Sendable {
-        package var declarations: [(name: String?, index: IndexKind?)] = []
-
-        /// The name and index recorded under `tag` (none for tag 0).
-        package func declaration(_ tag: UInt32) -> (name: String?, index: IndexKind?) {
-            declarations.indices.contains(Int(tag) - 1) ? declarations[Int(tag) - 1] : (nil, nil)
-        }
-    }
-
-    @TaskLocal private static var current: Recording?
-    /// How many recordings are under way on any thread: the fast path checks this first.
-    private static let active = Atomic<Int>(0)
-
-    /// Runs `body` (which makes the instance reflection reads) with a recording in place.
-    package static func recording<Result>(_ body: () throws -> Result) rethrows -> (Result, Recording) {
-        let recording = Recording()
-        active.add(1, ordering: .relaxed)
-        defer { active.subtract(1, ordering: .relaxed) }
-        let result = try $current.withValue(recording) { try body() }
-        return (result, recording)
-    }
-
-    /// The tag of a declaration with a name or an index: its place in this thread's
-    /// recording, or 0 when nothing records.
-    @usableFromInline @inline(never)
-    package static func tag(name: String?, index: IndexKind?) -> UInt32 {
-        guard active.load(ordering: .relaxed) > 0, let recording = current else { return 0 }
-        recording.declarations.append((name, index))
-        return UInt32(recording.declarations.count)
-    }
-}
-
-/// Where one column's current and original values sit inside a model object.
+/// Where one column's current and original values sit: the value inside a model object,
+/// the original in the record's ``RecordExtras``, or (for a record whose originals are not
+/// kept aside: unchanged since loaded or saved) at the value's own address.
 package struct FieldAddress {
     package var value: UnsafeMutableRawPointer
     package var original: UnsafeMutableRawPointer
@@ -118,7 +91,12 @@ package struct FieldAddress {
     /// included: equal values may differ there, which only means `false`).
     @inline(__always)
     package func holdsIdenticalBits<Value>(_ type: Value.Type) -> Bool {
-        let size = MemoryLayout<Value>.size
+        holdsIdenticalBytes(MemoryLayout<Value>.size)
+    }
+
+    /// Whether the value and the original, of `size` bytes, are the same bytes.
+    @inline(__always)
+    package func holdsIdenticalBytes(_ size: Int) -> Bool {
         var offset = 0
         while offset + 8 <= size {
             guard value.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
@@ -145,14 +123,18 @@ package protocol ColumnField: SendableMetatype {
     static var sqlType: SQLType { get }
     static var columnKind: ColumnKind { get }
     static var isNullable: Bool { get }
-    /// Byte offsets of the value and the original value inside the wrapper (computed once per type).
-    static var layout: (value: Int, original: Int) { get }
-    /// The declaration's tag (see ``ColumnDeclarations``) and default value, in an instance reflection made.
-    static func declaration(_ field: UnsafeRawPointer) -> (tag: UInt32, value: DatabaseValue?)
+    /// The size and alignment of the value, which an original kept aside takes.
+    static var valueLayout: (size: Int, alignment: Int) { get }
+    /// Whether the value is plain bytes, copied without retaining anything.
+    static var isTrivial: Bool { get }
+    /// The value of the field at `field` (a default, in an instance reflection made).
+    static func databaseValue(_ field: UnsafeRawPointer) -> DatabaseValue?
     static func bind(_ field: FieldAddress, to statement: Statement, at parameter: Int32) throws
     static func decode(_ field: FieldAddress, from statement: Statement, at column: Int32) throws
     static func isChanged(_ field: FieldAddress) -> Bool
     static func markSaved(_ field: FieldAddress)
+    static func captureOriginal(_ field: FieldAddress)
+    static func releaseOriginal(_ field: FieldAddress)
     static func revert(_ field: FieldAddress)
     static func values(_ field: FieldAddress) -> (original: DatabaseValue, current: DatabaseValue)
     static func originalSQL(_ field: FieldAddress) -> DatabaseValue
@@ -166,13 +148,15 @@ extension Column: ColumnField {
     package static var columnKind: ColumnKind { Value.columnKind }
     package static var isNullable: Bool { Value.isNullable }
 
-    package static var layout: (value: Int, original: Int) {
-        (MemoryLayout<Column>.offset(of: \Column.value)!, MemoryLayout<Column>.offset(of: \Column.original)!)
+    package static var valueLayout: (size: Int, alignment: Int) {
+        precondition(MemoryLayout<Column>.offset(of: \Column.value) == 0, "Column holds its value first")
+        return (MemoryLayout<Value>.size, MemoryLayout<Value>.alignment)
     }
 
-    package static func declaration(_ field: UnsafeRawPointer) -> (tag: UInt32, value: DatabaseValue?) {
-        let column = field.assumingMemoryBound(to: Column.self).pointee
-        return (column.declarationTag, try? column.value.toSQL())
+    package static var isTrivial: Bool { _isPOD(Value.self) }
+
+    package static func databaseValue(_ field: UnsafeRawPointer) -> DatabaseValue? {
+        try? field.assumingMemoryBound(to: Column.self).pointee.value.toSQL()
     }
 
     // The per-row operations are KnownFieldType's, run here unspecialised (for the types it
@@ -192,6 +176,14 @@ extension Column: ColumnField {
 
     package static func markSaved(_ field: FieldAddress) {
         MarkFieldSaved().run(Value.self, field)
+    }
+
+    package static func captureOriginal(_ field: FieldAddress) {
+        CaptureOriginal().run(Value.self, field)
+    }
+
+    package static func releaseOriginal(_ field: FieldAddress) {
+        ReleaseOriginal().run(Value.self, field)
     }
 
     package static func revert(_ field: FieldAddress) {

@@ -21,13 +21,6 @@ package enum KeyPathColumns {
     /// Key path → index of the column in the model's declared columns.
     private static let cache = Lock<[Key: Int]>([:])
 
-    /// Values tried, in order, until one reads back different from the probe's current value.
-    private static let probes: [DatabaseValue] = [
-        .integer(1), .integer(2), .real(1.5), .real(2.5), .text("a"), .text("b"),
-        .text("00000000-0000-0000-0000-000000000001"), .text("00000000-0000-0000-0000-000000000002"),
-        .blob(Data([1])), .blob(Data([2])), .text("[]"), .text("{}"), .text("[0]"), .null,
-    ]
-
     /// The name of the column a key path to a `@Column` property names.
     /// - Throws: `.unknownColumn` when the key path is not a column of `Root`.
     package static func columnName<Root: Model, Value: ColumnValue>(_ keyPath: KeyPath<Root, Value>) throws -> String {
@@ -44,7 +37,7 @@ package enum KeyPathColumns {
             }
             let changed = try changedColumns(Root.self, mapping) { record in
                 let original = record[keyPath: writable]
-                guard let different = distinctValue(from: original) else { return false }
+                guard let different = ColumnProbes.distinctValue(from: original) else { return false }
                 record[keyPath: writable] = different
                 return true
             }
@@ -107,19 +100,4 @@ package enum KeyPathColumns {
             .unknownColumn, "the key path \(keyPath) of \(root) is not a settable @Column property; "
                 + "its columns are: \(mapping.table.schema.allColumnNames.joined(separator: ", "))")
     }
-
-    private static func distinctValue<Value: ColumnValue>(from original: Value) -> Value? {
-        if let cases = Value.self as? any CaseIterable.Type,
-           let different = cases.allCasesArray.compactMap({ $0 as? Value }).first(where: { !Value.isEquivalent($0, original) }) {
-            return different
-        }
-        for probe in probes {
-            if let value = try? Value.fromSQL(probe), !Value.isEquivalent(value, original) { return value }
-        }
-        return nil
-    }
-}
-
-extension CaseIterable {
-    fileprivate static var allCasesArray: [Any] { Array(allCases) }
 }

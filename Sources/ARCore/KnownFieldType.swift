@@ -50,7 +50,7 @@ package enum KnownFieldType: Sendable {
 }
 
 extension KnownFieldType {
-    /// Reads `cell` into the field at `address` (as its current and original value) when the
+    /// Reads `cell` into the field at `address` (its value; see ``DecodeField``) when the
     /// field's type is a known one and the cell holds that type's own storage class (or `NULL`
     /// for an optional): `true` when done. Otherwise (any other type, a conversion, a mismatch,
     /// text that is not UTF-8) `false`, the field untouched, for ``DecodeField``, which reads
@@ -107,11 +107,10 @@ extension Data {
 }
 
 extension FieldAddress {
-    /// Stores `decoded` as the field's value and original.
+    /// Stores `decoded` as the field's value.
     @inline(__always)
     fileprivate func store<Value>(_ decoded: __owned Value) {
         value(Value.self).pointee = decoded
-        original(Value.self).pointee = decoded
     }
 }
 
@@ -152,7 +151,8 @@ package struct BindField: FieldOperation {
     }
 }
 
-/// Reads a result column into the field, as both its current and its original value.
+/// Reads a result column into the field's value. (Its original is the value itself unless the
+/// record kept its originals aside, and ``Model`` sets those after decoding.)
 package struct DecodeField: FieldOperation {
     let statement: Statement
     let column: Int32
@@ -168,9 +168,7 @@ package struct DecodeField: FieldOperation {
 
     @inline(__always)
     package func run<Value: ColumnValue>(_ type: Value.Type, _ field: FieldAddress) throws -> Void {
-        let decoded = try Value.fromSQL(try row[Int(column)].databaseValue(column: column))
-        field.value(Value.self).pointee = decoded
-        field.original(Value.self).pointee = decoded
+        field.value(Value.self).pointee = try Value.fromSQL(try row[Int(column)].databaseValue(column: column))
     }
 
     package func runGeneric(_ kind: any ColumnField.Type, _ field: FieldAddress) throws {
@@ -213,4 +211,24 @@ package struct MarkFieldSaved: FieldOperation {
     }
 
     package func runGeneric(_ kind: any ColumnField.Type, _ field: FieldAddress) { kind.markSaved(field) }
+}
+
+/// Copies the field's value as its original, into memory kept aside that holds none yet.
+package struct CaptureOriginal: FieldOperation {
+    @inline(__always)
+    package func run<Value: ColumnValue>(_ type: Value.Type, _ field: FieldAddress) {
+        field.original(Value.self).initialize(to: field.value(Value.self).pointee)
+    }
+
+    package func runGeneric(_ kind: any ColumnField.Type, _ field: FieldAddress) { kind.captureOriginal(field) }
+}
+
+/// Destroys the original kept aside (the memory stays, to be captured into again).
+package struct ReleaseOriginal: FieldOperation {
+    @inline(__always)
+    package func run<Value: ColumnValue>(_ type: Value.Type, _ field: FieldAddress) {
+        field.original(Value.self).deinitialize(count: 1)
+    }
+
+    package func runGeneric(_ kind: any ColumnField.Type, _ field: FieldAddress) { kind.releaseOriginal(field) }
 }

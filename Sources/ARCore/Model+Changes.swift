@@ -69,5 +69,7 @@ extension Model {
     public func revertChanges() {
         guard let mapping = try? mapping() else { return }
         for index in mapping.table.changedColumns(of: self) { revertColumn(index) }
+        // Every column holds its original again: the copies kept aside go.
+        markAllColumnsSaved(count: mapping.fields.count)
     }
 }

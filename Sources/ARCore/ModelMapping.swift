@@ -10,9 +10,16 @@ import Synchronization
 /// resolved on the reflected step, so building the final mapping never needs itself.
 package final class ModelMapping: Sendable {
     package struct Field: Sendable {
-        /// Byte offsets from the object's start of the column's value and original value.
+        /// The byte offset of the column's value from the object's start.
         package let valueOffset: Int
+        /// The byte offset of its original from the start of the originals a changed record
+        /// keeps aside (``RecordExtras``): the originals are laid out as the object's columns
+        /// are, from ``ModelMapping/originalsStart``, so that one copy of bytes takes them all.
         package let originalOffset: Int
+        /// The value's size in bytes.
+        package let size: Int
+        /// Whether the value is plain bytes (no reference to retain when copied).
+        package let isTrivial: Bool
         package let kind: any ColumnField.Type
         /// The Swift type of the value, when per-row work on it has a specialised path.
         package let storage: KnownFieldType
@@ -31,6 +38,12 @@ package final class ModelMapping: Sendable {
 
     package let table: TableOperations
     package let fields: [Field]
+    /// The size and alignment of the originals a changed record keeps aside.
+    package let originalsLayout: (size: Int, alignment: Int)
+    /// Where in the object the bytes the originals copy start.
+    package let originalsStart: Int
+    /// The fields whose values hold references (copied one by one, after the bytes).
+    package let referenceFields: [Field]
     package let hooks: [Hook]
     /// The Swift property name of each column, for messages.
     package let propertyNames: [String]
@@ -42,15 +55,91 @@ package final class ModelMapping: Sendable {
     /// Whether destroying a record runs more than its `DELETE` (callbacks, dependencies).
     package var hasDestroyLifecycle: Bool { hasCallbacks || hooks.contains(where: \.destroys) }
 
+    /// The columns' values in an instance reflection made (its defaults), laid out as a changed
+    /// record's originals: a new record still holding these values has them as its originals
+    /// without a copy of its own (``Model/captureOriginals()``). Immutable once made, and kept
+    /// as long as the process (as the mappings are); shared by a class's two mappings.
+    nonisolated(unsafe) package let defaultOriginals: UnsafeRawPointer
+    /// The defaults' bytes as the object holds them, by aligned 8-byte word: each word's offset
+    /// in the object, its bits and the mask of the bytes that are column values (not padding),
+    /// so that a record is seen holding its defaults in a few instructions a column.
+    package let defaultWords: [(offset: Int, bits: UInt64, mask: UInt64)]
+
     private init(
-        hasCallbacks: Bool, validates: Bool, table: TableOperations, fields: [Field], hooks: [Hook], propertyNames: [String]
+        hasCallbacks: Bool, validates: Bool, table: TableOperations, fields: [Field], hooks: [Hook], propertyNames: [String],
+        defaultOriginals: UnsafeRawPointer, defaultWords: [(offset: Int, bits: UInt64, mask: UInt64)]
     ) {
         self.hasCallbacks = hasCallbacks
         self.validates = validates
         self.table = table
         self.fields = fields
+        originalsLayout = Self.originalsLayout(fields)
+        originalsStart = fields.map { $0.valueOffset - $0.originalOffset }.first ?? 0
+        referenceFields = fields.filter { !$0.isTrivial }
         self.hooks = hooks
         self.propertyNames = propertyNames
+        self.defaultOriginals = defaultOriginals
+        self.defaultWords = defaultWords
+    }
+
+    /// ``defaultWords`` of `prototype`'s columns. (The object is 16-byte aligned and its block
+    /// a multiple of 8 bytes long, so an aligned word holding a column's byte is inside it.)
+    private static func defaultWords(of prototype: Model, _ fields: [Field]) -> [(offset: Int, bits: UInt64, mask: UInt64)] {
+        var masks: [Int: UInt64] = [:]
+        for field in fields {
+            for byte in field.valueOffset..<(field.valueOffset + field.size) {
+                masks[byte & ~7, default: 0] |= UInt64(0xFF) << (UInt64(byte & 7) * 8)
+            }
+        }
+        let base = UnsafeRawPointer(Unretained(prototype).address)
+        return withExtendedLifetime(prototype) {
+            masks.keys.sorted().map { offset in
+                let mask = masks[offset] ?? 0
+                return (offset, base.load(fromByteOffset: offset, as: UInt64.self) & mask, mask)
+            }
+        }
+    }
+
+    /// The size and alignment of the originals of `fields`: at least 16, the alignment of the
+    /// object whose layout they copy.
+    private static func originalsLayout(_ fields: [Field]) -> (size: Int, alignment: Int) {
+        (fields.map { $0.originalOffset + $0.size }.max() ?? 0, 16)
+    }
+
+    /// Copies the values of the columns at `values` (a record's address, or another copy of
+    /// originals less ``originalsStart``) to `originals`, which holds none: every byte at once,
+    /// then each value holding references as its type copies it.
+    package func copyOriginals(from values: UnsafeRawPointer, to originals: UnsafeMutableRawPointer) {
+        originals.copyMemory(from: values + originalsStart, byteCount: originalsLayout.size)
+        for field in referenceFields {
+            let address = FieldAddress(
+                value: UnsafeMutableRawPointer(mutating: values + field.valueOffset), original: originals + field.originalOffset)
+            field.storage.apply(CaptureOriginal(), kind: field.kind, at: address)
+        }
+    }
+
+    /// Destroys the originals at `originals` (the memory stays).
+    package func releaseOriginals(at originals: UnsafeMutableRawPointer) {
+        for field in referenceFields {
+            let original = originals + field.originalOffset
+            field.storage.apply(ReleaseOriginal(), kind: field.kind, at: FieldAddress(value: original, original: original))
+        }
+    }
+
+    /// ``defaultOriginals`` made from `prototype`'s columns.
+    private static func defaultOriginals(of prototype: Model, _ fields: [Field]) -> UnsafeRawPointer {
+        let (size, alignment) = originalsLayout(fields)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: max(size, 1), alignment: alignment)
+        let start = fields.map { $0.valueOffset - $0.originalOffset }.first ?? 0
+        let base = Unretained(prototype).address
+        withExtendedLifetime(prototype) {
+            buffer.copyMemory(from: base + start, byteCount: size)
+            for field in fields where !field.isTrivial {
+                let address = FieldAddress(value: base + field.valueOffset, original: buffer + field.originalOffset)
+                field.storage.apply(CaptureOriginal(), kind: field.kind, at: address)
+            }
+        }
+        return UnsafeRawPointer(buffer)
     }
 
     /// A class's mapping with the class it maps: made once per class and kept as long as the
@@ -163,7 +252,8 @@ package final class ModelMapping: Sendable {
                 schema: try TableSchema(name: schema.name, columns: columns, lockingColumn: schema.lockingColumn),
                 propertyNames: propertyNames,
                 parents: table.parents),
-            fields: fields, hooks: hooks, propertyNames: propertyNames)
+            fields: fields, hooks: hooks, propertyNames: propertyNames, defaultOriginals: defaultOriginals,
+            defaultWords: defaultWords)
     }
 
     /// The table name of `type`, checked against the other classes': two classes that both
@@ -194,6 +284,8 @@ package final class ModelMapping: Sendable {
         let tableName = try tableName(of: type)
         let (prototype, recording) = ColumnDeclarations.recording { type.init() }
         let reflected = try reflectColumnFields(of: type, prototype: prototype)
+        var declarations = ColumnDeclarations.declarations(
+            of: type, prototype: prototype, recording: recording, columns: reflected.compactMap(\.column))[...]
         var columns: [ColumnSchema] = []
         var fields: [Field] = []
         var propertyNames: [String] = []
@@ -202,17 +294,16 @@ package final class ModelMapping: Sendable {
         for field in reflected {
             var columnIndex: Int?
             if let (offset, kind) = field.column {
-                let declaration = prototype.columnDeclaration(at: offset, kind: kind, recording: recording)
+                let declaration = declarations.removeFirst()
                 let name = declaration.name ?? field.defaultColumnName ?? field.propertyName
                 columns.append(ColumnSchema(
                     name: name, type: kind.sqlType, kind: kind.columnKind, isNullable: kind.isNullable,
                     index: declaration.index, defaultValue: declaration.value, references: field.references?.tableName))
                 if let parent = field.references { parents.append(parent) }
                 propertyNames.append(field.propertyName)
-                let layout = kind.layout
                 fields.append(Field(
-                    valueOffset: offset + layout.value, originalOffset: offset + layout.original, kind: kind,
-                    storage: KnownFieldType(kind)))
+                    valueOffset: offset, originalOffset: offset, size: kind.valueLayout.size, isTrivial: kind.isTrivial,
+                    kind: kind, storage: KnownFieldType(kind)))
                 columnIndex = fields.count - 1
             }
             if let hook = field.hook {
@@ -221,7 +312,16 @@ package final class ModelMapping: Sendable {
                     destroys: hook.hasDestroyWork(in: prototype, at: field.offset)))
             }
         }
-        withExtendedLifetime(prototype) {}
+        // The originals copy the object's bytes from its first column (16-byte aligned, as
+        // the object is).
+        let start = (fields.map(\.valueOffset).min() ?? 0) & ~15
+        fields = fields.map { field in
+            Field(
+                valueOffset: field.valueOffset, originalOffset: field.valueOffset - start, size: field.size,
+                isTrivial: field.isTrivial, kind: field.kind, storage: field.storage)
+        }
+        let defaultOriginals = Self.defaultOriginals(of: prototype, fields)
+        let defaultWords = Self.defaultWords(of: prototype, fields)
         let schema: TableSchema
         do {
             // The locking column may be named by its property.
@@ -236,7 +336,7 @@ package final class ModelMapping: Sendable {
                 schema: schema, propertyNames: propertyNames,
                 parents: { [parents] in try parents.map { try ModelMapping.of($0).table } }),
             fields: fields, hooks: hooks,
-            propertyNames: propertyNames)
+            propertyNames: propertyNames, defaultOriginals: defaultOriginals, defaultWords: defaultWords)
     }
 
     /// The column name for a column or property name (`id`, `createdAt`, `updatedAt` included).

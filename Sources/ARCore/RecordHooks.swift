@@ -60,6 +60,14 @@ package struct HookFieldSite<Field: RecordHookField> {
         try record.withHookField(at: offset, as: Field.self, body)
     }
 
+    /// The original (as last loaded or saved) of the column the field holds, as `Value`;
+    /// `nil` when it holds none, or `NULL`.
+    package func originalKey<Value: ColumnValue>(_ type: Value.Type) -> Value? {
+        guard let mapping = try? record.mapping(),
+              let column = mapping.hooks.first(where: { $0.offset == offset })?.columnIndex else { return nil }
+        return try? Value.fromSQL(record.originalValue(column))
+    }
+
     /// Registers `restore` to run on the field if the current transaction level rolls back
     /// (put a queue back that the save emptied). Outside a transaction it is dropped.
     package func onRollback(_ restore: @escaping (inout Field) -> Void) throws {

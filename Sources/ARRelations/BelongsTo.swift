@@ -62,6 +62,7 @@ public struct BelongsTo<Parent: Model> {
             return loaded
         }
         set {
+            owner.captureOriginals()
             owner[keyPath: storageKeyPath].parent = newValue
             owner[keyPath: storageKeyPath].key.value = newValue?.id
         }
@@ -70,6 +71,19 @@ public struct BelongsTo<Parent: Model> {
     /// The relation's key, `user.$group`: its ``BelongsToKey/id`` is the foreign key column's
     /// value. Setting it changes the key (at the next save), and the parent follows:
     /// `user.group` then loads the row with that id.
+    public static subscript<Owner: Model>(
+        _enclosingInstance owner: Owner,
+        projected projectedKeyPath: ReferenceWritableKeyPath<Owner, BelongsToKey>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Owner, BelongsTo>
+    ) -> BelongsToKey {
+        get { owner[keyPath: storageKeyPath].projectedValue }
+        set {
+            owner.captureOriginals()
+            owner[keyPath: storageKeyPath].projectedValue = newValue
+        }
+    }
+
+    /// The relation's key (``subscript(_enclosingInstance:projected:storage:)`` on a model).
     public var projectedValue: BelongsToKey {
         get { BelongsToKey(id: key.value) }
         set {
@@ -117,6 +131,7 @@ extension BelongsTo: RecordHookField {
     package static func willSave(_ site: HookFieldSite<BelongsTo>) throws {
         guard let parent = site.field.parent, parent.id == nil else { return }
         try saveRelated(parent, of: site.record)
+        site.record.captureOriginals()
         site.modify { $0.key.value = parent.id }
     }
 
@@ -126,7 +141,7 @@ extension BelongsTo: RecordHookField {
 
     package static func willDestroy(_ site: HookFieldSite<BelongsTo>) throws {
         let relation = site.field
-        guard relation.dependency == .destroy, let id = relation.key.original ?? relation.key.value,
+        guard relation.dependency == .destroy, let id = site.originalKey(Int64.self) ?? relation.key.value,
               let parent = try Parent.find(id) else { return }
         try parent.destroy()
     }

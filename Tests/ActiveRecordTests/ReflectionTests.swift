@@ -125,13 +125,14 @@ struct ReflectionTests {
         }
     }
 
-    /// A record carries its values, not its declarations: a column is its value, the
-    /// original value and a 4-byte tag (names and indexes are read once per class).
+    /// A record carries its values, not its declarations: a column is its value alone
+    /// (names and indexes are read once per class; originals are kept aside only once the
+    /// record changes).
     @Test func recordsDoNotCarryColumnNamesOrIndexes() throws {
-        #expect(MemoryLayout<Column<Int>>.size == 20)
-        #expect(MemoryLayout<Column<Bool>>.size == 8)
-        #expect(MemoryLayout<Column<String>>.size == 36)
-        #expect(MemoryLayout<Column<Int64?>>.size == 32)
+        #expect(MemoryLayout<Column<Int>>.size == 8)
+        #expect(MemoryLayout<Column<Bool>>.size == 1)
+        #expect(MemoryLayout<Column<String>>.size == 16)
+        #expect(MemoryLayout<Column<Int64?>>.size == 9)
         #expect(try ReadmePerson.schema().columns.map { "\($0.name) \($0.index.map(String.init(describing:)) ?? "-")" }
             == ["full_name -", "email unique", "age index", "nickname -"])
     }
