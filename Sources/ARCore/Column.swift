@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// The wrapper holds the current value only. A record keeps its columns' original values
 /// (as last loaded or saved) only once it changes: the first write to any of its columns
-/// since it was loaded or inserted copies them aside (``Model/captureOriginals()``; a new
+/// since it was loaded or inserted copies them aside (`captureOriginals()`; a new
 /// record still holding its class's defaults uses the class's copy), so that `save()` writes
 /// only what changed, including changes made in place to arrays and other JSON values, and a
 /// record that is only read carries no second copy. Reading the property costs what a plain
@@ -31,7 +31,7 @@ public struct Column<Value: ColumnValue> {
     @usableFromInline package var value: Value
 
     /// The value, for a `Column` outside a model (a model's property goes through
-    /// ``subscript(_enclosingInstance:wrapped:storage:)``, which tracks changes).
+    /// `subscript(_enclosingInstance:wrapped:storage:)`, which tracks changes).
     @inlinable
     public var wrappedValue: Value {
         get { value }

@@ -29,7 +29,7 @@ open class Model: RecordStorage {
     // accesses never overlap.
     @exclusivity(unchecked) package var header = RecordHeader()
     /// Where the columns' original values are: set by the first write to a column since the
-    /// record was loaded or inserted (``captureOriginals()``); until then each column's
+    /// record was loaded or inserted (`captureOriginals()`); until then each column's
     /// original is its value. (Stored beside `header`, where its byte costs no space.)
     @usableFromInline @exclusivity(unchecked) package final var originalsState = OriginalsState.none
     // Unretained: a class's mapping lives as long as the process (``ModelMapping/of(_:)``),

@@ -83,7 +83,7 @@ public struct BelongsTo<Parent: Model> {
         }
     }
 
-    /// The relation's key (``subscript(_enclosingInstance:projected:storage:)`` on a model).
+    /// The relation's key (`subscript(_enclosingInstance:projected:storage:)` on a model).
     public var projectedValue: BelongsToKey {
         get { BelongsToKey(id: key.value) }
         set {
