@@ -47,10 +47,14 @@ final class BulkInsertForm {
     let binaryIds: Bool
     /// The full-size statement prepared on the server (named: not behind a transaction pooler).
     var preparedName: String?
+    /// Whether a binary COPY may insert the rows (PostgreSQLConnection+BulkCopy.swift): a
+    /// `bigint` id, and columns of types whose binary form is written here.
+    let copyable: Bool
 
-    init(columnTypes: [Oid], binaryIds: Bool) {
+    init(columnTypes: [Oid], binaryIds: Bool, copyable: Bool) {
         self.columnTypes = columnTypes
         self.binaryIds = binaryIds
+        self.copyable = copyable
     }
 }
 
@@ -94,15 +98,27 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
     private var ids: [Int64] = []
     /// Whether the savepoint the statements run after was made.
     private var hasSavepoint = false
+    /// The table and columns, for a COPY; how many rows are expected.
+    private let table: String
+    private let columns: [String]
+    private let rowCount: Int
+    /// Whether the rows go by binary COPY (started at the first row), and the COPY in progress.
+    private var copyPlanned: Bool
+    private var copy: BulkCopy?
 
     static let maximumRowsPerStatement = 1_000
     static let maximumParameters = 65_535
+    /// From how many rows a table that allows it gets its rows by COPY rather than `VALUES`.
+    static let copyMinimumRows = 200
     private static let savepoint = "activerecord_bulk_insert".quotedIdentifier
 
     /// Describes the one-row `INSERT` unless the connection knows its table's form already.
     init(connection: PostgreSQLConnection, table: String, columns: [String], rowCount: Int, trace: ((String) -> Void)?) throws {
         self.connection = connection
         self.trace = trace
+        self.table = table
+        self.columns = columns
+        self.rowCount = rowCount
         columnCount = columns.count
         head = "INSERT INTO \(table.quotedIdentifier) (\(columns.map(\.quotedIdentifier).joined(separator: ", "))) VALUES "
         rowsPerStatement = max(1, min(Self.maximumRowsPerStatement, Self.maximumParameters / columns.count))
@@ -110,9 +126,10 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
         if let known = connection.bulkStatements[oneRowSQL] {
             form = known
         } else {
-            form = try Self.describe(oneRowSQL, columns: columns.count, on: connection)
+            form = try Self.describe(oneRowSQL, table: table, columns: columns.count, on: connection)
             if !connection.transactionPooling { connection.bulkStatements[oneRowSQL] = form }
         }
+        copyPlanned = form.copyable && rowCount >= Self.copyMinimumRows
         let statementValues = rowsPerStatement * columnCount
         types = .allocate(capacity: statementValues)
         for index in 0..<statementValues { types[index] = form.columnTypes[index % columnCount] }
@@ -143,7 +160,9 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
 
     /// The form of the one-row `INSERT` `sql`: prepared unnamed with its parameters' types left
     /// to the server, which gives each its column's, and described (two round trips).
-    private static func describe(_ sql: String, columns: Int, on connection: PostgreSQLConnection) throws -> BulkInsertForm {
+    private static func describe(_ sql: String, table: String, columns: Int, on connection: PostgreSQLConnection) throws
+        -> BulkInsertForm
+    {
         let prepared = try connection.exchange(for: sql) { PQsendPrepare(connection.handle, "", sql, Int32(columns), nil) }
         try check(prepared, sql: sql, connection)
         PQclear(prepared)
@@ -155,12 +174,15 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
         }
         let columnTypes = (0..<Int32(columns)).map { PQparamtype(description, $0) }
         let idType = Int(PQftype(description, 0))
-        return BulkInsertForm(columnTypes: columnTypes, binaryIds: idType == AR_PG_INT8 || idType == AR_PG_INT4 || idType == AR_PG_INT2)
+        return BulkInsertForm(
+            columnTypes: columnTypes, binaryIds: idType == AR_PG_INT8 || idType == AR_PG_INT4 || idType == AR_PG_INT2,
+            copyable: idType == AR_PG_INT8 && columnTypes.allSatisfy(copyTakesBinary))
     }
 
     // MARK: Encoding
 
     func append(_ row: UnsafeBufferPointer<Cell>) throws {
+        if copyPlanned { try startCopy() }
         try reserve(for: row)
         for index in 0..<columnCount {
             let value = index < row.count ? row[index] : .null
@@ -208,7 +230,11 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
             formats[valueCount] = format
             valueCount &+= 1
         }
-        if pendingRows == rowsPerStatement { try insertPending() }
+        if let copy {
+            try append(valueCount &- columnCount, to: copy)
+        } else if pendingRows == rowsPerStatement {
+            try insertPending()
+        }
     }
 
     /// Makes room for `row`: its values, and its bytes (32 a number, written as binary or text,
@@ -246,6 +272,7 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
     }
 
     func finish() throws -> [Int64] {
+        if let copy { try finish(copy) }
         if pendingRows > 0 { try insertPending() }
         try collect()
         if hasSavepoint { try command("RELEASE SAVEPOINT \(Self.savepoint)") }
@@ -303,8 +330,8 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
 
     /// Sends the pending rows' statement (the first time, after a savepoint), once the result
     /// of the one in flight is read.
-    private func insertPending() throws {
-        let rows = pendingRows
+    private func insertPending(rows: Int? = nil) throws {
+        let rows = rows ?? pendingRows
         try collect()
         try connection.deallocateEvicted()
         if !hasSavepoint {
@@ -435,6 +462,86 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
         PQclear(prepared)
         form.preparedName = name
         return name
+    }
+
+    // MARK: COPY (PostgreSQLConnection+BulkCopy.swift)
+
+    /// Starts the COPY the rows go by, after the savepoint, when the table allows it as it is
+    /// now (else the rows go by `VALUES`, which the server converts to changed columns' types).
+    private func startCopy() throws {
+        copyPlanned = false
+        do {
+            try connection.deallocateEvicted()
+            try command("SAVEPOINT \(Self.savepoint)")
+            hasSavepoint = true
+            guard let sequence = try copySequence(into: table, columns: columns, types: form.columnTypes, on: connection)
+            else { return }
+            copy = try BulkCopy(
+                connection: connection, table: table, columns: columns, types: form.columnTypes, sequence: sequence,
+                rowCount: rowCount, trace: trace)
+        } catch {
+            forgetForm()
+            throw BulkInsertFailure(row: nil, error)
+        }
+    }
+
+    /// Frames the row whose values start at `first` into `copy`; when the COPY cannot carry it,
+    /// the rows go by `VALUES` instead, from the savepoint.
+    private func append(_ first: Int, to copy: BulkCopy) throws {
+        let framed: Bool
+        do {
+            framed = try copy.append(
+                columns: columnCount, bytes: bytes, offsets: offsets + first, lengths: lengths + first, formats: formats + first)
+        } catch {
+            throw fail(copy, error)
+        }
+        guard !framed else { return }
+        self.copy = nil
+        do {
+            try copy.cancel("the bulk insert goes on by INSERT")
+            try command("ROLLBACK TO SAVEPOINT \(Self.savepoint)")
+        } catch {
+            throw BulkInsertFailure(row: nil, error)
+        }
+        while pendingRows >= rowsPerStatement { try insertPending(rows: rowsPerStatement) }
+    }
+
+    /// Ends the COPY: every row inserted, with the ids taken for them.
+    private func finish(_ copy: BulkCopy) throws {
+        do {
+            try copy.end()
+        } catch {
+            throw fail(copy, error)
+        }
+        self.copy = nil
+        let rows = valueCount / columnCount
+        ids = Array(copy.ids.prefix(rows))
+        (sent, inserted) = (rows, rows)
+    }
+
+    /// The failure of the COPY (`error`), with the row that caused it: back to the savepoint,
+    /// the rows go again by `VALUES` statements until one fails, whose rows are then tried one at
+    /// a time (``diagnose(_:rows:)``).
+    private func fail(_ copy: BulkCopy, _ error: any Error) -> BulkInsertFailure {
+        self.copy = nil
+        forgetForm()
+        if copy.isOpen { try? copy.cancel("the bulk insert failed") }
+        guard let failure = error as? ActiveRecordError, connection.isUsable, failure.code != .timeout,
+            (try? command("ROLLBACK TO SAVEPOINT \(Self.savepoint)")) != nil
+        else { return BulkInsertFailure(row: nil, error) }
+        let rows = valueCount / columnCount
+        (sent, inserted) = (0, 0)
+        ids.removeAll(keepingCapacity: true)
+        for start in stride(from: 0, to: rows, by: rowsPerStatement) {
+            let end = min(rows, start + rowsPerStatement)
+            do {
+                try run(rows: start..<end)
+            } catch {
+                inserted = start
+                return diagnose(error, rows: end - start)
+            }
+        }
+        return BulkInsertFailure(row: nil, failure)
     }
 
     /// Runs commands without parameters or results, one after another (each in its own

@@ -217,7 +217,7 @@ final class PostgreSQLConnection: EngineConnection {
     /// Waits until the socket is ready for `events` (`poll`), or the deadline passes.
     /// - Returns: the events that are ready.
     /// - Throws: `.timeout` when the deadline passed (the connection is then closed).
-    private func wait(for events: Int16, until deadline: UInt64) throws -> Int16 {
+    func wait(for events: Int16, until deadline: UInt64) throws -> Int16 {
         var descriptor = pollfd(fd: PQsocket(handle), events: events, revents: 0)
         // No socket: libpq reports the lost connection on its next call.
         guard descriptor.fd >= 0 else { return events }
