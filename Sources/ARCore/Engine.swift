@@ -272,9 +272,16 @@ extension EngineConnection {
     var columnCount: Int32 { get }
     /// A result column's name.
     func columnName(_ index: Int32) -> String
+    /// After a step, how many rows the statement is known to return at least (an engine that
+    /// holds its whole result knows them all; 0: it cannot say): a fetch reserves room for
+    /// that many records rather than growing its array as it goes.
+    var rowCountHint: Int { get }
 }
 
 extension EngineStatement {
+    /// 0: the engine steps through rows it does not count beforehand.
+    public var rowCountHint: Int { 0 }
+
     /// ``bind(_:)``, then ``step()``.
     public func step(binding parameters: UnsafeBufferPointer<Cell>) throws -> Bool {
         try bind(parameters)

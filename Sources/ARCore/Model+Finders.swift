@@ -51,11 +51,7 @@ extension ModelClassMethods where Self: Model {
         let mapping = try mapping()
         let table = mapping.table
         return try Database.current.withReader(table) { connection in
-            try table.fetchRecords(sql(table), key: key, arguments, in: connection) {
-                let record = Self()
-                record.adopt(mapping)
-                return record
-            }
+            try table.fetchRecords(sql(table), key: key, arguments, in: connection, of: self, mapping: mapping)
         }
     }
 
@@ -86,11 +82,7 @@ extension ModelClassMethods where Self: Model {
         let found = try ModelMapping.unretained(self).with { mapping in
             try Database.withCurrent { database in
                 try database.withReader(mapping.table) { connection in
-                    try mapping.table.findRecord(id: id, in: connection) {
-                        let record = Self()
-                        record.adopt(mapping)
-                        return record
-                    }
+                    try mapping.table.findRecord(id: id, in: connection, of: self, mapping: mapping)
                 }
             }
         }

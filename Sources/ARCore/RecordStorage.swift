@@ -51,8 +51,9 @@ package struct RecordHeader {
     }
 
     /// The header of a row selected with ``TableSchema/selectList``, whose `id` is result
-    /// column `offset` (`createdAt` and `updatedAt` follow it).
-    package init(decoding statement: Statement, at offset: Int32 = 0) {
+    /// column `offset` (`createdAt` and `updatedAt` follow it). The statement is borrowed (an
+    /// initializer's argument is otherwise passed retained, a retain and release per row).
+    package init(decoding statement: borrowing Statement, at offset: Int32 = 0) {
         rawID = statement.int64(offset)
         flags = Self.hasID
         if let createdAt = statement.optionalDouble(offset + 1) {

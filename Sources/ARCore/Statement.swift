@@ -243,6 +243,10 @@ import Foundation
 
     package var columnCount: Int32 { engine.columnCount }
 
+    /// After a step, how many rows the statement returns at least (0: the engine cannot say;
+    /// see ``EngineStatement/rowCountHint``). (Read path: the "read" helper's, issue 35.)
+    package var rowCountHint: Int { engine.rowCountHint }
+
     package func columnName(_ index: Int32) -> String { engine.columnName(index) }
 
     @inline(__always)

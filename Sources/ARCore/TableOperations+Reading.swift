@@ -59,21 +59,41 @@ extension TableOperations {
 
     /// ``fetch(_:key:_:columns:in:bind:make:)`` for a model class's records, compiled for `Model`
     /// here (a caller's generic `R` would run it unspecialised: a metadata look-up per array,
-    /// every column decoded through a witness). The caller may cast the array to its subclass's.
+    /// every column decoded through a witness). Each record is made here as `type.init()` and
+    /// given `mapping` (the class's): made in a caller's closure, the record was retained and
+    /// released around that call, and again when appended. The caller may cast the array to
+    /// its subclass's.
     package func fetchRecords(
         _ sql: @autoclosure () -> String, key kind: StatementKey.Kind? = nil, _ arguments: [DatabaseValue],
-        columns: [Int]? = nil, in connection: Connection, bind: (Statement) throws -> Void = { _ in }, make: () -> Model
+        columns: [Int]? = nil, in connection: Connection, bind: (Statement) throws -> Void = { _ in },
+        of type: Model.Type, mapping: ModelMapping
     ) throws -> [Model] {
-        try fetch(sql(), key: kind, arguments, columns: columns, in: connection, bind: bind, make: make)
+        func body(_ statement: Statement) throws -> [Model] {
+            try bind(statement)
+            var records: [Model] = []
+            guard try statement.step() else { return records }
+            // Room for the rows the engine knows of (all of them on an engine holding its result).
+            records.reserveCapacity(statement.rowCountHint)
+            repeat {
+                let record = type.init()
+                record.adopt(mapping)
+                try decode(record, from: statement, columns: columns)
+                records.append(consume record)
+            } while try statement.step()
+            return records
+        }
+        if let kind { return try connection.withStatement(key(kind), sql: sql, arguments, body) }
+        return try connection.withStatement(sql(), arguments, body)
     }
 
-    /// The record with this id, decoded into what `make` returns, or `nil`: a find without an
-    /// array of results or of arguments (each an allocation per call).
-    package func findRecord(id: Int64, in connection: Connection, make: () -> Model) throws -> Model? {
+    /// The record with this id, decoded into a new `type` given `mapping` (its class's), or
+    /// `nil`: a find without an array of results or of arguments (each an allocation per call).
+    package func findRecord(id: Int64, in connection: Connection, of type: Model.Type, mapping: ModelMapping) throws -> Model? {
         try connection.withStatement(key(.find), sql: { findSQL }) { statement in
             try statement.bind(.integer(id), at: 1)
             guard try statement.step() else { return nil }
-            let record = make()
+            let record = type.init()
+            record.adopt(mapping)
             try decode(record, from: statement, columns: nil)
             return record
         }

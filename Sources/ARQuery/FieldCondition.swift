@@ -76,26 +76,94 @@ public struct FieldCondition {
     public static var isNotNull: FieldCondition { .init(kind: .null(negated: true)) }
 
     /// The condition as a predicate tree on `column` (of the table or model `qualifier` names,
-    /// else of the first of the query's tables that has it), with its arguments.
+    /// else of the first of the query's tables that has it), with its arguments. The tree is
+    /// the same for every condition of one form on one column, so it is made once per thread
+    /// and shared (see ``FieldTree``): a query built in a loop then allocates no tree nodes
+    /// (and frees none), only its arguments.
     func predicate(on column: String, of qualifier: String? = nil) -> (PredicateNode, [QueryArgument.Source]) {
-        let operand = PredicateOperand.column(qualifier: qualifier, name: column, position: 0)
+        let (form, arguments) = formAndArguments
+        return (FieldTree.node(form, on: column, of: qualifier), arguments)
+    }
+
+    /// What decides the condition's tree (its operator and flags, not its values), and its arguments.
+    private var formAndArguments: (FieldTree.Form, [QueryArgument.Source]) {
         switch kind {
-        case .comparison(let op, let value):
-            return (.comparison(operand, op, .placeholder(index: 0, position: 0), position: 0), [.init(value)])
-        case .like(let pattern, let negated, escaped: false):
-            return (.like(operand, .placeholder(index: 0, position: 0), escape: nil, negated: negated), [.init(pattern)])
-        case .like(let pattern, let negated, escaped: true):
-            return (
-                .like(operand, .placeholder(index: 0, position: 0), escape: .placeholder(index: 1, position: 0), negated: negated),
-                [.init(pattern), .init(likeEscape)])
-        case .list(let values, let negated):
-            return (.inList(operand, .placeholder(index: 0, position: 0), negated: negated), [.init(list: values)])
-        case .between(let low, let high):
-            return (
-                .between(operand, .placeholder(index: 0, position: 0), .placeholder(index: 1, position: 0), negated: false),
-                [.init(low), .init(high)])
+        case .comparison(let op, let value): (.comparison(op), [.init(value)])
+        case .like(let pattern, let negated, let escaped):
+            (.like(negated: negated, escaped: escaped), escaped ? [.init(pattern), .init(likeEscape)] : [.init(pattern)])
+        case .list(let values, let negated): (.list(negated: negated), [.init(list: values)])
+        case .between(let low, let high): (.between, [.init(low), .init(high)])
+        case .null(let negated): (.null(negated: negated), [])
+        }
+    }
+}
+
+/// The predicate trees of ``FieldCondition``s, made once per form and column on each thread
+/// and shared by the queries that use them (a tree is an immutable value: sharing it shares
+/// its nodes, which a new tree would allocate and a query's end would free).
+enum FieldTree {
+    /// A condition's form: everything of it that its tree holds, but the column.
+    enum Form: Hashable {
+        case comparison(ComparisonOperator)
+        case like(negated: Bool, escaped: Bool)
+        case list(negated: Bool)
+        case between
+        case null(negated: Bool)
+    }
+
+    struct Key: Hashable {
+        let form: Form
+        let column: String
+        let qualifier: String?
+    }
+
+    /// One thread's trees, and the one it used last (a query repeated in a loop finds it
+    /// without hashing the column's name).
+    struct Cache {
+        var trees: [Key: PredicateNode] = [:]
+        var last: (key: Key, node: PredicateNode)?
+    }
+
+    static let cache = PerThread { Cache() }
+    /// Trees kept per thread before the cache is emptied (columns are few; this bounds a
+    /// program that makes column names at run time).
+    static let cacheLimit = 256
+
+    /// The tree of `form` on `column` of `qualifier`, from the calling thread's cache.
+    static func node(_ form: Form, on column: String, of qualifier: String?) -> PredicateNode {
+        let key = Key(form: form, column: column, qualifier: qualifier)
+        return cache.withValue { cache in
+            if let last = cache.last, last.key == key { return last.node }
+            let node: PredicateNode
+            if let known = cache.trees[key] {
+                node = known
+            } else {
+                node = make(form, on: column, of: qualifier)
+                if cache.trees.count >= cacheLimit { cache.trees.removeAll() }
+                cache.trees[key] = node
+            }
+            cache.last = (key, node)
+            return node
+        }
+    }
+
+    /// A new tree of `form` on `column` of `qualifier`: its placeholders number its arguments
+    /// from 0, as ``FieldCondition/predicate(on:of:)`` lists them.
+    static func make(_ form: Form, on column: String, of qualifier: String?) -> PredicateNode {
+        let operand = PredicateOperand.column(qualifier: qualifier, name: column, position: 0)
+        switch form {
+        case .comparison(let op):
+            return .comparison(operand, op, .placeholder(index: 0, position: 0), position: 0)
+        case .like(let negated, escaped: false):
+            return .like(operand, .placeholder(index: 0, position: 0), escape: nil, negated: negated)
+        case .like(let negated, escaped: true):
+            return .like(operand, .placeholder(index: 0, position: 0), escape: .placeholder(index: 1, position: 0), negated: negated)
+        case .list(let negated):
+            return .inList(operand, .placeholder(index: 0, position: 0), negated: negated)
+        case .between:
+            return .between(operand, .placeholder(index: 0, position: 0), .placeholder(index: 1, position: 0), negated: false)
         case .null(let negated):
-            return (.isNull(operand, negated: negated), [])
+            return .isNull(operand, negated: negated)
         }
     }
 }

@@ -28,12 +28,7 @@ extension Query {
         let records = try database.withReader(shape.tableEngines) { connection in
             try mapping.table.fetchRecords(
                 shape.recordsSQL, key: shape.recordsStatement, [], columns: shape.selectedColumns, in: connection,
-                bind: { try shape.bind(&state.clauses, to: $0) }
-            ) {
-                let record = Record()
-                record.adopt(mapping)
-                return record
-            }
+                bind: { try shape.bind(&state.clauses, to: $0) }, of: Record.self, mapping: mapping)
         }
         for preload in preloaders { try preload(records) }
         return records.asRecords(of: Record.self)  // each made by `Record()`

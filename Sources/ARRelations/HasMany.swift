@@ -99,12 +99,19 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
         let keyIndex = try? Child.mapping().columnIndex(key)
         var children: [Int64: [Model]] = [:]
         for chunk in chunked(ids) {
-            // Ordered by key, then id: the key's index gives that order without a sort.
+            // Ordered by key, then id: the key's index gives that order without a sort, and
+            // each owner's children come in one run, gathered without a dictionary look-up per child.
+            var run: (key: Int64, children: [Model])?
             for child in try Child.query().where(key, .in(chunk)).order(by: key).order(by: "id").fetch() {
-                if case .integer(let id) = try keyValue(of: child, at: keyIndex, named: key) {
-                    children[id, default: []].append(child)
+                guard case .integer(let id) = try keyValue(of: child, at: keyIndex, named: key) else { continue }
+                if run?.key == id {
+                    run?.children.append(child)
+                } else {
+                    if let finished = run { children[finished.key, default: []].append(contentsOf: finished.children) }
+                    run = (id, [child])
                 }
             }
+            if let finished = run { children[finished.key, default: []].append(contentsOf: finished.children) }
         }
         for owner in owners where owner.id != nil {
             owner[keyPath: storage].preloaded = (children[owner.id!] ?? []).asRecords(of: Child.self)

@@ -77,39 +77,49 @@ extension PostgreSQLStatement {
     /// per column is a good part of a row's cost).
     func row() -> UnsafeBufferPointer<Cell> {
         if !kept.isEmpty { releaseKept() }
+        // The cells, kinds, result and row read once per row (each read of a stored property is
+        // checked for exclusivity at run time), not once per column; room for the cells was made
+        // when the result came (``prepareRows()``).
+        let count = resultColumnCount, target = cells, kinds = self.kinds, result = current, row = rowIndex
+        var index: Int32 = 0
+        while index < count {
+            let length = PQgetlength(result, row, index)
+            let cell: Cell
+            if length == 0, PQgetisnull(result, row, index) != 0 {
+                cell = .null
+            } else {
+                let value = UnsafeRawPointer(PQgetvalue(result, row, index).unsafelyUnwrapped)
+                switch kinds[Int(index)] {
+                case .text: cell = .text(UnsafeRawBufferPointer(start: value, count: Int(length)))
+                case .blob: cell = .blob(UnsafeRawBufferPointer(start: value, count: Int(length)))
+                case .int8 where length == 8: cell = .integer(Int64(bigEndian: value.loadUnaligned(as: Int64.self)))
+                case .float8 where length == 8:
+                    cell = .real(Double(bitPattern: UInt64(bigEndian: value.loadUnaligned(as: UInt64.self))))
+                case .bool where length == 1: cell = .integer(value.load(as: UInt8.self) == 0 ? 0 : 1)
+                default: cell = decodedCell(UnsafeRawBufferPointer(start: value, count: Int(length)), column: index)
+                }
+            }
+            target[Int(index)] = cell
+            index &+= 1
+        }
+        return UnsafeBufferPointer(start: target, count: Int(count))
+    }
+
+    /// Makes room for the new result's cells and copies its ``columnKinds`` where ``row()``
+    /// reads them: once per result, not per row.
+    func prepareRows() {
         let count = resultColumnCount
         if count > cellCapacity {
             cells.deallocate()
+            kinds.deallocate()
             cells = .allocate(capacity: Int(count))
+            kinds = .allocate(capacity: Int(count))
             cellCapacity = count
         }
-        // The result, row and kinds read once per row (each read of a stored property is
-        // checked for exclusivity at run time), not once per column.
-        let target = cells, result = current, row = rowIndex
-        columnKinds.withUnsafeBufferPointer { kinds in
-            var index: Int32 = 0
-            while index < count {
-                let length = PQgetlength(result, row, index)
-                let cell: Cell
-                if length == 0, PQgetisnull(result, row, index) != 0 {
-                    cell = .null
-                } else {
-                    let value = UnsafeRawPointer(PQgetvalue(result, row, index).unsafelyUnwrapped)
-                    switch kinds[Int(index)] {
-                    case .text: cell = .text(UnsafeRawBufferPointer(start: value, count: Int(length)))
-                    case .blob: cell = .blob(UnsafeRawBufferPointer(start: value, count: Int(length)))
-                    case .int8 where length == 8: cell = .integer(Int64(bigEndian: value.loadUnaligned(as: Int64.self)))
-                    case .float8 where length == 8:
-                        cell = .real(Double(bitPattern: UInt64(bigEndian: value.loadUnaligned(as: UInt64.self))))
-                    case .bool where length == 1: cell = .integer(value.load(as: UInt8.self) == 0 ? 0 : 1)
-                    default: cell = decodedCell(UnsafeRawBufferPointer(start: value, count: Int(length)), column: index)
-                    }
-                }
-                target[Int(index)] = cell
-                index &+= 1
-            }
+        let target = kinds
+        columnKinds.withUnsafeBufferPointer { source in
+            for index in source.indices { target[index] = source[index] }
         }
-        return UnsafeBufferPointer(start: target, count: Int(count))
     }
 
     @inline(never)

@@ -69,8 +69,11 @@ final class PostgreSQLStatement: EngineStatement {
 
     /// Scratch storage for the parameters of one execution (kept to save allocations).
     @exclusivity(unchecked) private var parameters = ParameterLayout()
-    /// The current row's cells (``row()``), and how many they have room for.
+    /// The current row's cells (``row()``), ``columnKinds`` as ``row()`` reads them (a copy
+    /// made per result: reading the array in the row loop retained and released it per row),
+    /// and how many columns both have room for.
     @exclusivity(unchecked) var cells = UnsafeMutablePointer<Cell>.allocate(capacity: 1)
+    @exclusivity(unchecked) var kinds = UnsafeMutablePointer<ResultColumnKind>.allocate(capacity: 1)
     @exclusivity(unchecked) var cellCapacity: Int32 = 1
     /// What the current row's decoded cells point to (freed at the next row).
     @exclusivity(unchecked) var kept: [UnsafeMutableRawBufferPointer] = []
@@ -91,6 +94,7 @@ final class PostgreSQLStatement: EngineStatement {
         clearResult()
         for bytes in kept { bytes.deallocate() }
         cells.deallocate()
+        kinds.deallocate()
         parameters.deallocate()
     }
 
@@ -311,6 +315,7 @@ final class PostgreSQLStatement: EngineStatement {
         Self.readColumnTypes(of: executed, into: &columnTypes)
         ResultColumnKind.kinds(of: columnTypes, binary: binary, into: &columnKinds)
         resultColumnCount = Int32(columnTypes.count)
+        prepareRows()
         // The command tag (`INSERT 0 1`, `UPDATE 3`): the rows a write changed.
         if let tag = PQcmdStatus(executed), Self.isWrite(tag) {
             connection.lastChanged = Self.changedRows(executed)
@@ -336,6 +341,7 @@ final class PostgreSQLStatement: EngineStatement {
             form.writes = Self.isWrite(PQcmdStatus(executed))
         }
         resultColumnCount = Int32(columnTypes.count)
+        prepareRows()
         if form.writes { connection.lastChanged = Self.changedRows(executed) }
     }
 
@@ -432,6 +438,9 @@ final class PostgreSQLStatement: EngineStatement {
     // MARK: Columns
 
     var columnCount: Int32 { result.map(PQnfields) ?? 0 }
+
+    /// The current result's rows (a cursor's: its batch's, a lower bound).
+    var rowCountHint: Int { Int(rowCount) }
 
     func columnName(_ index: Int32) -> String {
         guard let result, let name = PQfname(result, index) else { return "" }
