@@ -57,17 +57,37 @@ package final class DatabaseExecutor: Sendable {
 ///
 /// Its outcome (the work's result or error) is handed to the caller exactly once: by the
 /// thread that ran it, or, when it is stopped while waiting, by whoever stopped it (it then
-/// leaves the queue: its lane skips it). The hand-over is one atomic word (``Handoff``): a
-/// caller still looking for its result takes it without having suspended; one that
-/// suspended is resumed by the hand-over.
+/// leaves the queue: its lane skips it). The hand-over is one atomic word, `handoff`:
+///
+/// ```
+///            caller installs its continuation       publisher: outcome written, then
+///   idle ──────────────────────────────────▶ waiting ─────────────────────────────▶ resumed
+///     │        (CAS, releasing)                       resumes the caller, then stores
+///     │                                               `resumed` (releasing)
+///     └──────────────────────────────────────────────────────────────────────────▶ done
+///              publisher: outcome written, then CAS idle → done (releasing)
+/// ```
+///
+/// - The publisher writes the outcome (``error``, or the result into ``resultStorage``) before
+///   it touches the word, so whoever acquires `done` or `resumed` sees the whole outcome.
+/// - The caller installs its continuation before its CAS idle → waiting, so a publisher that
+///   sees `waiting` (its CAS idle → done failed, acquiring) sees the continuation.
+/// - Exactly one side resumes the caller: the publisher when it saw `waiting`; the caller
+///   itself when its CAS lost to `done` (it never waited).
+/// - Once the caller has acquired `done` or `resumed`, the publisher touches nothing of the job
+///   or of the caller's continuation again. A resumed caller waits for `resumed`, not only
+///   for being resumed: Swift's runtime lets a continuation resumed before its task suspended
+///   go on at once, without an edge the thread sanitizer sees, and the caller's next
+///   continuation may lie where this one was. The wait is for the publisher's few
+///   instructions between `resume()` and its store.
 final class ExecutorJob: @unchecked Sendable {
-    // @unchecked Sendable: `run` is set before the job is queued and read by the one thread that
-    // takes it; the outcome (`error`, the result's storage) is written by the one thread that
-    // hands it over, before the releasing exchange of `handoff`, and read by the caller after
-    // its acquiring load or exchange; `continuation` is written by the caller before its
-    // releasing exchange and read after the acquiring one; everything else is atomic or behind
-    // `state`'s lock. Unchecked exclusivity on the result's storage: its two accesses (keep,
-    // take) are ordered by the hand-over, and a dynamic check would cost a look-up per call.
+    // @unchecked Sendable: `run` is set before the job is queued (under its lane's lock) and
+    // read by the one thread that takes it; the outcome (`error`, `resultStorage`'s bytes) is
+    // written by the one publisher before it touches `handoff`, and read by the caller after
+    // acquiring `done` or `resumed`; `continuation` is written by the caller before its
+    // releasing CAS and read by the publisher after acquiring `waiting`; everything else is
+    // atomic or behind `state`'s lock. The result lives in raw memory, reached through a
+    // pointer (no Swift access to check or instrument): the hand-over orders its two uses.
 
     /// Why a job stopped before it finished.
     enum Stop {
@@ -89,20 +109,22 @@ final class ExecutorJob: @unchecked Sendable {
         var isQueued = false
     }
 
-    /// Where the outcome's hand-over stands.
+    /// Where the outcome's hand-over stands (see the type's description).
     private enum Handoff {
-        /// Not handed over yet; the caller has not suspended.
-        static let pending: UInt8 = 0
-        /// Handed over: the caller takes it without suspending.
-        static let ready: UInt8 = 1
-        /// The caller suspended (``continuation`` set): the hand-over resumes it.
-        static let suspended: UInt8 = 2
+        /// Not handed over; the caller is not waiting.
+        static let idle: UInt8 = 0
+        /// The caller is waiting, its continuation installed: the publisher resumes it.
+        static let waiting: UInt8 = 1
+        /// Handed over before the caller waited: the caller takes it without being resumed.
+        static let done: UInt8 = 2
+        /// Handed over, and the caller resumed: the publisher is done with the job.
+        static let resumed: UInt8 = 3
     }
 
     private let state = Lock(State())
     /// Whether ``state``'s `stop` is set: read by every statement of the job.
     private let stopped = Atomic<Bool>(false)
-    private let handoff = Atomic<UInt8>(Handoff.pending)
+    private let handoff = Atomic<UInt8>(Handoff.idle)
     /// The call's deadline (its `timeout:`) in ``monotonicNanoseconds()``; 0: none.
     let deadline: UInt64
     /// The call's limit (for messages).
@@ -119,10 +141,15 @@ final class ExecutorJob: @unchecked Sendable {
     nonisolated(unsafe) var error: (any Error)?
     /// The caller's continuation, once it suspended.
     nonisolated(unsafe) private var continuation: UnsafeContinuation<Void, Never>?
-    /// The result's storage: inline when it fits (a record, an optional record, a count), else
-    /// ``resultBuffer``. Not generic, so that a call needs no generic type's metadata.
-    @exclusivity(unchecked) nonisolated(unsafe) private var inlineResult: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-    nonisolated(unsafe) private var resultBuffer: UnsafeMutableRawPointer?
+    /// The result's storage: ``inlineResultSize`` bytes, enough for a record, an optional
+    /// record, a count; a larger or more aligned result goes in a buffer of its own, whose
+    /// address is kept in the storage's first word. Raw memory, not generic, so that a call
+    /// needs no generic type's metadata and no Swift access to it is checked.
+    private let resultStorage: UnsafeMutableRawPointer
+    /// Whether the result went to a buffer of its own (written and read as the storage is).
+    nonisolated(unsafe) private var resultIsBoxed = false
+    private static let inlineResultSize = 32
+    private static let inlineResultAlignment = 16
 
     /// When the job was queued (``monotonicNanoseconds()``), when its database reports
     /// metrics (its wait is then recorded); 0 otherwise.
@@ -135,9 +162,14 @@ final class ExecutorJob: @unchecked Sendable {
         deadline = limit.map { now &+ $0.clampedNanoseconds } ?? 0
         self.waitLimit = waitLimit
         waitDeadline = waitLimit.map { now &+ $0.clampedNanoseconds } ?? 0
+        resultStorage = .allocate(byteCount: Self.inlineResultSize, alignment: Self.inlineResultAlignment)
     }
 
-    deinit { resultBuffer?.deallocate() }
+    deinit {
+        // A result never taken (the caller gone) is not released: only a caller takes one.
+        if resultIsBoxed { resultStorage.load(as: UnsafeMutableRawPointer.self).deallocate() }
+        resultStorage.deallocate()
+    }
 
     /// Whether the job was stopped (one relaxed load: every statement of the job asks).
     @inline(__always)
@@ -166,37 +198,41 @@ final class ExecutorJob: @unchecked Sendable {
 
     // MARK: The outcome
 
-    /// Keeps the work's result (on the thread that ran it, before ``handOver()``).
+    /// Keeps the work's result (the publisher, before ``handOver()``).
     func keep<R>(_ value: consuming R) {
-        storage(for: R.self).initializeMemory(as: R.self, to: value)
+        if MemoryLayout<R>.size <= Self.inlineResultSize, MemoryLayout<R>.alignment <= Self.inlineResultAlignment {
+            resultStorage.initializeMemory(as: R.self, to: value)
+        } else {
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<R>.size, alignment: MemoryLayout<R>.alignment)
+            buffer.initializeMemory(as: R.self, to: value)
+            resultStorage.storeBytes(of: buffer, as: UnsafeMutableRawPointer.self)
+            resultIsBoxed = true
+        }
     }
 
     /// Takes the result kept (the caller, once handed over, when ``error`` is `nil`).
     func takeResult<R>(as type: R.Type) -> R {
-        storage(for: R.self).assumingMemoryBound(to: R.self).move()
+        guard resultIsBoxed else { return resultStorage.assumingMemoryBound(to: R.self).move() }
+        let buffer = resultStorage.load(as: UnsafeMutableRawPointer.self)
+        resultIsBoxed = false
+        defer { buffer.deallocate() }
+        return buffer.assumingMemoryBound(to: R.self).move()
     }
 
-    private func storage<R>(for type: R.Type) -> UnsafeMutableRawPointer {
-        if MemoryLayout<R>.size <= MemoryLayout.size(ofValue: inlineResult), MemoryLayout<R>.alignment <= 8 {
-            return withUnsafeMutableBytes(of: &inlineResult) { $0.baseAddress! }
-        }
-        if let resultBuffer { return resultBuffer }
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<R>.size, alignment: MemoryLayout<R>.alignment)
-        resultBuffer = buffer
-        return buffer
-    }
-
-    /// Hands the outcome (kept, or ``error``) to the caller: resumes it if it suspended. Called
-    /// once: by the thread that ran the job, or by ``stop(_:)`` for a job that waited.
+    /// Hands the outcome (kept, or ``error``) to the caller, resuming it if it waits. Called
+    /// once: by the thread that ran the job, or by ``stop(_:)`` for a job that waited. The job
+    /// is not touched after it.
     private func handOver() {
-        if handoff.exchange(Handoff.ready, ordering: .acquiringAndReleasing) == Handoff.suspended {
-            continuation.unsafelyUnwrapped.resume()
-        }
+        let (published, _) = handoff.compareExchange(expected: Handoff.idle, desired: Handoff.done, ordering: .acquiringAndReleasing)
+        if published { return }
+        // The caller waits (only it leaves `idle`, for `waiting`): its continuation is installed.
+        continuation.unsafelyUnwrapped.resume()
+        handoff.store(Handoff.resumed, ordering: .releasing)
     }
 
-    /// Whether the outcome was handed over (the caller looking for it without suspending).
+    /// Whether the outcome was handed over before the caller waited (acquiring it).
     @inline(__always)
-    var isHandedOver: Bool { handoff.load(ordering: .acquiring) == Handoff.ready }
+    var isHandedOver: Bool { handoff.load(ordering: .acquiring) == Handoff.done }
 
     /// Looks for the outcome for up to `nanoseconds`, yielding the core between looks: whether
     /// it was handed over (then the caller takes it without suspending).
@@ -209,14 +245,17 @@ final class ExecutorJob: @unchecked Sendable {
         }
     }
 
-    /// Suspends the caller until the outcome is handed over (at once if it was).
+    /// Suspends the caller until the outcome is handed over (not at all if it was), and until
+    /// its publisher is done with the job.
     func awaitHandOver(isolation: isolated (any Actor)? = #isolation) async {
         await withUnsafeContinuation(isolation: isolation) { (continuation: UnsafeContinuation<Void, Never>) in
             self.continuation = continuation
-            let (exchanged, _) = handoff.compareExchange(
-                expected: Handoff.pending, desired: Handoff.suspended, ordering: .acquiringAndReleasing)
-            if !exchanged { continuation.resume() }
+            let (waits, _) = handoff.compareExchange(expected: Handoff.idle, desired: Handoff.waiting, ordering: .acquiringAndReleasing)
+            // Lost to `done` (acquired): the outcome is here, nobody else resumes this caller.
+            if !waits { continuation.resume() }
         }
+        // Resumed by the publisher: it may still be returning from `resume()`.
+        while handoff.load(ordering: .acquiring) == Handoff.waiting { sched_yield() }
     }
 
     // MARK: Running
@@ -524,7 +563,8 @@ final class ExecutorLane: @unchecked Sendable {
                     job.complete()
                     lookForWork()
                 } else {
-                    job.run = nil
+                    // Stopped while it waited: its stopper handed its outcome over, and its
+                    // caller may be done with it; `run` goes with the job.
                     if job.deadline != 0 { watchdog.untrack(job) }
                 }
             case .spin:
