@@ -177,6 +177,34 @@ extension Database {
     /// ``perform(_:_:timeout:_:)``).
     static let callerLookNanoseconds: UInt64 = 15_000
 
+    /// Runs `body` at once on the calling thread, on a reader connection that is idle now
+    /// (SQLite), for an awaited read of one row by its primary key (``Model``'s
+    /// `find(_:on:)`); `nil` when it cannot, and the call then goes to the executor:
+    /// no reader is idle, the database has no readers (or is PostgreSQL), `table` is not
+    /// migrated yet (automatic migration takes the writer, which may wait), or the calling
+    /// thread holds a writer.
+    ///
+    /// Why on the caller's thread: handing a read of a few microseconds to another thread and
+    /// back costs more than the read (issue 35, point 8: measured in Benchmarks/README.md). Why
+    /// it is safe for Swift concurrency's cooperative pool: nothing here waits — an idle
+    /// reader is taken or the call goes to the executor — and the work is one indexed look-up
+    /// of one row, bounded like any synchronous find (and by ``statementTimeout`` when set).
+    /// A task cancelled before the call throws `CancellationError` and runs nothing; once it
+    /// runs, the read is over before a cancellation could interrupt it.
+    package func readingAtOnce<R>(_ table: TableOperations, _ body: (Connection) throws -> R) throws -> R? {
+        guard let unretainedReaders else { return nil }
+        if Task.isCancelled { throw CancellationError() }
+        guard !automaticMigrations || lastPreparedTable.load(ordering: .acquiring) == table.serial
+                || migratedTables.withLock({ $0.contains(table.serial) }) else { return nil }
+        let routing = ThreadRouting.word.value
+        guard routing < ThreadRouting.writerHeld else { return nil }
+        return try unretainedReaders.with { readers in
+            guard let reader = try readers.checkOutUnretained(routing: routing) else { return nil }
+            defer { readers.checkIn(reader) }
+            return try reader.with { try body($0.connection) }
+        }
+    }
+
     /// On the lane's thread: takes a connection for `kind`, runs `body` in `scope` with the
     /// job armed on it, gives the connection back.
     private func run<R>(_ job: ExecutorJob, _ kind: DatabaseExecutor.LaneKind, _ scope: CallScope, _ body: () throws -> R) throws -> R {
