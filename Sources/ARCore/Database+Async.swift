@@ -134,7 +134,15 @@ extension Database {
     /// Runs `body` on a thread of the executor's lane for `kind`, wrapped in `scope`, and
     /// hands its result back (see ``write(isolation:timeout:_:)`` for waiting, cancellation and
     /// deadlines).
-    package func perform<R>(
+    ///
+    /// The caller's task suspends until a thread of the lane has run the call, unless the call
+    /// is over first: when a thread was free for it at once and the lane's last call was short,
+    /// the caller looks for its result for up to ``callerLookNanoseconds`` before it suspends.
+    /// Suspending and being resumed costs a wake-up of a thread of the cooperative pool, some
+    /// microseconds, more than a short read; the look is bounded (a long call suspends its
+    /// caller after it, as before), so no thread of the pool waits on database work longer
+    /// than that.
+    nonisolated(nonsending) package func perform<R>(
         _ kind: DatabaseExecutor.LaneKind, _ scope: CallScope, timeout: Duration?, _ body: sending @escaping () throws -> sending R
     ) async throws -> sending R {
         let job = ExecutorJob(limit: timeout, waitLimit: connectionWaitTimeout, timed: instrumentation.isReporting)
@@ -142,26 +150,59 @@ extension Database {
         nonisolated(unsafe) let body = body
         // The awaiting task's session, whose commits its reads must see on a replica.
         let session = replicas == nil ? 0 : ReplicaSet.session
-        defer { job.acknowledge() }  // (a throw too; see ExecutorJob.complete)
-        let result: Transferred<R> = try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Transferred<R>, any Error>) in
-                job.run = {
-                    do {
-                        let value = Transferred(
-                            try session == 0 ? self.run(job, kind, scope, body) : ReplicaSet.adopting(session) { try self.run(job, kind, scope, body) })
-                        job.complete { continuation.resume(returning: value) }
-                    } catch {
-                        job.complete { continuation.resume(throwing: error) }
-                    }
-                }
-                job.fail = { continuation.resume(throwing: $0) }
-                guard job.markQueued() else { return continuation.resume(throwing: job.stopError()) }
-                lane.submit(job)
+        job.run = { job in
+            do {
+                let value = try session == 0
+                    ? self.run(job, kind, scope, body) : ReplicaSet.adopting(session) { try self.run(job, kind, scope, body) }
+                job.keep(value)
+            } catch {
+                job.error = error
             }
+        }
+        try await withTaskCancellationHandler {
+            guard job.markQueued() else { throw job.stopError() }
+            if lane.submit(job), lane.lastRunNanoseconds.load(ordering: .relaxed) <= Self.callerLookNanoseconds / 2,
+               job.lookForHandOver(nanoseconds: Self.callerLookNanoseconds) {
+                return
+            }
+            await job.awaitHandOver()
         } onCancel: {
             job.stop(.cancelled)
         }
-        return result.value
+        if let error = job.error { throw error }
+        return job.takeResult(as: R.self)
+    }
+
+    /// How long an awaited call's caller looks for its result before it suspends (see
+    /// ``perform(_:_:timeout:_:)``).
+    static let callerLookNanoseconds: UInt64 = 15_000
+
+    /// Runs `body` at once on the calling thread, on a reader connection that is idle now
+    /// (SQLite), for an awaited read of one row by its primary key (``Model``'s
+    /// `find(_:on:)`); `nil` when it cannot, and the call then goes to the executor:
+    /// no reader is idle, the database has no readers (or is PostgreSQL), `table` is not
+    /// migrated yet (automatic migration takes the writer, which may wait), or the calling
+    /// thread holds a writer.
+    ///
+    /// Why on the caller's thread: handing a read of a few microseconds to another thread and
+    /// back costs more than the read (issue 35, point 8: measured in Benchmarks/README.md). Why
+    /// it is safe for Swift concurrency's cooperative pool: nothing here waits — an idle
+    /// reader is taken or the call goes to the executor — and the work is one indexed look-up
+    /// of one row, bounded like any synchronous find (and by ``statementTimeout`` when set).
+    /// A task cancelled before the call throws `CancellationError` and runs nothing; once it
+    /// runs, the read is over before a cancellation could interrupt it.
+    package func readingAtOnce<R>(_ table: TableOperations, _ body: (Connection) throws -> R) throws -> R? {
+        guard let unretainedReaders else { return nil }
+        if Task.isCancelled { throw CancellationError() }
+        guard !automaticMigrations || lastPreparedTable.load(ordering: .acquiring) == table.serial
+                || migratedTables.withLock({ $0.contains(table.serial) }) else { return nil }
+        let routing = ThreadRouting.word.value
+        guard routing < ThreadRouting.writerHeld else { return nil }
+        return try unretainedReaders.with { readers in
+            guard let reader = try readers.checkOutUnretained(routing: routing) else { return nil }
+            defer { readers.checkIn(reader) }
+            return try reader.with { try body($0.connection) }
+        }
     }
 
     /// On the lane's thread: takes a connection for `kind`, runs `body` in `scope` with the

@@ -55,12 +55,39 @@ package final class DatabaseExecutor: Sendable {
 /// thread of it (and on which connection), or done; and whether it was stopped (its task
 /// cancelled, its deadline passed).
 ///
-/// Its continuation is resumed exactly once: by the thread that ran it, or, when it is
-/// stopped while waiting, by whoever stopped it (it then leaves the queue: its lane skips it).
+/// Its outcome (the work's result or error) is handed to the caller exactly once: by the
+/// thread that ran it, or, when it is stopped while waiting, by whoever stopped it (it then
+/// leaves the queue: its lane skips it). The hand-over is one atomic word, `handoff`:
+///
+/// ```
+///            caller installs its continuation       publisher: outcome written, then
+///   idle ──────────────────────────────────▶ waiting ─────────────────────────────▶ resumed
+///     │        (CAS, releasing)                       resumes the caller, then stores
+///     │                                               `resumed` (releasing)
+///     └──────────────────────────────────────────────────────────────────────────▶ done
+///              publisher: outcome written, then CAS idle → done (releasing)
+/// ```
+///
+/// - The publisher writes the outcome (``error``, or the result into ``resultStorage``) before
+///   it touches the word, so whoever acquires `done` or `resumed` sees the whole outcome.
+/// - The caller installs its continuation before its CAS idle → waiting, so a publisher that
+///   sees `waiting` (its CAS idle → done failed, acquiring) sees the continuation.
+/// - Exactly one side resumes the caller: the publisher when it saw `waiting`; the caller
+///   itself when its CAS lost to `done` (it never waited).
+/// - Once the caller has acquired `done` or `resumed`, the publisher touches nothing of the job
+///   or of the caller's continuation again. A resumed caller waits for `resumed`, not only
+///   for being resumed: Swift's runtime lets a continuation resumed before its task suspended
+///   go on at once, without an edge the thread sanitizer sees, and the caller's next
+///   continuation may lie where this one was. The wait is for the publisher's few
+///   instructions between `resume()` and its store.
 final class ExecutorJob: @unchecked Sendable {
-    // @unchecked Sendable: `run` and `fail` are set before the job is queued and read by the
-    // one thread that takes it (or stops it) under `state`'s lock; everything else is atomic
-    // or behind that lock.
+    // @unchecked Sendable: `run` is set before the job is queued (under its lane's lock) and
+    // read by the one thread that takes it; the outcome (`error`, `resultStorage`'s bytes) is
+    // written by the one publisher before it touches `handoff`, and read by the caller after
+    // acquiring `done` or `resumed`; `continuation` is written by the caller before its
+    // releasing CAS and read by the publisher after acquiring `waiting`; everything else is
+    // atomic or behind `state`'s lock. The result lives in raw memory, reached through a
+    // pointer (no Swift access to check or instrument): the hand-over orders its two uses.
 
     /// Why a job stopped before it finished.
     enum Stop {
@@ -78,37 +105,70 @@ final class ExecutorJob: @unchecked Sendable {
         var stop: Stop?
         /// The connection the job runs on, while it runs: the one to interrupt.
         var connection: Unretained<Connection>?
-        /// Whether `run`/`fail` are set (the job was queued).
+        /// Whether the job was queued (its caller will be handed its outcome).
         var isQueued = false
+    }
+
+    /// Where the outcome's hand-over stands (see the type's description).
+    private enum Handoff {
+        /// Not handed over; the caller is not waiting.
+        static let idle: UInt8 = 0
+        /// The caller is waiting, its continuation installed: the publisher resumes it.
+        static let waiting: UInt8 = 1
+        /// Handed over before the caller waited: the caller takes it without being resumed.
+        static let done: UInt8 = 2
+        /// Handed over, and the caller resumed: the publisher is done with the job.
+        static let resumed: UInt8 = 3
     }
 
     private let state = Lock(State())
     /// Whether ``state``'s `stop` is set: read by every statement of the job.
     private let stopped = Atomic<Bool>(false)
-    /// The call's deadline (its `timeout:`), if any.
-    let deadline: ContinuousClock.Instant?
+    private let handoff = Atomic<UInt8>(Handoff.idle)
+    /// The call's deadline (its `timeout:`) in ``monotonicNanoseconds()``; 0: none.
+    let deadline: UInt64
     /// The call's limit (for messages).
     let limit: Duration?
-    /// When the job must have left its queue (the database's connection-wait timeout), if ever.
-    let waitDeadline: ContinuousClock.Instant?
+    /// When the job must have left its queue (the database's connection-wait timeout), in
+    /// ``monotonicNanoseconds()``; 0: never.
+    let waitDeadline: UInt64
     let waitLimit: Duration?
 
-    /// Runs the call on the lane's thread (and resumes its caller).
-    nonisolated(unsafe) var run: (() -> Void)?
-    /// Resumes the caller with an error, for a job stopped while it waited.
-    nonisolated(unsafe) var fail: ((any Error) -> Void)?
+    /// Runs the call on the lane's thread, keeping its outcome in the job (``keep(_:)`` or
+    /// ``error``).
+    nonisolated(unsafe) var run: ((ExecutorJob) -> Void)?
+    /// The outcome when the call failed.
+    nonisolated(unsafe) var error: (any Error)?
+    /// The caller's continuation, once it suspended.
+    nonisolated(unsafe) private var continuation: UnsafeContinuation<Void, Never>?
+    /// The result's storage: ``inlineResultSize`` bytes, enough for a record, an optional
+    /// record, a count; a larger or more aligned result goes in a buffer of its own, whose
+    /// address is kept in the storage's first word. Raw memory, not generic, so that a call
+    /// needs no generic type's metadata and no Swift access to it is checked.
+    private let resultStorage: UnsafeMutableRawPointer
+    /// Whether the result went to a buffer of its own (written and read as the storage is).
+    nonisolated(unsafe) private var resultIsBoxed = false
+    private static let inlineResultSize = 32
+    private static let inlineResultAlignment = 16
 
     /// When the job was queued (``monotonicNanoseconds()``), when its database reports
     /// metrics (its wait is then recorded); 0 otherwise.
     let queuedAt: UInt64
 
     init(limit: Duration?, waitLimit: Duration?, timed: Bool) {
-        queuedAt = timed ? monotonicNanoseconds() : 0
-        let now = ContinuousClock.now
+        let now = limit != nil || waitLimit != nil || timed ? monotonicNanoseconds() : 0
+        queuedAt = timed ? now : 0
         self.limit = limit
-        deadline = limit.map { now + $0 }
+        deadline = limit.map { now &+ $0.clampedNanoseconds } ?? 0
         self.waitLimit = waitLimit
-        waitDeadline = waitLimit.map { now + $0 }
+        waitDeadline = waitLimit.map { now &+ $0.clampedNanoseconds } ?? 0
+        resultStorage = .allocate(byteCount: Self.inlineResultSize, alignment: Self.inlineResultAlignment)
+    }
+
+    deinit {
+        // A result never taken (the caller gone) is not released: only a caller takes one.
+        if resultIsBoxed { resultStorage.load(as: UnsafeMutableRawPointer.self).deallocate() }
+        resultStorage.deallocate()
     }
 
     /// Whether the job was stopped (one relaxed load: every statement of the job asks).
@@ -136,8 +196,72 @@ final class ExecutorJob: @unchecked Sendable {
         }
     }
 
+    // MARK: The outcome
+
+    /// Keeps the work's result (the publisher, before ``handOver()``).
+    func keep<R>(_ value: consuming R) {
+        if MemoryLayout<R>.size <= Self.inlineResultSize, MemoryLayout<R>.alignment <= Self.inlineResultAlignment {
+            resultStorage.initializeMemory(as: R.self, to: value)
+        } else {
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<R>.size, alignment: MemoryLayout<R>.alignment)
+            buffer.initializeMemory(as: R.self, to: value)
+            resultStorage.storeBytes(of: buffer, as: UnsafeMutableRawPointer.self)
+            resultIsBoxed = true
+        }
+    }
+
+    /// Takes the result kept (the caller, once handed over, when ``error`` is `nil`).
+    func takeResult<R>(as type: R.Type) -> R {
+        guard resultIsBoxed else { return resultStorage.assumingMemoryBound(to: R.self).move() }
+        let buffer = resultStorage.load(as: UnsafeMutableRawPointer.self)
+        resultIsBoxed = false
+        defer { buffer.deallocate() }
+        return buffer.assumingMemoryBound(to: R.self).move()
+    }
+
+    /// Hands the outcome (kept, or ``error``) to the caller, resuming it if it waits. Called
+    /// once: by the thread that ran the job, or by ``stop(_:)`` for a job that waited. The job
+    /// is not touched after it.
+    private func handOver() {
+        let (published, _) = handoff.compareExchange(expected: Handoff.idle, desired: Handoff.done, ordering: .acquiringAndReleasing)
+        if published { return }
+        // The caller waits (only it leaves `idle`, for `waiting`): its continuation is installed.
+        continuation.unsafelyUnwrapped.resume()
+        handoff.store(Handoff.resumed, ordering: .releasing)
+    }
+
+    /// Whether the outcome was handed over before the caller waited (acquiring it).
+    @inline(__always)
+    var isHandedOver: Bool { handoff.load(ordering: .acquiring) == Handoff.done }
+
+    /// Looks for the outcome for up to `nanoseconds`, yielding the core between looks: whether
+    /// it was handed over (then the caller takes it without suspending).
+    func lookForHandOver(nanoseconds: UInt64) -> Bool {
+        let until = monotonicNanoseconds() &+ nanoseconds
+        while true {
+            for _ in 0..<64 where isHandedOver { return true }
+            if monotonicNanoseconds() >= until { return false }
+            sched_yield()
+        }
+    }
+
+    /// Suspends the caller until the outcome is handed over (not at all if it was), and until
+    /// its publisher is done with the job.
+    func awaitHandOver(isolation: isolated (any Actor)? = #isolation) async {
+        await withUnsafeContinuation(isolation: isolation) { (continuation: UnsafeContinuation<Void, Never>) in
+            self.continuation = continuation
+            let (waits, _) = handoff.compareExchange(expected: Handoff.idle, desired: Handoff.waiting, ordering: .acquiringAndReleasing)
+            // Lost to `done` (acquired): the outcome is here, nobody else resumes this caller.
+            if !waits { continuation.resume() }
+        }
+        // Resumed by the publisher: it may still be returning from `resume()`.
+        while handoff.load(ordering: .acquiring) == Handoff.waiting { sched_yield() }
+    }
+
+    // MARK: Running
+
     /// Called once by the caller's task, when the job is in its lane's queue (or about to be):
-    /// `false` when it was stopped already (then the caller is failed at once).
+    /// `false` when it was stopped already (then the caller fails at once).
     func markQueued() -> Bool {
         state.withLock { state in
             guard state.stop == nil else { return false }
@@ -184,21 +308,15 @@ final class ExecutorJob: @unchecked Sendable {
         return try body()
     }
 
-    /// The job is done: nothing interrupts anything for it from now, and `resume` resumes its
-    /// caller, holding the job's lock, which the caller takes once resumed (``acknowledge()``):
-    /// everything the job's thread did happens before what the caller does next, as the
-    /// thread sanitizer sees it too (the continuation's own hand-over is not visible to it when
-    /// the job ends before its caller has suspended).
-    func complete(_ resume: () -> Void) {
+    /// The job is done (its outcome kept): nothing interrupts anything for it from now, and its
+    /// caller is handed the outcome.
+    func complete() {
         state.withLock { state in
             state.connection = nil
             state.phase = .done
-            resume()
         }
+        handOver()
     }
-
-    /// Called by the caller once resumed: see ``complete(_:)``.
-    func acknowledge() { state.withLock { _ in } }
 
     /// Stops the job: a waiting job leaves the queue (its caller is failed now); a running
     /// one's statement is interrupted in the engine, and its next statement fails; a done one
@@ -212,9 +330,8 @@ final class ExecutorJob: @unchecked Sendable {
             stopped.store(true, ordering: .relaxed)
             switch state.phase {
             case .waiting:
-                guard state.isQueued, let fail else { return .none }  // not queued yet: markQueued fails it
+                guard state.isQueued else { return .none }  // not queued yet: markQueued fails it
                 state.phase = .done
-                fail(Self.error(for: reason))  // under the lock: see complete(_:)
                 return .failedWaiting
             case .running:
                 if let connection = state.connection { connection.with { $0.interrupt() } }
@@ -226,6 +343,9 @@ final class ExecutorJob: @unchecked Sendable {
         switch action {
         case .none: return false
         case .failedWaiting:
+            // The lane skips the job from now (its phase is done): no other thread writes its outcome.
+            error = Self.error(for: reason)
+            handOver()
             return true
         case .interrupt:
             keepInterrupting()
@@ -248,9 +368,9 @@ final class ExecutorJob: @unchecked Sendable {
         }
     }
 
-    /// The stop for a job past its call deadline at `now`, if it is.
-    func expiry(at now: ContinuousClock.Instant) -> Stop? {
-        if let deadline, let limit, now >= deadline { return .deadline(limit: limit) }
+    /// The stop for a job past its call deadline at `now` (``monotonicNanoseconds()``), if it is.
+    func expiry(at now: UInt64) -> Stop? {
+        if deadline != 0, let limit, now >= deadline { return .deadline(limit: limit) }
         return nil
     }
 }
@@ -297,38 +417,60 @@ final class ExecutorLane: @unchecked Sendable {
     /// How many jobs wait (stopped ones included until a thread skips them).
     var waitingCount: Int { state.withLock { $0.queue.count - $0.head } }
 
-    /// Queues `job` (its `run` and `fail` set), waking the thread that slept last or starting one.
-    func submit(_ job: ExecutorJob) {
-        enum Next { case wake(DispatchSemaphore), start, none }
+    /// Queues `job` (its `run` set), leaving it to a thread looking for work, else waking the
+    /// thread that slept last or starting one. Returns whether a thread took it at once (`false`:
+    /// it waits for a busy thread).
+    ///
+    /// The watchdog is told of a job with a call deadline (it watches it running too), and of
+    /// one that waits for a busy thread when it has a wait deadline; a job taken at once does
+    /// not wait, so the watchdog is left asleep (waking it per call cost a context switch or
+    /// two each).
+    @discardableResult
+    func submit(_ job: ExecutorJob) -> Bool {
+        enum Next {
+            case claimed, wake(DispatchSemaphore), start, wait
+            var isClaimed: Bool { if case .claimed = self { true } else { false } }
+        }
         let next = state.withLock { state -> Next in
             state.queue.append(job)
             queued.store(state.queue.count - state.head, ordering: .releasing)
             if state.spinning > state.claimed {
                 state.claimed += 1
-                return .none
+                return .claimed
             }
             if let sleeper = state.sleepers.popLast() { return .wake(sleeper) }
-            guard state.threads < threadLimit else { return .none }
+            guard state.threads < threadLimit else { return .wait }
             state.threads += 1
             return .start
         }
+        let waits: Bool
         switch next {
-        case .wake(let sleeper): sleeper.signal()
-        case .start: startThread { [self] in work() }
-        case .none: break
+        case .claimed: waits = false
+        case .wake(let sleeper):
+            sleeper.signal()
+            waits = false
+        case .start:
+            startThread { [self] in work() }
+            waits = false
+        case .wait: waits = true
         }
-        if job.deadline != nil { watchdog.track(job) }
-        if job.deadline != nil || job.waitDeadline != nil { watchdog.watch() }
+        if job.deadline != 0 {
+            watchdog.track(job)
+            watchdog.watch()
+        } else if waits, job.waitDeadline != 0 {
+            watchdog.watch()
+        }
+        return next.isClaimed
     }
 
     /// Stops the waiting jobs past the database's wait timeout at `now` (for the watchdog);
     /// whether any job waits.
-    func expireWaiting(at now: ContinuousClock.Instant) -> Bool {
+    func expireWaiting(at now: UInt64) -> Bool {
         let (expired, waiting) = state.withLock { state -> ([ExecutorJob], Bool) in
             var expired: [ExecutorJob] = []
             // In arrival order, so wait deadlines come in order: the first not yet passed ends it.
             for job in state.queue[state.head...] {
-                guard let deadline = job.waitDeadline, now >= deadline else { break }
+                guard job.waitDeadline != 0, now >= job.waitDeadline else { break }
                 expired.append(job)
             }
             return (expired, state.head < state.queue.count)
@@ -343,6 +485,22 @@ final class ExecutorLane: @unchecked Sendable {
 
     /// How long a thread that ran out of work looks for more before it sleeps.
     static let spinNanoseconds: UInt64 = 50_000
+
+    /// How long the lane's last job ran (ns): a caller waits for a job like it without
+    /// suspending only when it was short (see ``Database/perform(_:_:timeout:_:)``).
+    let lastRunNanoseconds = Atomic<UInt64>(UInt64.max)
+
+    /// A thread that ran out of work looks for more a moment (``spinNanoseconds``), yielding the
+    /// core between looks: an awaited call's caller makes its next call some microseconds
+    /// after this one ended, and waking a sleeping thread for it costs more.
+    private func lookForWork() {
+        let until = monotonicNanoseconds() &+ ExecutorLane.spinNanoseconds
+        while true {
+            for _ in 0..<64 where queued.load(ordering: .acquiring) != 0 { return }
+            if monotonicNanoseconds() >= until { return }
+            sched_yield()
+        }
+    }
 
     func shutDown() {
         let sleepers = state.withLock { state -> [DispatchSemaphore] in
@@ -392,17 +550,26 @@ final class ExecutorLane: @unchecked Sendable {
             }
             switch next {
             case .job(let job):
-                if job.start() { job.run?() }
-                job.run = nil
-                job.fail = nil
-                if job.deadline != nil { watchdog.untrack(job) }
+                if job.start() {
+                    let started = monotonicNanoseconds()
+                    job.run.unsafelyUnwrapped(job)
+                    job.run = nil
+                    lastRunNanoseconds.store(monotonicNanoseconds() &- started, ordering: .relaxed)
+                    if job.deadline != 0 { watchdog.untrack(job) }
+                    // Looking for work before the caller is resumed: its next call, made a few
+                    // microseconds from now, finds this thread instead of waking another.
+                    state.withLock { $0.spinning += 1 }
+                    spun = true
+                    job.complete()
+                    lookForWork()
+                } else {
+                    // Stopped while it waited: its stopper handed its outcome over, and its
+                    // caller may be done with it; `run` goes with the job.
+                    if job.deadline != 0 { watchdog.untrack(job) }
+                }
             case .spin:
-                // An awaited call's caller makes its next call some microseconds after this one
-                // ended (its task resumed on another thread): waking a sleeping thread for it
-                // costs more than looking for it a moment, yielding the core meanwhile.
                 spun = true
-                let until = monotonicNanoseconds() &+ ExecutorLane.spinNanoseconds
-                while queued.load(ordering: .acquiring) == 0, monotonicNanoseconds() < until { sched_yield() }
+                lookForWork()
             case .sleep:
                 sleeper.wait()
             case .exit:
@@ -468,7 +635,7 @@ final class ExecutorWatchdog: @unchecked Sendable {
                 return .some(Array(state.timed.values))
             }
             guard let timed else { return }
-            let now = ContinuousClock.now
+            let now = monotonicNanoseconds()
             watching = !timed.isEmpty
             for job in timed {
                 if let stop = job.expiry(at: now) {
@@ -501,4 +668,15 @@ private func startThread(_ body: @escaping @Sendable () -> Void) {
 private final class ThreadWork {
     let body: @Sendable () -> Void
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds, negative ones as 0, huge ones as about 292 years
+    /// (a deadline's offset from ``monotonicNanoseconds()``, which never overflows by it).
+    fileprivate var clampedNanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return 0 }
+        guard seconds < 1 << 33 else { return 1 << 63 }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+    }
 }

@@ -13,8 +13,25 @@
 /// meanwhile (a record is not `Sendable`, so no other task can hold it).
 extension ModelClassMethods where Self: Model {
     /// ``find(_:)`` on `database`, from async code.
+    ///
+    /// On SQLite, when one of the database's readers is idle, the find runs at once on the
+    /// calling thread (one indexed look-up; see `UsingItInAServer`); otherwise on one of the
+    /// database's own threads.
     nonisolated(nonsending) public static func find(_ id: Int64, on database: Database) async throws -> sending Self? {
-        try await database.perform(.reads, .reads, timeout: nil) { try find(id) }
+        let atOnce = try ModelMapping.unretained(self).with { mapping in
+            try database.readingAtOnce(mapping.table) { connection in
+                try mapping.table.findRecord(id: id, in: connection) {
+                    let record = Self()
+                    record.adopt(mapping)
+                    return record
+                }
+            }
+        }
+        if let atOnce {
+            guard let found = atOnce else { return nil }
+            return unsafeDowncast(found, to: Self.self)
+        }
+        return try await database.perform(.reads, .reads, timeout: nil) { try find(id) }
     }
 
     /// ``all()`` on `database`, from async code.
