@@ -20,11 +20,7 @@ extension ModelClassMethods where Self: Model {
     nonisolated(nonsending) public static func find(_ id: Int64, on database: Database) async throws -> sending Self? {
         let atOnce = try ModelMapping.unretained(self).with { mapping in
             try database.readingAtOnce(mapping.table) { connection in
-                try mapping.table.findRecord(id: id, in: connection) {
-                    let record = Self()
-                    record.adopt(mapping)
-                    return record
-                }
+                try mapping.table.findRecord(id: id, in: connection, of: self, mapping: mapping)
             }
         }
         if let atOnce {
