@@ -104,19 +104,24 @@ extension TableOperations {
     package func findRecord(id: Int64, in connection: Connection, of type: Model.Type, mapping: ModelMapping) throws -> Model? {
         try connection.withStatement(key(.find), sql: { findSQL }) { statement in
             try statement.bind(.integer(id), at: 1)
-            if statement.readsRowsDirectly {
-                guard try statement.stepLeavingCells() else { return nil }
-                let record = type.init()
-                record.adopt(mapping)
-                try decodeDirectly(record, from: statement, header: ModelMapping.headerFields, fields: mapping.fieldBuffer)
-                return record
-            }
+            if statement.readsRowsDirectly { return try findDirectly(statement, of: type, mapping: mapping) }
             guard try statement.step() else { return nil }
             let record = type.init()
             record.adopt(mapping)
             try decode(record, from: statement, columns: nil)
             return record
         }
+    }
+
+    /// ``findRecord(id:in:of:mapping:)``'s step and read on an engine that reads rows straight
+    /// into records (out of line: the other engines' finds stay as short as they were).
+    @inline(never)
+    private func findDirectly(_ statement: Statement, of type: Model.Type, mapping: ModelMapping) throws -> Model? {
+        guard try statement.stepLeavingCells() else { return nil }
+        let record = type.init()
+        record.adopt(mapping)
+        try decodeDirectly(record, from: statement, header: ModelMapping.headerFields, fields: mapping.fieldBuffer)
+        return record
     }
 
     /// Reads a row selected with ``TableSchema/selectList`` into `record`, as
