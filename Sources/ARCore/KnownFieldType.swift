@@ -6,7 +6,11 @@ import Foundation
 /// through witness tables (measured: half of a row's decoding and a third of an insert's
 /// overhead went there). Other types (enums, JSON, `Decimal`, custom ones) take the
 /// generic path; both paths call the same `ColumnValue` methods, so they behave alike.
-package enum KnownFieldType: Sendable {
+///
+/// Public only as SPI, with the stores below (``store(integer:at:)`` and the others): an engine
+/// reading its row straight into a record (``DirectRowReading``) stores through them inline
+/// (this toolchain inlines no `package` function across modules).
+@_spi(Engines) public enum KnownFieldType: Sendable {
     case string, int, int64, double, bool, data, date
     case optionalString, optionalInt, optionalInt64, optionalDouble, optionalBool, optionalData, optionalDate
     /// Any other `ColumnValue`: through ``ColumnField``.
@@ -58,36 +62,96 @@ extension KnownFieldType {
     /// makes, without making a ``DatabaseValue`` first.
     @inline(__always)
     package func decode(_ cell: Cell, into address: FieldAddress) -> Bool {
-        switch (self, cell) {
-        case (.string, .text(let utf8)):
-            guard let text = decodedText(utf8) else { return false }
-            address.store(text)
-        case (.optionalString, .text(let utf8)):
-            guard let text = decodedText(utf8) else { return false }
-            address.store(Optional(text))
-        case (.int, .integer(let int)):
-            guard let int = Int(exactly: int) else { return false }
-            address.store(int)
-        case (.optionalInt, .integer(let int)):
-            guard let int = Int(exactly: int) else { return false }
-            address.store(Optional(int))
-        case (.int64, .integer(let int)): address.store(int)
-        case (.optionalInt64, .integer(let int)): address.store(Optional(int))
-        case (.double, .real(let real)): address.store(real)
-        case (.optionalDouble, .real(let real)): address.store(Optional(real))
-        case (.bool, .integer(let int)) where int == 0 || int == 1: address.store(int == 1)
-        case (.optionalBool, .integer(let int)) where int == 0 || int == 1: address.store(Optional(int == 1))
-        case (.date, .real(let real)): address.store(Date(timeIntervalSince1970: real))
-        case (.optionalDate, .real(let real)): address.store(Optional(Date(timeIntervalSince1970: real)))
-        case (.data, .blob(let bytes)): address.store(Data(cellBytes: bytes))
-        case (.optionalData, .blob(let bytes)): address.store(Optional(Data(cellBytes: bytes)))
-        case (.optionalString, .null): address.store(String?.none)
-        case (.optionalInt, .null): address.store(Int?.none)
-        case (.optionalInt64, .null): address.store(Int64?.none)
-        case (.optionalDouble, .null): address.store(Double?.none)
-        case (.optionalBool, .null): address.store(Bool?.none)
-        case (.optionalDate, .null): address.store(Date?.none)
-        case (.optionalData, .null): address.store(Data?.none)
+        switch cell {
+        case .integer(let int): store(integer: int, at: address.value)
+        case .real(let real): store(real: real, at: address.value)
+        case .text(let utf8): storesText && store(text: decodedText(utf8), at: address.value)
+        case .blob(let bytes): store(blob: bytes, at: address.value)
+        case .null: storeNull(at: address.value)
+        }
+    }
+
+    // The stores of one storage class each: the value the type's `fromSQL` makes, stored as the
+    // field's value at `address` (assigned: the old value is released), `true`; or `false`, the
+    // field untouched, for a type that takes the class only through a conversion (or not at all).
+
+    /// Stores an `INTEGER` (`Int`, `Int64`, `Bool` from 0 or 1, and their optionals).
+    @inlinable @inline(__always)
+    public func store(integer: Int64, at address: UnsafeMutableRawPointer) -> Bool {
+        switch self {
+        case .int:
+            guard let int = Int(exactly: integer) else { return false }
+            address.assumingMemoryBound(to: Int.self).pointee = int
+        case .optionalInt:
+            guard let int = Int(exactly: integer) else { return false }
+            address.assumingMemoryBound(to: Int?.self).pointee = int
+        case .int64: address.assumingMemoryBound(to: Int64.self).pointee = integer
+        case .optionalInt64: address.assumingMemoryBound(to: Int64?.self).pointee = integer
+        case .bool where integer == 0 || integer == 1: address.assumingMemoryBound(to: Bool.self).pointee = integer == 1
+        case .optionalBool where integer == 0 || integer == 1: address.assumingMemoryBound(to: Bool?.self).pointee = integer == 1
+        default: return false
+        }
+        return true
+    }
+
+    /// Stores a `REAL` (`Double`, `Date` from seconds since 1970, and their optionals).
+    @inlinable @inline(__always)
+    public func store(real: Double, at address: UnsafeMutableRawPointer) -> Bool {
+        switch self {
+        case .double: address.assumingMemoryBound(to: Double.self).pointee = real
+        case .optionalDouble: address.assumingMemoryBound(to: Double?.self).pointee = real
+        case .date: address.assumingMemoryBound(to: Date.self).pointee = Date(timeIntervalSince1970: real)
+        case .optionalDate: address.assumingMemoryBound(to: Date?.self).pointee = Date(timeIntervalSince1970: real)
+        default: return false
+        }
+        return true
+    }
+
+    /// Whether the type takes `TEXT` as it is (`String`, `String?`): the text is decoded only then.
+    @inlinable
+    public var storesText: Bool {
+        @inline(__always) get {
+            switch self {
+            case .string, .optionalString: true
+            default: false
+            }
+        }
+    }
+
+    /// Stores `TEXT` decoded (``storesText`` types; `nil`: not valid UTF-8, not stored).
+    @inlinable @inline(__always)
+    public func store(text: __owned String?, at address: UnsafeMutableRawPointer) -> Bool {
+        guard let text else { return false }
+        switch self {
+        case .string: address.assumingMemoryBound(to: String.self).pointee = text
+        case .optionalString: address.assumingMemoryBound(to: String?.self).pointee = text
+        default: return false
+        }
+        return true
+    }
+
+    /// Stores a `BLOB` (`Data`, `Data?`), its bytes copied.
+    @inlinable @inline(__always)
+    public func store(blob bytes: UnsafeRawBufferPointer, at address: UnsafeMutableRawPointer) -> Bool {
+        switch self {
+        case .data: address.assumingMemoryBound(to: Data.self).pointee = Data(cellBytes: bytes)
+        case .optionalData: address.assumingMemoryBound(to: Data?.self).pointee = Data(cellBytes: bytes)
+        default: return false
+        }
+        return true
+    }
+
+    /// Stores `NULL` (the optionals, as `nil`).
+    @inlinable @inline(__always)
+    public func storeNull(at address: UnsafeMutableRawPointer) -> Bool {
+        switch self {
+        case .optionalString: address.assumingMemoryBound(to: String?.self).pointee = nil
+        case .optionalInt: address.assumingMemoryBound(to: Int?.self).pointee = nil
+        case .optionalInt64: address.assumingMemoryBound(to: Int64?.self).pointee = nil
+        case .optionalDouble: address.assumingMemoryBound(to: Double?.self).pointee = nil
+        case .optionalBool: address.assumingMemoryBound(to: Bool?.self).pointee = nil
+        case .optionalDate: address.assumingMemoryBound(to: Date?.self).pointee = nil
+        case .optionalData: address.assumingMemoryBound(to: Data?.self).pointee = nil
         default: return false
         }
         return true
@@ -96,21 +160,13 @@ extension KnownFieldType {
 
 extension Data {
     /// A copy of a cell's bytes (`Data(bytes:count:)`: the sequence initializer costs more).
-    @inline(__always)
-    init(cellBytes bytes: UnsafeRawBufferPointer) {
+    @inlinable @inline(__always)
+    @_spi(Engines) public init(cellBytes bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else {
             self.init()
             return
         }
         self.init(bytes: base, count: bytes.count)
-    }
-}
-
-extension FieldAddress {
-    /// Stores `decoded` as the field's value.
-    @inline(__always)
-    fileprivate func store<Value>(_ decoded: __owned Value) {
-        value(Value.self).pointee = decoded
     }
 }
 

@@ -38,6 +38,9 @@ package final class ModelMapping: Sendable {
 
     package let table: TableOperations
     package let fields: [Field]
+    /// ``fields`` where an engine reading rows straight into records reads them
+    /// (``DirectRowReading``): a copy made once, kept as long as the process (as the mappings are).
+    nonisolated(unsafe) package let fieldBuffer: UnsafeBufferPointer<Field>
     /// The size and alignment of the originals a changed record keeps aside.
     package let originalsLayout: (size: Int, alignment: Int)
     /// Where in the object the bytes the originals copy start.
@@ -73,6 +76,9 @@ package final class ModelMapping: Sendable {
         self.validates = validates
         self.table = table
         self.fields = fields
+        let buffer = UnsafeMutableBufferPointer<Field>.allocate(capacity: fields.count)
+        _ = buffer.initialize(from: fields)
+        fieldBuffer = UnsafeBufferPointer(buffer)
         originalsLayout = Self.originalsLayout(fields)
         originalsStart = fields.map { $0.valueOffset - $0.originalOffset }.first ?? 0
         referenceFields = fields.filter { !$0.isTrivial }

@@ -40,6 +40,12 @@ import Foundation
     /// Whether every use binds all its parameters again (the library's own SQL, cached by
     /// key), so that resetting it need not clear the bindings first (see the benchmark docs).
     @exclusivity(unchecked) var rebindsEveryParameter = false
+    /// The engine statement as a ``DirectRowReading`` when it is one, else one that reads
+    /// nothing (read path, issue 35). Not optional: an optional's unwrapped copy was retained
+    /// and released around every call, where a `let` is borrowed as ``engine`` is.
+    private let directReader: any DirectRowReading
+    /// Whether ``directReader`` is the engine statement.
+    package let readsRowsDirectly: Bool
     /// Its operation and table, read off the SQL the first time it runs instrumented
     /// (``Instruments``); never while nothing is bootstrapped.
     @exclusivity(unchecked) var instrumentationDescription: StatementDescription?
@@ -49,6 +55,11 @@ import Foundation
         self.sql = sql
         self.connection = connection
         parameterCount = engine.parameterCount
+        if let reader = engine as? any DirectRowReading {
+            (directReader, readsRowsDirectly) = (reader, true)
+        } else {
+            (directReader, readsRowsDirectly) = (NoDirectRowReading.shared, false)
+        }
         parameters = .allocate(capacity: Int(parameterCount))
         parameters.initialize(repeating: .null, count: Int(parameterCount))
     }
@@ -136,20 +147,49 @@ import Foundation
     /// - Throws: the engine's error; the statement is dropped from its connection's cache.
     @inline(__always)
     package func step() throws -> Bool {
+        guard try advance() else { return false }
+        row = engine.row()
+        return true
+    }
+
+    /// The engine's step, with the parameters bound since the last run.
+    @inline(__always)
+    private func advance() throws -> Bool {
         do {
-            let hasRow: Bool
             if hasNewBindings {
                 hasNewBindings = false
-                hasRow = try engine.step(binding: boundParameters)
-            } else {
-                hasRow = try engine.step()
+                return try engine.step(binding: boundParameters)
             }
-            guard hasRow else { return false }
-            row = engine.row()
-            return true
+            return try engine.step()
         } catch {
             throw failed(error)
         }
+    }
+
+    // MARK: Reading rows straight into records (read path, issue 35: the "read" helper's)
+
+    /// ``step()`` without making the row's cells, for a caller that reads the row through
+    /// ``readColumns(_:from:at:into:)`` and makes them (``loadCells()``) only for the columns
+    /// the engine leaves to them. Until then ``row`` is empty.
+    @inline(__always)
+    package func stepLeavingCells() throws -> Bool {
+        row = UnsafeBufferPointer(start: nil, count: 0)
+        return try advance()
+    }
+
+    /// Reads the current row's columns straight into fields (see
+    /// ``DirectRowReading/readColumns(_:from:at:into:)``); only when ``readsRowsDirectly``.
+    @inline(__always)
+    package func readColumns(
+        _ fields: UnsafeBufferPointer<ModelMapping.Field>, from start: Int, at first: Int32, into base: UnsafeMutableRawPointer
+    ) -> Int {
+        directReader.readColumns(fields, from: start, at: first, into: base)
+    }
+
+    /// Makes the current row's cells if ``stepLeavingCells()`` left them unmade.
+    @inline(__always)
+    package func loadCells() {
+        if row.baseAddress == nil { row = engine.row() }
     }
 
     /// Runs an `INSERT` made by ``SQLDialect/insertSQL(into:columns:)`` and returns the new row's id.

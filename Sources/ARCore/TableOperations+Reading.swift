@@ -71,6 +71,19 @@ extension TableOperations {
         func body(_ statement: Statement) throws -> [Model] {
             try bind(statement)
             var records: [Model] = []
+            if columns == nil, statement.readsRowsDirectly {
+                // The engine reads each row straight into its record (no cells made first).
+                guard try statement.stepLeavingCells() else { return records }
+                records.reserveCapacity(statement.rowCountHint)
+                let fields = mapping.fieldBuffer, headerFields = ModelMapping.headerFields
+                repeat {
+                    let record = type.init()
+                    record.adopt(mapping)
+                    try decodeDirectly(record, from: statement, header: headerFields, fields: fields)
+                    records.append(consume record)
+                } while try statement.stepLeavingCells()
+                return records
+            }
             guard try statement.step() else { return records }
             // Room for the rows the engine knows of (all of them on an engine holding its result).
             records.reserveCapacity(statement.rowCountHint)
@@ -91,12 +104,55 @@ extension TableOperations {
     package func findRecord(id: Int64, in connection: Connection, of type: Model.Type, mapping: ModelMapping) throws -> Model? {
         try connection.withStatement(key(.find), sql: { findSQL }) { statement in
             try statement.bind(.integer(id), at: 1)
+            if statement.readsRowsDirectly { return try findDirectly(statement, of: type, mapping: mapping) }
             guard try statement.step() else { return nil }
             let record = type.init()
             record.adopt(mapping)
             try decode(record, from: statement, columns: nil)
             return record
         }
+    }
+
+    /// ``findRecord(id:in:of:mapping:)``'s step and read on an engine that reads rows straight
+    /// into records (out of line: the other engines' finds stay as short as they were).
+    @inline(never)
+    private func findDirectly(_ statement: Statement, of type: Model.Type, mapping: ModelMapping) throws -> Model? {
+        guard try statement.stepLeavingCells() else { return nil }
+        let record = type.init()
+        record.adopt(mapping)
+        try decodeDirectly(record, from: statement, header: ModelMapping.headerFields, fields: mapping.fieldBuffer)
+        return record
+    }
+
+    /// Reads a row selected with ``TableSchema/selectList`` into `record`, as
+    /// ``decode(_:from:at:columns:)`` does, for a statement stepped without its cells
+    /// (``Statement/stepLeavingCells()``) whose engine reads rows straight into records: each
+    /// column the engine cannot read so (``DirectRowReading``) is read from the row's cells,
+    /// made then, as ``decode(_:from:at:columns:)`` reads it (its conversions and errors).
+    @inline(__always)
+    private func decodeDirectly(
+        _ record: Model, from statement: Statement, header headerFields: UnsafeBufferPointer<ModelMapping.Field>,
+        fields: UnsafeBufferPointer<ModelMapping.Field>
+    ) throws {
+        var header = ModelMapping.HeaderValues()
+        let headerColumns = withUnsafeMutablePointer(to: &header) {
+            statement.readColumns(headerFields, from: 0, at: 0, into: UnsafeMutableRawPointer($0))
+        }
+        guard headerColumns == 3 else {
+            statement.loadCells()
+            return try decode(record, from: statement, columns: nil)
+        }
+        record.header = header.header
+        // Every column is read: the originals a reloaded record kept aside go.
+        record.markAllColumnsSaved(count: fields.count)
+        let base = Unretained(record).address
+        var index = statement.readColumns(fields, from: 0, at: 3, into: base)
+        while index < fields.count {
+            statement.loadCells()
+            try decodeColumn(index, of: record, from: statement, at: 3 + Int32(index))
+            index = index + 1 < fields.count ? statement.readColumns(fields, from: index + 1, at: 3, into: base) : fields.count
+        }
+        record.didDecode()
     }
 
     /// Re-reads the record's row into it, discarding unsaved changes.
