@@ -559,25 +559,31 @@ open class Model: RecordStorage {
 
     package final func bindAllColumns(count: Int, to statement: Statement, from first: Int32) throws {
         var parameter = first
-        let base = Unretained(self).address
-        // The loop written out, as in `decodeAllColumns`: a bind reads the value alone, so no
-        // original is looked for (and the per-type code stays inlined here).
         do {
-            try withExtendedLifetime(self) {
-                // The engine only calls these after `mapping()` succeeded.
-                try cachedMapping.unsafelyUnwrapped.with { mapping in
-                    for index in 0..<count {
-                        let field = mapping.fields[index]
-                        let value = base + field.valueOffset
-                        try field.storage.apply(
-                            BindField(statement: statement, parameter: parameter), kind: field.kind,
-                            at: FieldAddress(value: value, original: value))
-                        parameter += 1
-                    }
-                }
+            try forEachValue(count) { field, address in
+                try field.storage.apply(BindField(statement: statement, parameter: parameter), kind: field.kind, at: address)
+                parameter += 1
             }
         } catch {
             throw bindingFailure(error, column: Int(parameter - first))
+        }
+    }
+
+    /// Runs `body` on each of the first `count` fields, the mapping and its fields reached
+    /// once, with the value's address alone (as its original too): for work that reads the
+    /// values only (a bind), which then looks for no original.
+    @inline(__always)
+    private final func forEachValue(_ count: Int, _ body: (ModelMapping.Field, FieldAddress) throws -> Void) rethrows {
+        let base = Unretained(self).address
+        try withExtendedLifetime(self) {
+            // The engine only calls these after `mapping()` succeeded.
+            try cachedMapping.unsafelyUnwrapped.with { mapping in
+                for index in 0..<count {
+                    let field = mapping.fields[index]
+                    let value = base + field.valueOffset
+                    try body(field, FieldAddress(value: value, original: value))
+                }
+            }
         }
     }
 

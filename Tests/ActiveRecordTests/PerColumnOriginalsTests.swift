@@ -218,20 +218,20 @@ struct PerColumnOriginalsTests {
     }
 
     /// One column of plain bytes changed: its original is kept in the record, no extras.
-    final class Gauge: Model, Validating {
+    final class ColumnGauge: Model, Validating {
         @Column var level: Double = 0
         @Column var on: Bool = false
         @Column var at: Date = Date(timeIntervalSince1970: 0)
         @Column var label: String = "g"
-        static let validations = Validations(for: Gauge.self) { $0.presence(\.label) }
+        static let validations = Validations(for: ColumnGauge.self) { $0.presence(\.label) }
     }
 
-    private static func gauge() throws -> Gauge {
-        let made = Gauge()
+    private static func gauge() throws -> ColumnGauge {
+        let made = ColumnGauge()
         made.level = 1
         made.on = true
         try made.save()
-        return try #require(try Gauge.find(made.id!))
+        return try #require(try ColumnGauge.find(made.id!))
     }
 
     @Test(arguments: TestEngine.all) func aOneNumberChangeIsKeptInTheRecordAndRollsBack(engine: TestEngine) throws {
@@ -249,7 +249,7 @@ struct PerColumnOriginalsTests {
             #expect(gauge.originalsState == .inline && gauge.extras == nil)
             #expect(gauge.changes == [ColumnChange(column: "level", old: .real(1), new: .real(2))])
             try gauge.save()
-            #expect(try Gauge.find(gauge.id!)?.level == 2)
+            #expect(try ColumnGauge.find(gauge.id!)?.level == 2)
             gauge.on = false
             gauge.revertChanges()
             #expect(gauge.on && !gauge.hasChanges && !gauge.originalsCaptured)
@@ -280,7 +280,7 @@ struct PerColumnOriginalsTests {
             ])
             third.label = "h"
             try third.save()
-            let stored = try #require(try Gauge.find(third.id!))
+            let stored = try #require(try ColumnGauge.find(third.id!))
             #expect(stored.level == 8 && stored.label == "h" && !third.hasChanges)
             stored.level = 3
             try stored.reload()
