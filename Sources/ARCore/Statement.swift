@@ -23,7 +23,7 @@ import Foundation
     /// Where the texts and bytes of bound values are copied, until the statement's next use.
     /// Reached through a pointer of the statement's own: as a stored property, the copy's
     /// closures (`withContiguousStorageIfAvailable`, `withUnsafeBytes`) capture it and each
-    /// bound text paid a dynamic exclusivity check (`swift_beginAccess`, ~38 instructions),
+    /// bound text paid a dynamic exclusivity check (`swift_beginAccess`),
     /// `@exclusivity(unchecked)` notwithstanding.
     private let parameterBytes: UnsafeMutablePointer<ParameterBytes>
     /// How many parameters the statement has.
