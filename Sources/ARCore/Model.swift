@@ -597,7 +597,9 @@ open class Model: RecordStorage {
     }
 
     package final func originalValue(_ index: Int) -> DatabaseValue {
-        withField(index) { kind, field in kind.originalSQL(field) }
+        // On the type's specialised path: an update in a transaction keeps the original of
+        // each column it writes, to undo.
+        apply(OriginalFieldValue(), toField: index)
     }
 
     package final func restoreOriginal(_ index: Int, _ value: DatabaseValue) {
@@ -626,6 +628,16 @@ open class Model: RecordStorage {
         // Benchmarks/README.md, Hot-path notes).
         try apply(CurrentFieldValue(), toField: index)
     }
+}
+
+/// The field's original value as a database value (`NULL` when it has none that converts).
+private struct OriginalFieldValue: FieldOperation {
+    @inline(__always)
+    func run<Value: ColumnValue>(_ type: Value.Type, _ field: FieldAddress) -> DatabaseValue {
+        (try? field.original(Value.self).pointee.toSQL()) ?? .null
+    }
+
+    func runGeneric(_ kind: any ColumnField.Type, _ field: FieldAddress) -> DatabaseValue { kind.originalSQL(field) }
 }
 
 /// Where a record's originals are, for a loop over its fields: nowhere (each original is

@@ -21,11 +21,7 @@ import Foundation
     /// (``parameterCount`` of them; all `NULL` at first).
     private let parameters: UnsafeMutablePointer<Cell>
     /// Where the texts and bytes of bound values are copied, until the statement's next use.
-    /// Reached through a pointer of the statement's own: as a stored property, the copy's
-    /// closures (`withContiguousStorageIfAvailable`, `withUnsafeBytes`) capture it and each
-    /// bound text paid a dynamic exclusivity check (`swift_beginAccess`),
-    /// `@exclusivity(unchecked)` notwithstanding.
-    private let parameterBytes: UnsafeMutablePointer<ParameterBytes>
+    @exclusivity(unchecked) private var parameterBytes = ParameterBytes()
     /// How many parameters the statement has.
     package let parameterCount: Int32
     /// Whether a parameter was bound since the engine last received them.
@@ -55,16 +51,12 @@ import Foundation
         parameterCount = engine.parameterCount
         parameters = .allocate(capacity: Int(parameterCount))
         parameters.initialize(repeating: .null, count: Int(parameterCount))
-        parameterBytes = .allocate(capacity: 1)
-        parameterBytes.initialize(to: ParameterBytes())
     }
 
     deinit {
         engine.finalize()
         parameters.deallocate()
-        parameterBytes.pointee.release()
-        parameterBytes.deinitialize(count: 1)
-        parameterBytes.deallocate()
+        parameterBytes.release()
     }
 
     // MARK: Binding (1-based)
@@ -87,8 +79,8 @@ import Foundation
     @inline(never)
     private func bindCopying(_ value: DatabaseValue, at index: Int32) throws {
         switch value {
-        case .text(let text): try set(.text(parameterBytes.pointee.copy(text)), at: index)
-        case .blob(let data): try set(.blob(parameterBytes.pointee.copy(data)), at: index)
+        case .text(let text): try set(.text(parameterBytes.copy(text)), at: index)
+        case .blob(let data): try set(.blob(parameterBytes.copy(data)), at: index)
         case .null, .integer, .real: try bind(value, at: index)
         }
     }
@@ -234,7 +226,7 @@ import Foundation
         engine.reset()
         row = UnsafeBufferPointer(start: nil, count: 0)
         parameters.update(repeating: .null, count: Int(parameterCount))
-        parameterBytes.pointee.reset()
+        parameterBytes.reset()
         hasNewBindings = false
     }
 
@@ -244,7 +236,7 @@ import Foundation
     package func resetForRebinding() {
         engine.resetKeepingBindings()
         row = UnsafeBufferPointer(start: nil, count: 0)
-        parameterBytes.pointee.reset()
+        parameterBytes.reset()
     }
 
     // MARK: Columns (0-based), read from the current row's cells
