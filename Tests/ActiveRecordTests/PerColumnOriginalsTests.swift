@@ -288,6 +288,13 @@ struct PerColumnOriginalsTests {
         }
     }
 
+    /// The column an original is kept in place for, beside the originals' state, takes no
+    /// room: a record's bookkeeping is still four words before its first column (object
+    /// header, row header with the state and the column in its padding, mapping, extras).
+    @Test func theInlineOriginalTakesNoRoomInTheRecord() throws {
+        #expect(try ColumnSheet.mapping().fields.map(\.valueOffset).min() == 64)
+    }
+
     @Test(arguments: TestEngine.all) func aColumnBeyondTheFirstWordOfTheBitmap(engine: TestEngine) throws {
         try withDatabase(engine) { db throws in
             let made = WideSheet()
