@@ -12,13 +12,14 @@ import Synchronization
 /// }
 /// ```
 ///
-/// The wrapper holds the current value only. A record keeps its columns' original values
-/// (as last loaded or saved) only once it changes: the first write to any of its columns
-/// since it was loaded or inserted copies them aside (`captureOriginals()`; a new
-/// record still holding its class's defaults uses the class's copy), so that `save()` writes
-/// only what changed, including changes made in place to arrays and other JSON values, and a
-/// record that is only read carries no second copy. Reading the property costs what a plain
-/// stored property costs; writing it adds one check of a flag.
+/// The wrapper holds the current value only. A record keeps a column's original value (as
+/// last loaded or saved) only once the column is written to: the first write to it since the
+/// record was loaded or saved copies its value aside (`captureOriginal(_:)`; a new record
+/// still holding its class's defaults uses the class's copy), so that `save()` compares and
+/// writes only the columns written to, including changes made in place to arrays and other
+/// JSON values, and a record that is only read carries no second copy. Reading the property
+/// costs what a plain stored property costs; writing it adds a check of a flag and, on a
+/// record that was written to, a call that finds the column.
 ///
 /// The name and index a declaration gives are read once per class, by reflection, and not
 /// kept in every record.
@@ -51,12 +52,26 @@ public struct Column<Value: ColumnValue> {
         // field's address (out of line, each access goes through the key path at run time).
         @inline(__always) get { record[keyPath: storageKeyPath].value }
         @inline(__always) set {
-            if record.originalsState == .none { record.captureOriginals() }
+            keepOriginal(of: record, storageKeyPath)
             record[keyPath: storageKeyPath].value = newValue
         }
         @inline(__always) _modify {
-            if record.originalsState == .none { record.captureOriginals() }
+            keepOriginal(of: record, storageKeyPath)
             yield &record[keyPath: storageKeyPath].value
+        }
+    }
+
+    /// Before a write to a model's property: keeps the column's original aside unless the
+    /// record keeps it already or uses its class's defaults. The column is told by the address
+    /// of the property's storage in the object (the key path is a constant: the address is
+    /// the object's plus a constant offset), taken as a number in an access that calls
+    /// nothing: a call inside the access would make the compiler check every access to the
+    /// property at run time (a `swift_beginAccess` and `swift_endAccess` per write).
+    @inlinable @inline(__always)
+    static func keepOriginal<Record: Model>(of record: Record, _ storageKeyPath: ReferenceWritableKeyPath<Record, Column>) {
+        if record.originalsState != .defaults {
+            let address = withUnsafeMutablePointer(to: &record[keyPath: storageKeyPath]) { UInt(bitPattern: $0) }
+            record.captureOriginal(ofFieldAt: address)
         }
     }
 

@@ -191,19 +191,27 @@ extension FieldAddress {
 
 /// Binds the field's current value to a statement parameter.
 package struct BindField: FieldOperation {
-    let statement: Statement
+    /// Unretained: the caller holds the statement while it binds (a strong reference was
+    /// retained and released per column when the per-type code was not inlined).
+    let statement: Unretained<Statement>
     let parameter: Int32
+
+    @inline(__always)
+    init(statement: Statement, parameter: Int32) {
+        self.statement = Unretained(statement)
+        self.parameter = parameter
+    }
 
     @inline(__always)
     package func run<Value: ColumnValue>(_ type: Value.Type, _ field: FieldAddress) throws -> Void {
         let value = try field.value(Value.self).pointee.toSQL()
         // Only REAL columns can hold NaN or -0.0 (known per type, so no check for the others).
         if Value.sqlType == .real { try value.checkStorable() }
-        try statement.bind(value, at: parameter)
+        try statement.with { try $0.bind(value, at: parameter) }
     }
 
     package func runGeneric(_ kind: any ColumnField.Type, _ field: FieldAddress) throws {
-        try kind.bind(field, to: statement, at: parameter)
+        try statement.with { try kind.bind(field, to: $0, at: parameter) }
     }
 }
 

@@ -29,21 +29,52 @@ open class Model: RecordStorage {
     // accesses never overlap.
     @exclusivity(unchecked) package var header = RecordHeader()
     /// Where the columns' original values are: set by the first write to a column since the
-    /// record was loaded or inserted (`captureOriginals()`); until then each column's
-    /// original is its value. (Stored beside `header`, where its byte costs no space.)
+    /// record was loaded or inserted (`captureOriginal(_:)`, of that column alone); until then
+    /// each column's original is its value. (Stored beside `header`, where its byte costs no space.)
     @usableFromInline @exclusivity(unchecked) package final var originalsState = OriginalsState.none
+    /// In ``OriginalsState/inline``, the column whose original ``extrasWord`` holds. (Beside
+    /// ``originalsState``, in the same padding.)
+    @exclusivity(unchecked) private final var inlineColumn: UInt16 = 0
     // Unretained: a class's mapping lives as long as the process (``ModelMapping/of(_:)``),
     // and a strong reference would write the shared mapping's reference count for every
     // record made and freed (a cache line that reading threads share). Read through
     // `_withUnsafeGuaranteedRef`: an `unowned(unsafe)` reference is retained on every read.
     @exclusivity(unchecked) private var cachedMapping: Unretained<ModelMapping>?
+    /// The record's ``RecordExtras`` (a retained reference, 0 for none), or in
+    /// ``OriginalsState/inline`` the bytes of the one original the record keeps: a record whose
+    /// first change since it was loaded or saved is to one column of plain bytes of at most a
+    /// word (a number, a flag, a date) keeps its original here, with no allocation.
+    @exclusivity(unchecked) private final var extrasWord: UInt = 0
+
     /// What only some records need: their columns' original values once changed, their
-    /// validation failures (see ``RecordExtras``). `nil` for a record only read.
-    @exclusivity(unchecked) package final var extras: RecordExtras?
+    /// validation failures (see ``RecordExtras``). `nil` for a record only read, or one that
+    /// keeps one original in place (``OriginalsState/inline``).
+    package final var extras: RecordExtras? {
+        guard originalsState != .inline, extrasWord != 0 else { return nil }
+        return unretainedExtras
+    }
+
+    /// ``extras``, which the caller knows are there, without a retain.
+    @inline(__always)
+    private final var unretainedExtras: RecordExtras {
+        Unmanaged<RecordExtras>.fromOpaque(UnsafeRawPointer(bitPattern: extrasWord).unsafelyUnwrapped).takeUnretainedValue()
+    }
+
+    /// Where ``extrasWord`` is (the original it holds in ``OriginalsState/inline``).
+    @inline(__always)
+    private final var inlineOriginal: UnsafeMutableRawPointer {
+        withUnsafeMutablePointer(to: &extrasWord) { UnsafeMutableRawPointer($0) }
+    }
 
     /// Makes a new, unsaved record with the declared default values.
     public required init() {
         ColumnDeclarations.didInitialise(self)
+    }
+
+    deinit {
+        if originalsState != .inline, extrasWord != 0 {
+            Unmanaged<RecordExtras>.fromOpaque(UnsafeRawPointer(bitPattern: extrasWord).unsafelyUnwrapped).release()
+        }
     }
 
     /// Makes a new, unsaved record from column values.
@@ -154,26 +185,14 @@ open class Model: RecordStorage {
         return HookFieldSite(record: self, offset: hook.offset)
     }
 
-    /// Where the field `field` and its original are, `originals` being the record's originals
-    /// (`nil` when it keeps none: each original is then the value itself).
+    /// Where the record's originals are, read once for a loop over its fields.
     @inline(__always)
-    private static func address(
-        _ field: ModelMapping.Field, in base: UnsafeMutableRawPointer, originals: UnsafeRawPointer?
-    ) -> FieldAddress {
-        let value = base + field.valueOffset
-        guard let originals else { return FieldAddress(value: value, original: value) }
-        return FieldAddress(value: value, original: UnsafeMutableRawPointer(mutating: originals + field.originalOffset))
-    }
-
-    /// Where the originals are; `nil` when the record keeps none. (Those of
-    /// ``OriginalsState/defaults`` are only read: every write to an original first makes the
-    /// record's own copy, ``ownOriginals()``.)
-    @inline(__always)
-    private final var originals: UnsafeRawPointer? {
+    private final var originalsView: OriginalsView {
         switch originalsState {
-        case .none: nil
-        case .aside: UnsafeRawPointer(extras.unsafelyUnwrapped.originals)
-        case .defaults: cachedMapping.unsafelyUnwrapped.with { $0.defaultOriginals }
+        case .none: OriginalsView(originals: nil, captured: nil)
+        case .aside: OriginalsView(originals: UnsafeRawPointer(unretainedExtras.originals), captured: unretainedExtras.captured)
+        case .defaults: OriginalsView(originals: cachedMapping.unsafelyUnwrapped.with { $0.defaultOriginals }, captured: nil)
+        case .inline: OriginalsView(originals: UnsafeRawPointer(inlineOriginal), captured: nil, inlineColumn: Int(inlineColumn))
         }
     }
 
@@ -181,12 +200,24 @@ open class Model: RecordStorage {
     /// since it was loaded or inserted).
     package final var originalsCaptured: Bool { originalsState != .none }
 
+    /// The columns whose originals the record keeps aside, in order (for tests); every column
+    /// when it uses its class's defaults.
+    package final var capturedColumns: [Int] {
+        guard let count = try? mapping().fields.count else { return [] }
+        switch originalsState {
+        case .none: return []
+        case .defaults: return Array(0..<count)
+        case .aside: return (0..<count).filter { unretainedExtras.isCaptured($0) }
+        case .inline: return [Int(inlineColumn)]
+        }
+    }
+
     /// The field at `index`, as a raw pointer into this object.
     @inline(__always)
     private final func withField<R>(_ index: Int, _ body: (any ColumnField.Type, FieldAddress) throws -> R) rethrows -> R {
         // The engine only calls these after `mapping()` succeeded.
         let field = cachedMapping.unsafelyUnwrapped.with { $0.fields[index] }
-        let address = Self.address(field, in: Unretained(self).address, originals: originals)
+        let address = originalsView.address(of: field, index, in: Unretained(self).address)
         return try withExtendedLifetime(self) { try body(field.kind, address) }
     }
 
@@ -197,55 +228,111 @@ open class Model: RecordStorage {
     ) throws(Operation.Failure) -> Operation.Result {
         // The engine only calls these after `mapping()` succeeded.
         let field = cachedMapping.unsafelyUnwrapped.with { $0.fields[index] }
-        let address = Self.address(field, in: Unretained(self).address, originals: originals)
+        let address = originalsView.address(of: field, index, in: Unretained(self).address)
         return try withExtendedLifetime(self) { () throws(Operation.Failure) -> Operation.Result in
             try field.storage.apply(operation, kind: field.kind, at: address)
         }
     }
 
-    /// Runs `body` on each of the first `count` fields, the mapping and its fields reached
-    /// once (a loop of ``apply(_:toField:)`` reaches them per field).
+    // MARK: Originals
+
+    /// Before a write to the column stored at `address` (inside this object; a number, as a
+    /// setter takes it): keeps its value
+    /// aside as its original when nothing did since the record was loaded or saved
+    /// (``captureOriginal(_:)``). What a `@Column` property's setter calls, with the address of
+    /// the property's storage; one that is not a column's (which no setter passes) keeps every
+    /// column's original (``captureOriginals()``).
+    @usableFromInline @inline(never)
+    package final func captureOriginal(ofFieldAt address: UInt) {
+        guard originalsState != .defaults, cachedMapping != nil || adoptMappingToCapture() else { return }
+        let offset = Int(bitPattern: address &- UInt(bitPattern: Unretained(self).address))
+        guard let index = cachedMapping.unsafelyUnwrapped.with({ $0.fieldIndex(atOffset: offset) }) else {
+            return captureOriginals()
+        }
+        captureOriginal(index)
+    }
+
+    /// Keeps the value of column `index` as its original, before the first write to it since
+    /// the record was loaded or saved; only that column's (no other column changes with it).
+    /// A new record still holding its class's default values takes the class's copy of them
+    /// (no allocation, as a new record is filled in); any other copies the value into its
+    /// ``extras``. Does nothing for an instance reflection makes (its class may have no
+    /// mapping yet), or one of a class that cannot be reflected.
+    package final func captureOriginal(_ index: Int) {
+        switch originalsState {
+        case .defaults: return
+        case .aside: if unretainedExtras.isCaptured(index) { return }
+        case .inline: if index == Int(inlineColumn) { return }
+        case .none:
+            guard cachedMapping != nil || adoptMappingToCapture() else { return }
+            if header.id == nil, holdsDefaults() {
+                originalsState = .defaults
+                return
+            }
+            if extrasWord == 0, keepInlineOriginal(index) { return }
+        }
+        keepOriginal(index)
+    }
+
+    /// Keeps the value of column `index` as its original in ``extrasWord`` when the record
+    /// has no extras and the value is plain bytes that fit (``OriginalsState/inline``).
     @inline(__always)
-    private final func forEachField(_ count: Int, _ body: (ModelMapping.Field, FieldAddress) throws -> Void) rethrows {
-        let base = Unretained(self).address
-        let originals = originals
-        try withExtendedLifetime(self) {
-            // The engine only calls these after `mapping()` succeeded.
-            try cachedMapping.unsafelyUnwrapped.with { mapping in
-                for index in 0..<count {
-                    let field = mapping.fields[index]
-                    try body(field, Self.address(field, in: base, originals: originals))
+    private final func keepInlineOriginal(_ index: Int) -> Bool {
+        let field = cachedMapping.unsafelyUnwrapped.with { $0.fields[index] }
+        guard field.isTrivial, field.size <= MemoryLayout<UInt>.size, index <= Int(UInt16.max) else { return false }
+        let value = UnsafeRawPointer(Unretained(self).address) + field.valueOffset
+        withExtendedLifetime(self) { inlineOriginal.copyMemory(from: value, byteCount: field.size) }
+        inlineColumn = UInt16(index)
+        originalsState = .inline
+        return true
+    }
+
+    /// Copies the value of column `index` into the record's ``extras`` as its original (it
+    /// keeps none for it yet, and its originals are not its class's defaults).
+    private final func keepOriginal(_ index: Int) {
+        guard let extras = originalsState == .aside ? unretainedExtras : makeExtras() else { return }
+        let base = UnsafeRawPointer(Unretained(self).address)
+        withExtendedLifetime(self) {
+            cachedMapping.unsafelyUnwrapped.with { $0.copyOriginal(index, from: base, to: extras.originals) }
+        }
+        extras.setCaptured(index, true)
+        originalsState = .aside
+    }
+
+    /// Keeps every column's value as its original unless kept already: what a write to a
+    /// column that does not go through its `@Column` property calls (a relation's key).
+    package final func captureOriginals() {
+        switch originalsState {
+        case .defaults: return
+        case .aside, .inline:
+            if originalsState == .inline { _ = makeExtras() }  // the one original moves there
+            let extras = unretainedExtras
+            let count = cachedMapping.unsafelyUnwrapped.with { $0.fields.count }
+            for index in 0..<count where !extras.isCaptured(index) { keepOriginal(index) }
+        case .none:
+            guard cachedMapping != nil || adoptMappingToCapture() else { return }
+            if header.id == nil, holdsDefaults() {
+                originalsState = .defaults
+                return
+            }
+            guard let extras = makeExtras() else { return }
+            let base = UnsafeRawPointer(Unretained(self).address)
+            withExtendedLifetime(self) {
+                cachedMapping.unsafelyUnwrapped.with { mapping in
+                    mapping.copyOriginals(from: base, to: extras.originals)
+                    extras.setAllCaptured(true, count: mapping.fields.count)
                 }
             }
+            originalsState = .aside
         }
     }
 
-    // MARK: Originals
-
-    /// Keeps each column's value as its original, before the first write since the record was
-    /// loaded or inserted: what a `@Column` property's setter calls, and every other write to
-    /// a column. A new record still holding its class's default values takes the class's
-    /// copy of them (no allocation, as a new record is filled in); any other copies its
-    /// values into its ``extras``. Does nothing for an instance reflection makes (its class
-    /// may have no mapping yet), or one of a class that cannot be reflected.
-    @usableFromInline @inline(never)
-    package final func captureOriginals() {
-        guard originalsState == .none else { return }
-        if cachedMapping == nil {
-            guard !ColumnDeclarations.isRecording, let mapping = try? ModelMapping.unretained(type(of: self)) else { return }
-            cachedMapping = mapping
-        }
-        if header.id == nil, holdsDefaults() {
-            originalsState = .defaults
-            return
-        }
-        guard let extras = extras ?? makeExtras() else { return }
-        let base = UnsafeRawPointer(Unretained(self).address)
-        withExtendedLifetime(self) {
-            cachedMapping.unsafelyUnwrapped.with { $0.copyOriginals(from: base, to: extras.originals) }
-        }
-        originalsState = .aside
-        extras.holdsOriginals = true
+    /// Finds the record's mapping before its first capture; `false` for an instance
+    /// reflection makes, or one of a class that cannot be reflected.
+    private final func adoptMappingToCapture() -> Bool {
+        guard !ColumnDeclarations.isRecording, let mapping = try? ModelMapping.unretained(type(of: self)) else { return false }
+        cachedMapping = mapping
+        return true
     }
 
     /// Whether every column holds its class's default value (its value in the instance
@@ -267,30 +354,63 @@ open class Model: RecordStorage {
     @inline(never)
     private final func holdsEquivalentDefaults(_ mapping: ModelMapping) -> Bool {
         let base = Unretained(self).address
+        let defaults = OriginalsView(originals: mapping.defaultOriginals, captured: nil)
         return withExtendedLifetime(self) {
-            for field in mapping.fields {
-                let address = Self.address(field, in: base, originals: mapping.defaultOriginals)
-                if field.storage.apply(IsFieldChanged(), kind: field.kind, at: address) { return false }
+            for (index, field) in mapping.fields.enumerated() {
+                if field.storage.apply(IsFieldChanged(), kind: field.kind, at: defaults.address(of: field, index, in: base)) {
+                    return false
+                }
             }
             return true
         }
     }
 
-    /// Makes the originals the record's own (in its ``extras``) before one is written: a copy
-    /// of its class's defaults when it used those, of its values when it kept none.
-    private final func ownOriginals() {
-        switch originalsState {
-        case .aside: return
-        case .none: captureOriginals()
-        case .defaults: break
-        }
-        guard originalsState == .defaults, let extras = extras ?? makeExtras() else { return }
+    /// Makes the originals the record's own (in its ``extras``) when it uses its class's
+    /// defaults, before one is written: a copy of every default.
+    private final func ownDefaultOriginals() {
+        guard originalsState == .defaults, let extras = makeExtras() else { return }
         cachedMapping.unsafelyUnwrapped.with { mapping in
             // The class's copy, as laid out in an object.
             mapping.copyOriginals(from: mapping.defaultOriginals - mapping.originalsStart, to: extras.originals)
+            extras.setAllCaptured(true, count: mapping.fields.count)
         }
         originalsState = .aside
-        extras.holdsOriginals = true
+    }
+
+    /// Makes the original of column `index` the record's own (in its ``extras``), before it is
+    /// written: the record's value when it kept none, the class's default when it used those.
+    private final func ownOriginal(_ index: Int) {
+        switch originalsState {
+        case .defaults: ownDefaultOriginals()
+        case .aside: if !unretainedExtras.isCaptured(index) { keepOriginal(index) }
+        case .inline: if index != Int(inlineColumn) { keepOriginal(index) }
+        case .none:
+            guard cachedMapping != nil || adoptMappingToCapture() else { return }
+            if extrasWord == 0, keepInlineOriginal(index) { return }
+            keepOriginal(index)
+        }
+    }
+
+    /// Column `index`'s original is its value again: the copy kept aside goes (its memory
+    /// stays, for the next change), and the record keeps none once it was the last.
+    private final func dropOriginal(_ index: Int) {
+        switch originalsState {
+        case .none: return
+        case .defaults: ownDefaultOriginals()
+        case .aside: break
+        case .inline:
+            if index == Int(inlineColumn) {
+                extrasWord = 0
+                originalsState = .none
+            }
+            return
+        }
+        let extras = unretainedExtras
+        guard extras.isCaptured(index) else { return }
+        let originals = extras.originals
+        cachedMapping.unsafelyUnwrapped.with { $0.releaseOriginal(index, at: originals) }
+        extras.setCaptured(index, false)
+        if extras.capturesNone { originalsState = .none }
     }
 
     /// Drops the originals (the memory of the record's own stays, for the next change): each
@@ -301,6 +421,9 @@ open class Model: RecordStorage {
         case .none: return
         case .defaults: originalsState = .none
         case .aside: releaseOwnOriginals()
+        case .inline:
+            extrasWord = 0
+            originalsState = .none
         }
     }
 
@@ -308,20 +431,30 @@ open class Model: RecordStorage {
     /// decoding and inserting paths).
     @inline(never)
     private final func releaseOwnOriginals() {
-        let extras = extras.unsafelyUnwrapped
-        cachedMapping.unsafelyUnwrapped.with { $0.releaseOriginals(at: extras.originals) }
+        let extras = unretainedExtras
+        let (originals, captured) = (extras.originals, extras.captured)
+        cachedMapping.unsafelyUnwrapped.with { $0.releaseOriginals(at: originals, captured: captured) }
+        extras.setAllCaptured(false, count: 0)
         originalsState = .none
-        extras.holdsOriginals = false
     }
 
-    /// The record's ``extras``, made now; `nil` when its class cannot be reflected.
+    /// The record's ``extras``, made now unless it has them (with the original it kept in
+    /// place, ``OriginalsState/inline``, moved there); `nil` when its class cannot be reflected.
     final func makeExtras() -> RecordExtras? {
+        if let extras { return extras }
         if cachedMapping == nil {
             guard let mapping = try? ModelMapping.unretained(type(of: self)) else { return nil }
             cachedMapping = mapping
         }
         let made = cachedMapping.unsafelyUnwrapped.with { RecordExtras.make(for: $0) }
-        extras = made
+        if originalsState == .inline {
+            let index = Int(inlineColumn)
+            let field = cachedMapping.unsafelyUnwrapped.with { $0.fields[index] }
+            (made.originals + field.originalOffset).copyMemory(from: inlineOriginal, byteCount: field.size)
+            made.setCaptured(index, true)
+            originalsState = .aside
+        }
+        extrasWord = UInt(bitPattern: Unmanaged.passRetained(made).toOpaque())
         return made
     }
 
@@ -336,11 +469,9 @@ open class Model: RecordStorage {
     }
 
     package final func decodeColumn(_ index: Int, from statement: Statement, at column: Int32) throws {
-        if originalsState == .none { return try apply(DecodeField(statement: statement, column: column), toField: index) }
-        // The column's original is the value read: into the record's own originals.
-        ownOriginals()
         try apply(DecodeField(statement: statement, column: column), toField: index)
-        apply(MarkFieldSaved(), toField: index)
+        // The column's original is the value read.
+        if originalsState != .none { dropOriginal(index) }
     }
 
     /// A known type straight from its cell (``KnownFieldType/decode(_:into:)``); any other type,
@@ -352,7 +483,7 @@ open class Model: RecordStorage {
         releaseOriginals()
         let cells = statement.row.baseAddress.unsafelyUnwrapped + Int(first)
         let base = Unretained(self).address
-        // The loop written out (not `forEachField`): with no originals, each field's value is
+        // The loop written out: with no originals, each field's value is
         // all there is to reach, and this stays inlined into the engine's decoding.
         try withExtendedLifetime(self) {
             // The engine only calls these after `mapping()` succeeded.
@@ -373,18 +504,44 @@ open class Model: RecordStorage {
     }
 
     /// The fields reached once for all (a loop of ``isColumnChanged(_:)`` reaches the mapping
-    /// per column); none when the record keeps no originals aside (none was written to).
+    /// per column); only those whose originals are kept aside (the others were not written
+    /// to), none when the record keeps none.
     package final func forEachChangedColumn(count: Int, _ body: (Int) -> Void) {
         guard originalsState != .none else { return }
         let base = Unretained(self).address
-        let originals = UnsafeMutableRawPointer(mutating: originals.unsafelyUnwrapped)
-        var index = 0
+        let view = originalsView
         withExtendedLifetime(self) {
             cachedMapping.unsafelyUnwrapped.with { mapping in
-                for field in mapping.fields[..<count] {
-                    let address = FieldAddress(value: base + field.valueOffset, original: originals + field.originalOffset)
-                    if field.storage.apply(IsFieldChanged(), kind: field.kind, at: address) { body(index) }
-                    index &+= 1
+                if view.inlineColumn >= 0 {
+                    let index = view.inlineColumn
+                    guard index < count else { return }
+                    let field = mapping.fields[index]
+                    if field.storage.apply(IsFieldChanged(), kind: field.kind, at: view.address(of: field, index, in: base)) {
+                        body(index)
+                    }
+                    return
+                }
+                guard let captured = view.captured else {
+                    // The class's defaults: every column against its default.
+                    for index in 0..<count {
+                        let field = mapping.fields[index]
+                        if field.storage.apply(IsFieldChanged(), kind: field.kind, at: view.address(of: field, index, in: base)) {
+                            body(index)
+                        }
+                    }
+                    return
+                }
+                let originals = UnsafeMutableRawPointer(mutating: view.originals.unsafelyUnwrapped)
+                for word in 0..<mapping.capturedWordCount {
+                    var bits = captured[word]
+                    while bits != 0 {
+                        let index = word &* 64 &+ bits.trailingZeroBitCount
+                        bits &= bits &- 1
+                        guard index < count else { return }
+                        let field = mapping.fields[index]
+                        let address = FieldAddress(value: base + field.valueOffset, original: originals + field.originalOffset)
+                        if field.storage.apply(IsFieldChanged(), kind: field.kind, at: address) { body(index) }
+                    }
                 }
             }
         }
@@ -392,8 +549,7 @@ open class Model: RecordStorage {
 
     package final func markColumnSaved(_ index: Int) {
         guard originalsState != .none else { return }
-        ownOriginals()
-        apply(MarkFieldSaved(), toField: index)
+        dropOriginal(index)
     }
 
     /// Every original is the value again: the originals kept aside are released.
@@ -404,12 +560,30 @@ open class Model: RecordStorage {
     package final func bindAllColumns(count: Int, to statement: Statement, from first: Int32) throws {
         var parameter = first
         do {
-            try forEachField(count) { field, address in
+            try forEachValue(count) { field, address in
                 try field.storage.apply(BindField(statement: statement, parameter: parameter), kind: field.kind, at: address)
                 parameter += 1
             }
         } catch {
             throw bindingFailure(error, column: Int(parameter - first))
+        }
+    }
+
+    /// Runs `body` on each of the first `count` fields, the mapping and its fields reached
+    /// once, with the value's address alone (as its original too): for work that reads the
+    /// values only (a bind), which then looks for no original.
+    @inline(__always)
+    private final func forEachValue(_ count: Int, _ body: (ModelMapping.Field, FieldAddress) throws -> Void) rethrows {
+        let base = Unretained(self).address
+        try withExtendedLifetime(self) {
+            // The engine only calls these after `mapping()` succeeded.
+            try cachedMapping.unsafelyUnwrapped.with { mapping in
+                for index in 0..<count {
+                    let field = mapping.fields[index]
+                    let value = base + field.valueOffset
+                    try body(field, FieldAddress(value: value, original: value))
+                }
+            }
         }
     }
 
@@ -423,12 +597,14 @@ open class Model: RecordStorage {
     }
 
     package final func originalValue(_ index: Int) -> DatabaseValue {
-        withField(index) { kind, field in kind.originalSQL(field) }
+        // On the type's specialised path: an update in a transaction keeps the original of
+        // each column it writes, to undo.
+        apply(OriginalFieldValue(), toField: index)
     }
 
     package final func restoreOriginal(_ index: Int, _ value: DatabaseValue) {
-        ownOriginals()
-        guard originalsState == .aside else { return }
+        ownOriginal(index)
+        guard originalsState == .aside || originalsState == .inline else { return }
         withField(index) { kind, field in kind.restoreOriginal(value, to: field) }
     }
 
@@ -442,7 +618,7 @@ open class Model: RecordStorage {
     }
 
     package final func assignColumn(_ index: Int, _ value: DatabaseValue) throws {
-        captureOriginals()
+        captureOriginal(index)
         try withField(index) { kind, field in try kind.assign(value, to: field) }
     }
 
@@ -454,16 +630,58 @@ open class Model: RecordStorage {
     }
 }
 
-/// Where a record's original column values are (see ``Model/captureOriginals()``).
+/// The field's original value as a database value (`NULL` when it has none that converts).
+private struct OriginalFieldValue: FieldOperation {
+    @inline(__always)
+    func run<Value: ColumnValue>(_ type: Value.Type, _ field: FieldAddress) -> DatabaseValue {
+        (try? field.original(Value.self).pointee.toSQL()) ?? .null
+    }
+
+    func runGeneric(_ kind: any ColumnField.Type, _ field: FieldAddress) -> DatabaseValue { kind.originalSQL(field) }
+}
+
+/// Where a record's originals are, for a loop over its fields: nowhere (each original is
+/// the value), its class's defaults (every column's), or its ``RecordExtras`` (the columns
+/// whose bits are set; the others' originals are their values).
+private struct OriginalsView {
+    let originals: UnsafeRawPointer?
+    let captured: UnsafeMutablePointer<UInt64>?
+    /// In ``OriginalsState/inline``, the one column whose original `originals` points at; -1
+    /// otherwise.
+    var inlineColumn = -1
+
+    /// Where `field` (column `index`) of the record at `base` and its original are.
+    @inline(__always)
+    func address(of field: ModelMapping.Field, _ index: Int, in base: UnsafeMutableRawPointer) -> FieldAddress {
+        let value = base + field.valueOffset
+        guard let originals else { return FieldAddress(value: value, original: value) }
+        if inlineColumn >= 0 {
+            let original = index == inlineColumn ? UnsafeMutableRawPointer(mutating: originals) : value
+            return FieldAddress(value: value, original: original)
+        }
+        if let captured, captured[index &>> 6] & (1 &<< UInt64(index & 63)) == 0 {
+            return FieldAddress(value: value, original: value)
+        }
+        return FieldAddress(value: value, original: UnsafeMutableRawPointer(mutating: originals + field.originalOffset))
+    }
+}
+
+/// Where a record's original column values are (see ``Model/captureOriginal(_:)``).
 @usableFromInline
 package enum OriginalsState: UInt8 {
-    /// Nowhere: the record was not written to since it was loaded or inserted, and each
+    /// Nowhere: no column was written to since the record was loaded or inserted, and each
     /// column's original is its value.
     case none
-    /// In the record's ``RecordExtras``.
+    /// In the record's ``RecordExtras``, for the columns written to (its bitmap says which);
+    /// each other column's original is its value.
     case aside
     /// Its class's defaults (``ModelMapping/defaultOriginals``): a new record filled in.
     case defaults
+    /// One column's, in the record itself (``Model/inlineColumn``, in the word that otherwise
+    /// holds its extras): the first change of a record without extras, to a column of plain
+    /// bytes of at most a word; each other column's original is its value. A change to
+    /// another column, or validation failures to keep, moves it to ``RecordExtras`` (`.aside`).
+    case inline
 }
 
 @available(*, unavailable, message: "Records are confined to one thread at a time; fetch by id on another")

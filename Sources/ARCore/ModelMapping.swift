@@ -47,6 +47,13 @@ package final class ModelMapping: Sendable {
     package let originalsStart: Int
     /// The fields whose values hold references (copied one by one, after the bytes).
     package let referenceFields: [Field]
+    /// How many words a record's bitmap of the originals it keeps aside takes (a bit a column,
+    /// ``RecordExtras``).
+    package let capturedWordCount: Int
+    /// Each column's index by the offset of its value in the object, less ``fieldLookupStart``
+    /// (-1 between columns): the column a `@Column` property's setter writes, from its address.
+    private let fieldLookup: [Int32]
+    private let fieldLookupStart: Int
     package let hooks: [Hook]
     /// The Swift property name of each column, for messages.
     package let propertyNames: [String]
@@ -82,6 +89,12 @@ package final class ModelMapping: Sendable {
         originalsLayout = Self.originalsLayout(fields)
         originalsStart = fields.map { $0.valueOffset - $0.originalOffset }.first ?? 0
         referenceFields = fields.filter { !$0.isTrivial }
+        capturedWordCount = max(1, (fields.count + 63) / 64)
+        let start = fields.map(\.valueOffset).min() ?? 0
+        var lookup = [Int32](repeating: -1, count: (fields.map { $0.valueOffset + 1 }.max() ?? 0) - start)
+        for (index, field) in fields.enumerated() { lookup[field.valueOffset - start] = Int32(index) }
+        fieldLookup = lookup
+        fieldLookupStart = start
         self.hooks = hooks
         self.propertyNames = propertyNames
         self.defaultOriginals = defaultOriginals
@@ -124,12 +137,48 @@ package final class ModelMapping: Sendable {
         }
     }
 
-    /// Destroys the originals at `originals` (the memory stays).
-    package func releaseOriginals(at originals: UnsafeMutableRawPointer) {
-        for field in referenceFields {
-            let original = originals + field.originalOffset
-            field.storage.apply(ReleaseOriginal(), kind: field.kind, at: FieldAddress(value: original, original: original))
+    /// Copies the value of column `index` of the record at `values` to its place in
+    /// `originals`, which holds none for it.
+    @inline(__always)
+    package func copyOriginal(_ index: Int, from values: UnsafeRawPointer, to originals: UnsafeMutableRawPointer) {
+        let field = fields[index]
+        let address = FieldAddress(
+            value: UnsafeMutableRawPointer(mutating: values + field.valueOffset), original: originals + field.originalOffset)
+        if field.isTrivial {
+            address.original.copyMemory(from: address.value, byteCount: field.size)
+        } else {
+            field.storage.apply(CaptureOriginal(), kind: field.kind, at: address)
         }
+    }
+
+    /// Destroys the original of column `index` at `originals` (the memory stays).
+    @inline(__always)
+    package func releaseOriginal(_ index: Int, at originals: UnsafeMutableRawPointer) {
+        let field = fields[index]
+        guard !field.isTrivial else { return }
+        let original = originals + field.originalOffset
+        field.storage.apply(ReleaseOriginal(), kind: field.kind, at: FieldAddress(value: original, original: original))
+    }
+
+    /// Destroys the originals at `originals` of the columns whose bits `captured` (of
+    /// ``capturedWordCount`` words) sets (the memory stays).
+    package func releaseOriginals(at originals: UnsafeMutableRawPointer, captured: UnsafePointer<UInt64>) {
+        for word in 0..<capturedWordCount {
+            var bits = captured[word]
+            while bits != 0 {
+                releaseOriginal(word &* 64 &+ bits.trailingZeroBitCount, at: originals)
+                bits &= bits &- 1
+            }
+        }
+    }
+
+    /// The index of the column whose value is at `offset` in the object; `nil` when none is.
+    @inline(__always)
+    package func fieldIndex(atOffset offset: Int) -> Int? {
+        let slot = offset &- fieldLookupStart
+        guard slot >= 0, slot < fieldLookup.count else { return nil }
+        let index = fieldLookup[slot]
+        return index < 0 ? nil : Int(index)
     }
 
     /// ``defaultOriginals`` made from `prototype`'s columns.
