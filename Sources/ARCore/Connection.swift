@@ -16,6 +16,8 @@ import Logging
     // Unchecked exclusivity on the state below: a connection is confined (see ``Database``),
     // none of these accesses overlaps another, and they are read on every statement (a
     // dynamic check on each access; see Benchmarks/README.md, Hot-path notes).
+    /// On a pool, the holding thread's holds of the connection (``ConnectionPool/hold()``).
+    @exclusivity(unchecked) var poolHold = PoolHold()
     /// The prepared statements, by SQL text and by key.
     @exclusivity(unchecked) var statements = StatementCache()
     /// The transaction running on the connection (depth, isolation, what to undo).

@@ -8,52 +8,27 @@ import Foundation
 /// transaction uses the transaction's connection), and the connection goes back to the pool
 /// when the outermost hold ends. A thread that finds every connection held waits for one.
 final class ConnectionPool: Sendable {
-    /// A connection held by one thread, and how many holds it has there.
-    /// `@unchecked Sendable`: only the holding thread reads or changes it.
-    final class Hold: @unchecked Sendable {
-        let connection: Connection
-        var count = 1
-        /// The pool the connection is from (the thread's hold is found by it: ``threadHold()``).
-        let pool: ObjectIdentifier
-        /// The thread's hold on another pool taken before this one, if any.
-        var below: Hold?
-        init(_ connection: Connection, from pool: ConnectionPool, below: Hold?) {
-            self.connection = connection
-            self.pool = ObjectIdentifier(pool)
-            self.below = below
-        }
-    }
-
-    /// The calling thread's hold on this pool, if it has one: found in the thread's own
-    /// storage (its holds, the last taken first), without a lock, on every statement; not
-    /// retained (the thread's storage keeps it while it is held).
+    /// The calling thread's hold on this pool, if it has one: the connection it holds (whose
+    /// ``Connection/poolHold`` counts the holds), found in the thread's own storage (its held
+    /// connections, the last taken first), without a lock, on every statement; not retained
+    /// (the thread's storage keeps it while it is held).
     @inline(__always)
-    private func threadHold() -> Unmanaged<Hold>? {
+    private func threadHold() -> Unmanaged<Connection>? {
         guard let raw = pthread_getspecific(threadHoldKey) else { return nil }
-        let top = Unmanaged<Hold>.fromOpaque(raw)
-        if top._withUnsafeGuaranteedRef({ $0.pool == ObjectIdentifier(self) }) { return top }
+        let top = Unmanaged<Connection>.fromOpaque(raw)
+        if top._withUnsafeGuaranteedRef({ $0.poolHold.pool == ObjectIdentifier(self) }) { return top }
         return heldBelow(top)
     }
 
     /// ``threadHold()`` when the thread's last hold is on another pool.
     @inline(never)
-    private func heldBelow(_ top: Unmanaged<Hold>) -> Unmanaged<Hold>? {
-        var hold = top.takeUnretainedValue().below
+    private func heldBelow(_ top: Unmanaged<Connection>) -> Unmanaged<Connection>? {
+        var hold = top._withUnsafeGuaranteedRef { $0.poolHold.below }
         while let candidate = hold {
-            if candidate.pool == ObjectIdentifier(self) { return Unmanaged.passUnretained(candidate) }
-            hold = candidate.below
+            if candidate._withUnsafeGuaranteedRef({ $0.poolHold.pool == ObjectIdentifier(self) }) { return candidate }
+            hold = candidate._withUnsafeGuaranteedRef { $0.poolHold.below }
         }
         return nil
-    }
-
-    /// The calling thread's last hold taken (retained by the thread's storage), if any.
-    private static var threadTop: Hold? {
-        get { pthread_getspecific(threadHoldKey).map { Unmanaged<Hold>.fromOpaque($0).takeUnretainedValue() } }
-        set {
-            let old = pthread_getspecific(threadHoldKey)
-            pthread_setspecific(threadHoldKey, newValue.map { Unmanaged.passRetained($0).toOpaque() })
-            if let old { Unmanaged<Hold>.fromOpaque(old).release() }
-        }
     }
 
     /// A connection between threads: only through the pool's lock.
@@ -95,53 +70,82 @@ final class ConnectionPool: Sendable {
     }
 
     /// The connection the calling thread holds, if any.
-    func heldByCaller() -> Connection? { threadHold()?.takeUnretainedValue().connection }
+    func heldByCaller() -> Connection? { threadHold()?.takeUnretainedValue() }
 
     /// Holds a connection for the calling thread: the one it holds already, or one from the
     /// pool. Give it back with ``release()``.
+    ///
+    /// Taking and giving back a connection allocates nothing and retains nothing beyond the
+    /// connection itself: the count of holds and the thread's chain of held connections live
+    /// in the connection (``Connection/poolHold``), and the thread's storage owns the
+    /// connection taken from the idle ones while it is held (see Benchmarks/README.md,
+    /// Hot-path notes).
     /// - Throws: `.busy` when every connection stayed held for the pool's wait; the engine's
     ///   error when a new connection cannot be opened.
     func hold() throws -> Connection {
-        if let hold = threadHold() {
-            return hold._withUnsafeGuaranteedRef { hold in
-                hold.count += 1
-                return hold.connection
+        if let held = threadHold() {
+            return held._withUnsafeGuaranteedRef { connection in
+                connection.poolHold.count += 1
+                return connection
             }
         }
         let connection = try checkOut()
-        Self.threadTop = Hold(connection, from: self, below: Self.threadTop)
+        let top = pthread_getspecific(threadHoldKey).map { Unmanaged<Connection>.fromOpaque($0) }
+        connection.poolHold = PoolHold(pool: ObjectIdentifier(self), count: 1, below: top)
+        // The thread's storage owns the connection (and, through its `below`, the one held before).
+        pthread_setspecific(threadHoldKey, Unmanaged.passRetained(connection).toOpaque())
         return connection
     }
 
     /// Gives back one hold of the calling thread's connection; after the last, the connection
     /// goes back to the pool.
     func release() {
-        guard let unretained = threadHold() else { return }
-        let remaining = unretained._withUnsafeGuaranteedRef { hold in
-            hold.count -= 1
-            return hold.count
+        guard let held = threadHold() else { return }
+        let (remaining, below) = held._withUnsafeGuaranteedRef { connection in
+            connection.poolHold.count -= 1
+            return (connection.poolHold.count, connection.poolHold.below)
         }
         guard remaining == 0 else { return }
-        let hold = unretained.takeUnretainedValue()
         // Out of the thread's holds (the last taken, but for holds on several pools ended out
-        // of order).
-        if let top = Self.threadTop, top === hold {
-            Self.threadTop = hold.below
+        // of order): what owned this one owns the one below it now.
+        let top = pthread_getspecific(threadHoldKey).unsafelyUnwrapped
+        if top == held.toOpaque() {
+            pthread_setspecific(threadHoldKey, below?.toOpaque())
         } else {
-            var above = Self.threadTop
-            while let candidate = above, candidate.below !== hold { above = candidate.below }
-            above?.below = hold.below
+            var above = Unmanaged<Connection>.fromOpaque(top)
+            while let next = above._withUnsafeGuaranteedRef({ $0.poolHold.below }), next.toOpaque() != held.toOpaque() {
+                above = next
+            }
+            above._withUnsafeGuaranteedRef { $0.poolHold.below = below }
         }
-        hold.below = nil
+        let connection = held.takeRetainedValue()
+        connection.poolHold = PoolHold()
         // The thread's work on the primary ended outside a transaction (a commit, a write): its
         // next read waits for a replica to have replayed that far.
-        if let replicaSet, hold.connection.transaction.depth == 0 { replicaSet.noteWork() }
-        checkIn(hold.connection)
+        if let replicaSet, connection.transaction.depth == 0 { replicaSet.noteWork() }
+        checkIn(connection)
     }
 
     /// A connection of the caller's own, not held by the thread (a cursor's, outside a
     /// transaction). Give it back with ``checkIn(_:)``.
     func checkOut() throws -> Connection {
+        // An idle connection with every setting applied, no metrics backend timing the wait:
+        // one lock, no clock read.
+        if !instrumentation.isReporting, let connection = state.withLock({ state -> Connection? in
+            guard let idle = state.idle.last, idle.connection.appliedSettings == state.settings.count else { return nil }
+            state.idle.removeLast()
+            return idle.connection
+        }) {
+            instrumentation.connectionsInUse(delta: 1)
+            return connection
+        }
+        return try checkOutWaiting()
+    }
+
+    /// ``checkOut()`` when no idle connection is ready: a setting to apply first, a new
+    /// connection to open, or a wait for another thread's.
+    @inline(never)
+    private func checkOutWaiting() throws -> Connection {
         enum Next { case connection(Connection, [@Sendable (Connection) -> Void]), open([@Sendable (Connection) -> Void]) }
         // The wait is timed only for a metrics backend (a clock read each side).
         let started = instrumentation.isReporting ? monotonicNanoseconds() : nil
@@ -194,12 +198,14 @@ final class ConnectionPool: Sendable {
     func checkIn(_ connection: Connection) {
         let lost = !connection.isUsable
         let reusable = !lost && connection.transaction.depth == 0 && !connection.isInFailedTransaction
+        if reusable {
+            // The common case: back among the idle ones, a waiting thread (if any) woken.
+            state.withLockSignallingWaiters { $0.idle.append(Idle(connection: connection)) }
+            instrumentation.connectionsInUse(delta: -1)
+            return
+        }
         let dropped = state.withLock { state -> [Idle] in
-            if reusable {
-                state.idle.append(Idle(connection: connection))
-            } else {
-                state.opened -= 1
-            }
+            state.opened -= 1
             guard lost, !state.idle.isEmpty else { return [] }
             let dropped = state.idle
             state.idle.removeAll()
@@ -208,7 +214,7 @@ final class ConnectionPool: Sendable {
         }
         state.signalAll()
         instrumentation.connectionsInUse(delta: -1)
-        if !reusable { instrumentation.connectionsOpen(delta: -1) }
+        instrumentation.connectionsOpen(delta: -1)
         if !dropped.isEmpty {
             instrumentation.connectionsOpen(delta: -dropped.count)
             connection.eventLogger?.debug(
@@ -224,8 +230,19 @@ final class ConnectionPool: Sendable {
     }
 }
 
+/// A pooled connection's holds by the thread that holds it (see ``ConnectionPool/hold()``):
+/// the pool it is from, how many holds it has, and the connection the thread held before it
+/// (on another pool), owned by this one while it is held. Only the holding thread reads or
+/// changes it.
+struct PoolHold {
+    var pool: ObjectIdentifier?
+    var count = 0
+    var below: Unmanaged<Connection>?
+}
+
 /// The thread-specific slot where a thread finds its holds on pools (``ConnectionPool``): one
-/// key for the process, per thread its last hold taken (retained), which keeps the one before.
+/// key for the process, per thread the connection it held last (retained), whose
+/// ``PoolHold/below`` keeps the one held before.
 private let threadHoldKey: pthread_key_t = {
     var key = pthread_key_t()
     precondition(pthread_key_create(&key, nil) == 0, "ActiveRecord: no thread-specific key left for the connection pool")

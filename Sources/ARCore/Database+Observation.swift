@@ -17,6 +17,8 @@ extension Database {
         let changes = connection.changes.unpublished
         connection.changes.unpublished = TableChanges()
         connection.forgetNotedTable()
+        // Nobody observes: no lock to take. An observer added meanwhile fetches first anyway.
+        guard isObserved.load(ordering: .acquiring) else { return }
         let due = observers.withLock { registry in
             registry.entries.isEmpty ? [] : registry.entries.values.filter { changes.touches($0.tables) }.map(\.changed)
         }
@@ -81,6 +83,7 @@ extension Database {
         (observation.id, watch) = observers.withLock { registry in
             registry.nextID += 1
             registry.entries[registry.nextID] = (Set(tables), { @Sendable [weak runner] in runner?.schedule() })
+            isObserved.store(true, ordering: .releasing)
             if registry.watch == nil { registry.watch = ExternalCommitWatch(database: self) }
             return (registry.nextID, registry.watch.unsafelyUnwrapped)
         }
@@ -95,6 +98,7 @@ extension Database {
         let stopped = observers.withLock { registry -> ExternalCommitWatch? in
             registry.entries.removeValue(forKey: id)
             guard registry.entries.isEmpty else { return nil }
+            isObserved.store(false, ordering: .releasing)
             defer { registry.watch = nil }
             return registry.watch
         }

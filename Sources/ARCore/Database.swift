@@ -67,6 +67,9 @@ public final class Database: @unchecked Sendable {
     let lastPreparedTable = Atomic<UInt64>(0)
     /// The observers of this database's committed changes (see ``observe(tables:fetch:onChange:)``).
     let observers = Lock(ObserverRegistry())
+    /// Whether ``observers`` has any entry (set holding its lock): a write outside a transaction
+    /// that nobody observes publishes its changes without taking that lock.
+    let isObserved = Atomic<Bool>(false)
     /// Whether errors carry the SQL with its values written in (see ``includesBoundValuesInErrors``).
     let boundValuesInErrors = Lock(false)
     /// Where the library logs (see ``logger``), and the lowest level of the library's own

@@ -132,11 +132,16 @@ package final class ConditionLock<State>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
     private let state: UnsafeMutablePointer<State>
+    /// How many threads wait on the condition (changed and read holding `mutex`), so that
+    /// ``withLockSignallingWaiters(_:)`` wakes nobody when nobody waits.
+    private let waiters: UnsafeMutablePointer<Int>
 
     package init(_ initialState: State) {
         mutex = allocateMutex()
         mutex.initialize(to: pthread_mutex_t())
         precondition(pthread_mutex_init(mutex, nil) == 0, "pthread_mutex_init failed")
+        waiters = .allocate(capacity: 1)
+        waiters.initialize(to: 0)
         condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
         var attributes = pthread_condattr_t()
@@ -159,6 +164,7 @@ package final class ConditionLock<State>: @unchecked Sendable {
         mutex.deallocate()
         state.deinitialize(count: 1)
         state.deallocate()
+        waiters.deallocate()
     }
 
     /// Runs `body` with the state, holding the lock.
@@ -166,6 +172,17 @@ package final class ConditionLock<State>: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state.pointee)
+    }
+
+    /// Runs `body` with the state, holding the lock, then wakes every waiting thread, if any
+    /// waits (``signalAll()`` without the system call when none does): a waiter counts itself
+    /// holding the lock before it waits, so one that waits for `body`'s change is seen here.
+    package func withLockSignallingWaiters(_ body: (inout State) -> Void) {
+        pthread_mutex_lock(mutex)
+        body(&state.pointee)
+        let waiting = waiters.pointee > 0
+        pthread_mutex_unlock(mutex)
+        if waiting { pthread_cond_broadcast(condition) }
     }
 
     /// Waits until `body` returns a value (it runs with the state, holding the lock, first at
@@ -187,6 +204,8 @@ package final class ConditionLock<State>: @unchecked Sendable {
         let nanoseconds = Int(deadline.tv_nsec) + Int(attoseconds / 1_000_000_000)
         deadline.tv_sec += Int(seconds) + nanoseconds / 1_000_000_000
         deadline.tv_nsec = nanoseconds % 1_000_000_000
+        waiters.pointee += 1
+        defer { waiters.pointee -= 1 }
         while true {
             if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT {
                 return try body(&state.pointee)
@@ -200,9 +219,12 @@ package final class ConditionLock<State>: @unchecked Sendable {
     package func waitForever<R>(_ body: (inout State) throws -> R?) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
+        if let result = try body(&state.pointee) { return result }
+        waiters.pointee += 1
+        defer { waiters.pointee -= 1 }
         while true {
-            if let result = try body(&state.pointee) { return result }
             pthread_cond_wait(condition, mutex)
+            if let result = try body(&state.pointee) { return result }
         }
     }
 

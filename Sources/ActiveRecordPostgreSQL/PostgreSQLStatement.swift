@@ -46,6 +46,9 @@ final class PostgreSQLStatement: EngineStatement {
     /// Behind a transaction pooler (nothing prepared by name): per set of parameter types,
     /// whether to ask for binary results, and the result column types that told it.
     @exclusivity(unchecked) private var unnamed: [(types: [Oid], binary: Bool, columnTypes: [Int])] = []
+    /// The prepared form whose result columns ``columnTypes``, ``columnKinds`` and ``kinds``
+    /// hold (`nil`: another result's), so that running the same form again copies none of them.
+    @exclusivity(unchecked) private var columnsForm: ObjectIdentifier?
     /// Whether the current result is in binary format.
     @exclusivity(unchecked) var binary = false
 
@@ -307,6 +310,7 @@ final class PostgreSQLStatement: EngineStatement {
     }
 
     private func adopt(_ executed: OpaquePointer?, binary: Bool = false) throws {
+        columnsForm = nil
         try check(executed)
         result = executed
         self.binary = binary
@@ -330,6 +334,13 @@ final class PostgreSQLStatement: EngineStatement {
         binary = form.binary
         rowCount = PQntuples(executed)
         rowIndex = -1
+        if columnsForm == ObjectIdentifier(form) {
+            // The form's columns are those of the statement's last result already (a loop of
+            // saves): nothing to copy.
+            resultColumnCount = Int32(columnTypes.count)
+            if form.writes { connection.lastChanged = Self.changedRows(executed) }
+            return
+        }
         if let known = form.columnTypes {
             columnTypes = known
             columnKinds = form.columnKinds
@@ -342,6 +353,7 @@ final class PostgreSQLStatement: EngineStatement {
         }
         resultColumnCount = Int32(columnTypes.count)
         prepareRows()
+        columnsForm = ObjectIdentifier(form)
         if form.writes { connection.lastChanged = Self.changedRows(executed) }
     }
 
@@ -396,6 +408,7 @@ final class PostgreSQLStatement: EngineStatement {
         clearResult()
         connection.deallocations += prepared.map(\.name)
         prepared.removeAll()
+        columnsForm = nil
     }
 
     func expandedSQL() -> String? {
