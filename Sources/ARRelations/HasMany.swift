@@ -100,18 +100,19 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
         var children: [Int64: [Model]] = [:]
         for chunk in chunked(ids) {
             // Ordered by key, then id: the key's index gives that order without a sort, and
-            // each owner's children come in one run, gathered without a dictionary look-up per child.
-            var run: (key: Int64, children: [Model])?
-            for child in try Child.query().where(key, .in(chunk)).order(by: key).order(by: "id").fetch() {
-                guard case .integer(let id) = try keyValue(of: child, at: keyIndex, named: key) else { continue }
-                if run?.key == id {
-                    run?.children.append(child)
-                } else {
-                    if let finished = run.take() { gather(finished, into: &children) }
-                    run = (id, [child])
-                }
+            // each owner's children come in one run, taken as one slice of the rows (no
+            // dictionary look-up, no append, per child). The rows as `Model`s: the inverse of
+            // `asRecords(of:)`, a class array's layout being the same for any class.
+            let rows = unsafeBitCast(try Child.query().where(key, .in(chunk)).order(by: key).order(by: "id").fetch(), to: [Model].self)
+            var run: (key: Int64, start: Int)?
+            for index in rows.indices {
+                let id: Int64? = if case .integer(let id) = try keyValue(of: rows[index], at: keyIndex, named: key) { id } else { nil }
+                if let current = run, current.key == id { continue }
+                // A key that is no integer ends the run without starting one: the child is left out.
+                if let finished = run { gather(finished.key, rows[finished.start..<index], into: &children) }
+                run = id.map { ($0, index) }
             }
-            if let finished = run.take() { gather(finished, into: &children) }
+            if let finished = run { gather(finished.key, rows[finished.start...], into: &children) }
         }
         for owner in owners where owner.id != nil {
             owner[keyPath: storage].preloaded = (children[owner.id!] ?? []).asRecords(of: Child.self)
@@ -119,13 +120,13 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
     }
 }
 
-/// Puts one owner's run of children into `children`: the run's array itself when it is the
-/// owner's first (each owner's children come in one run: no copy), else after the earlier ones.
-private func gather(_ run: (key: Int64, children: [Model]), into children: inout [Int64: [Model]]) {
-    if let earlier = children.removeValue(forKey: run.key) {
-        children[run.key] = earlier + run.children
+/// Puts one owner's run of children into `children`: after the earlier ones when the owner
+/// has some (not in a query's rows, where each owner's children come in one run).
+private func gather(_ key: Int64, _ run: ArraySlice<Model>, into children: inout [Int64: [Model]]) {
+    if let earlier = children.removeValue(forKey: key) {
+        children[key] = earlier + run
     } else {
-        children[run.key] = run.children
+        children[key] = Array(run)
     }
 }
 
