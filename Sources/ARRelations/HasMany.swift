@@ -101,9 +101,8 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
         for chunk in chunked(ids) {
             // Ordered by key, then id: the key's index gives that order without a sort, and
             // each owner's children come in one run, taken as one slice of the rows (no
-            // dictionary look-up, no append, per child). The rows as `Model`s: the inverse of
-            // `asRecords(of:)`, a class array's layout being the same for any class.
-            let rows = unsafeBitCast(try Child.query().where(key, .in(chunk)).order(by: key).order(by: "id").fetch(), to: [Model].self)
+            // dictionary look-up, no append, per child).
+            let rows = try Child.query().where(key, .in(chunk)).order(by: key).order(by: "id").fetch().asModels
             var run: (key: Int64, start: Int)?
             for index in rows.indices {
                 let id: Int64? = if case .integer(let id) = try keyValue(of: rows[index], at: keyIndex, named: key) { id } else { nil }
