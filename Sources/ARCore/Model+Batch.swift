@@ -135,3 +135,8 @@ extension Array where Element == Model {
         unsafeBitCast(self, to: [Record].self)
     }
 }
+
+extension Array where Element: Model {
+    /// The records as `Model`s, without a cast per element (the inverse of `asRecords(of:)`).
+    package var asModels: [Model] { unsafeBitCast(self, to: [Model].self) }
+}

@@ -21,8 +21,35 @@ public enum BelongsToDependency: Sendable, Equatable {
     case destroy
 }
 
-/// The default foreign key for `type`: `Group` → `groupId`.
-func foreignKey(for type: Model.Type) -> String { foreignKeyName(forModelNamed: ModelMapping.modelName(type)) }
+/// The default foreign key for `type`: `Group` → `groupId`. Made once per class on each thread
+/// (a relation's query asks for it per owner: written anew, the name cost more than the rest
+/// of the relation's query building).
+func foreignKey(for type: Model.Type) -> String {
+    let id = ObjectIdentifier(type)
+    return defaultForeignKeys.withValue { keys in
+        if let last = keys.last, last.type == id { return last.key }
+        let key: String
+        if let known = keys.byType[id] {
+            key = known
+        } else {
+            key = foreignKeyName(forModelNamed: ModelMapping.modelName(type))
+            // Model classes are few; the bound only keeps a program that makes classes at run time in check.
+            if keys.byType.count >= 256 { keys.byType.removeAll() }
+            keys.byType[id] = key
+        }
+        keys.last = (id, key)
+        return key
+    }
+}
+
+/// One thread's default foreign keys by model class (see ``foreignKey(for:)``), and the one
+/// asked for last (a walk over one relation finds it without hashing).
+private struct DefaultForeignKeys {
+    var byType: [ObjectIdentifier: String] = [:]
+    var last: (type: ObjectIdentifier, key: String)?
+}
+
+private let defaultForeignKeys = PerThread { DefaultForeignKeys() }
 
 /// The error for a relation whose key column is missing.
 func missingKey(_ key: String, in model: Model.Type, for relation: String) -> ActiveRecordError {

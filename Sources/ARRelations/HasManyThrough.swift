@@ -148,14 +148,14 @@ struct ThroughContext<Owner: Model, Child: Model, Join: Model>: ToManyContext {
     }
 
     func preload(_ owners: [Model]) throws {
-        let owners = owners.compactMap { $0 as? Owner }
+        let owners = ownersOfType(Owner.self, owners)
         let join = self.join
         // As `HasMany`'s preload: the key's column found once, buckets of a concrete type.
         let keyIndex = try? Join.mapping().columnIndex(join.ownerKey)
         var children: [Int64: [Model]] = [:]
         let joinName = ModelMapping.modelName(Join.self)
         let owner = "\(quoteIdentifier(joinName)).\(quoteIdentifier(join.ownerKey))"
-        for chunk in chunked(owners.compactMap(\.id)) {
+        for chunk in chunked(owners.compactMap { $0.id }) {
             // A condition in code: its list is bound as one parameter (one statement for
             // every chunk's length).
             let rows = try Child.query().join(Join.self, .inner, on: "id", join.childKey)
