@@ -83,7 +83,7 @@ public struct Column<Value: ColumnValue> {
     @inlinable
     public init(wrappedValue: Value, _ name: String? = nil, index: IndexKind? = nil) {
         value = wrappedValue
-        if name != nil || index != nil, ColumnDeclarations.isRecordingAnywhere() {
+        if name != nil || index != nil, columnDeclarationsAreRecording() {
             ColumnDeclarations.declare(name: name, index: index, value: &value)
         }
     }

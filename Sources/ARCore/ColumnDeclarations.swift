@@ -19,7 +19,7 @@ package struct ColumnDeclaration {
 /// writes any column: ``declarations(of:prototype:recording:columns:)``). Records that the
 /// initializer makes of other classes record their declarations too, and match no field.
 /// Outside a recording, making a record costs one atomic load (in ``Model``'s initializer),
-/// and one more per declaration with a name or an index (``isRecordingAnywhere()``).
+/// and one more per declaration with a name or an index (``columnDeclarationsAreRecording()``).
 @usableFromInline
 package enum ColumnDeclarations {
     /// A column field of a class being reflected: its offset in the object and its type.
@@ -48,7 +48,7 @@ package enum ColumnDeclarations {
 
     @TaskLocal private static var current: Recording?
     /// How many recordings are under way on any thread: the fast path checks this first.
-    private static let active = Atomic<Int>(0)
+    fileprivate static let active = Atomic<Int>(0)
 
     /// Runs `body` (which makes the instance reflection reads) with a recording in place; with
     /// `marked`, the declaration at that position starts with a probe value; with `probing`,
@@ -66,11 +66,6 @@ package enum ColumnDeclarations {
     /// Whether this thread is making an instance for reflection (whose class may have no
     /// mapping yet).
     package static var isRecording: Bool { active.load(ordering: .relaxed) > 0 && current != nil }
-
-    /// Whether any thread is making an instance for reflection: one atomic load, checked (not
-    /// generic, so with no type metadata to reach) before ``declare(name:index:value:)``.
-    @usableFromInline @inline(never)
-    package static func isRecordingAnywhere() -> Bool { active.load(ordering: .relaxed) > 0 }
 
     /// Notes a declaration with a name or an index in this thread's recording, if any.
     @usableFromInline @inline(never)
@@ -176,3 +171,10 @@ package enum ColumnProbes {
 extension CaseIterable {
     fileprivate static var allCasesArray: [Any] { Array(allCases) }
 }
+
+/// Whether any thread is making an instance for reflection: one atomic load, checked (not
+/// generic, so with no type metadata to reach) before ``ColumnDeclarations/declare(name:index:value:)``
+/// by a `Column` initializer with a name or an index, for every record made. A function of no
+/// argument: as a static method, its call went through a thunk passing the (unused) type on.
+@usableFromInline @inline(never)
+package func columnDeclarationsAreRecording() -> Bool { ColumnDeclarations.active.load(ordering: .relaxed) > 0 }

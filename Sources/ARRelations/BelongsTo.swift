@@ -31,16 +31,20 @@ import ARQuery
 /// ```
 @propertyWrapper
 public struct BelongsTo<Parent: Model> {
+    // Usable from inline, as the initializer is: a model's initializer (run for every record
+    // made, each fetched row's included) then sets these in place, with no call and no
+    // generic metadata passed (see Benchmarks/README.md, Hot-path notes).
     /// The foreign key column (first, so that reflection can find it).
-    package var key: Column<Int64?>
+    @usableFromInline package var key: Column<Int64?>
     /// The parent as assigned or loaded.
-    package var parent: Parent?
-    package let dependency: BelongsToDependency
+    @usableFromInline package var parent: Parent?
+    @usableFromInline package let dependency: BelongsToDependency
 
     /// Declares the relation.
     /// - Parameters:
     ///   - key: the foreign key column; default `<lowerCamel(Parent)>Id`.
     ///   - dependency: what destroying this record does to the parent (default: nothing).
+    @inlinable
     public init(key: String? = nil, dependency: BelongsToDependency = .none) {
         // The default name is given to reflection once (defaultColumnName), not made per record.
         self.key = Column(wrappedValue: nil, key, index: .index)

@@ -21,15 +21,18 @@ import Foundation
 /// owner destroys its children; with `.nullify`, it clears their keys.
 @propertyWrapper
 public struct HasMany<Child: Model> {
-    package var pending: [Child] = []
-    package var preloaded: [Child]?
-    package let key: String?
-    package let dependency: Dependency
+    // Usable from inline, as the initializer is: a model's initializer (run for every record
+    // made, each fetched row's included) then sets these in place, with no call.
+    @usableFromInline package var pending: [Child] = []
+    @usableFromInline package var preloaded: [Child]?
+    @usableFromInline package let key: String?
+    @usableFromInline package let dependency: Dependency
 
     /// Declares the relation.
     /// - Parameters:
     ///   - key: the children's foreign key column; default `<lowerCamel(Owner)>Id`.
     ///   - dependency: what destroying the owner does to the children (default: nothing).
+    @inlinable
     public init(key: String? = nil, dependency: Dependency = .none) {
         self.key = key
         self.dependency = dependency
