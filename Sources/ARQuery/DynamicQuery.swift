@@ -18,7 +18,7 @@ public struct DynamicQuery: @unchecked Sendable {
     /// A query of `model`'s records matching `predicate` (all when `nil`).
     public init(_ model: DynamicModel, where predicate: String? = nil, arguments: [QueryArgument] = []) {
         self.model = model
-        if let predicate { clauses.conditions.append(.format(predicate, arguments: arguments.map { .converted($0) })) }
+        if let predicate { clauses.conditions.append(.format(predicate, arguments: QueryArgument.Sources(arguments.lazy.map { .converted($0) }))) }
     }
 
     /// The number of placeholders (`%@`, `?`) in a predicate.

@@ -80,20 +80,20 @@ public struct FieldCondition {
     /// the same for every condition of one form on one column, so it is made once per thread
     /// and shared (see ``FieldTree``): a query built in a loop then allocates no tree nodes
     /// (and frees none), only its arguments.
-    func predicate(on column: String, of qualifier: String? = nil) -> (PredicateNode, [QueryArgument.Source]) {
+    func predicate(on column: String, of qualifier: String? = nil) -> (PredicateNode, QueryArgument.Sources) {
         let (form, arguments) = formAndArguments
         return (FieldTree.node(form, on: column, of: qualifier), arguments)
     }
 
     /// What decides the condition's tree (its operator and flags, not its values), and its arguments.
-    private var formAndArguments: (FieldTree.Form, [QueryArgument.Source]) {
+    private var formAndArguments: (FieldTree.Form, QueryArgument.Sources) {
         switch kind {
-        case .comparison(let op, let value): (.comparison(op), [.init(value)])
+        case .comparison(let op, let value): (.comparison(op), .init(.init(value)))
         case .like(let pattern, let negated, let escaped):
-            (.like(negated: negated, escaped: escaped), escaped ? [.init(pattern), .init(likeEscape)] : [.init(pattern)])
-        case .list(let values, let negated): (.list(negated: negated), [.init(list: values)])
-        case .between(let low, let high): (.between, [.init(low), .init(high)])
-        case .null(let negated): (.null(negated: negated), [])
+            (.like(negated: negated, escaped: escaped), escaped ? .init(.init(pattern), [.init(likeEscape)]) : .init(.init(pattern)))
+        case .list(let values, let negated): (.list(negated: negated), .init(.init(list: values)))
+        case .between(let low, let high): (.between, .init(.init(low), [.init(high)]))
+        case .null(let negated): (.null(negated: negated), .init())
         }
     }
 }
@@ -178,18 +178,25 @@ public enum QueryArgument: Sendable, Equatable {
     /// An argument as a query holds it: converted to database values when the condition is
     /// made (a query repeated in a loop then converts each value once), or the conversion's
     /// error, which the terminal call throws with the placeholder and format it belongs to.
-    enum Source {
+    /// A condition's arguments, most often one: held in place (see ``InlineList``).
+    typealias Sources = InlineList<Source>
+
+    enum Source: InlineListElement {
         case converted(QueryArgument)
         case failed(any Error)
+
+        /// What an empty ``InlineList`` of arguments holds: never an argument of a query.
+        static var vacant: Source { .converted(.value(.null)) }
 
         /// `where` arguments, each read in the array by one optional chain, which opens the
         /// existential once (binding it to a local first, as `map` with an initializer does,
         /// copies it several times).
-        static func sources(_ values: [(any ColumnValue)?]) -> [Source] {
-            var sources: [Source] = []
-            sources.reserveCapacity(values.count)
-            for index in values.indices { sources.append(values[index]?.whereArgument ?? .converted(.value(.null))) }
-            return sources
+        static func sources(_ values: [(any ColumnValue)?]) -> Sources {
+            guard !values.isEmpty else { return Sources() }
+            var rest: [Source] = []
+            rest.reserveCapacity(values.count - 1)
+            for index in values.indices.dropFirst() { rest.append(values[index]?.whereArgument ?? .converted(.value(.null))) }
+            return Sources(values[0]?.whereArgument ?? .converted(.value(.null)), rest)
         }
 
         /// A `where` argument: `nil` is `NULL`, an array or set is a list (for `IN %@`).

@@ -36,7 +36,7 @@ public struct KeyPathCondition<Root: Model> {
     public static prefix func ! (condition: KeyPathCondition) -> KeyPathCondition { .init(.not(condition.node)) }
 
     /// The predicate tree and its arguments, placeholders numbered from `start`.
-    func predicate(from start: Int = 0) throws -> (PredicateNode, [QueryArgument.Source]) {
+    func predicate(from start: Int = 0) throws -> (PredicateNode, QueryArgument.Sources) {
         switch node {
         case .leaf(let column, let condition):
             let (tree, arguments) = condition.predicate(on: try column())
@@ -44,8 +44,10 @@ public struct KeyPathCondition<Root: Model> {
         case .and(let left, let right), .or(let left, let right):
             let (leftTree, leftArguments) = try KeyPathCondition(left).predicate(from: start)
             let (rightTree, rightArguments) = try KeyPathCondition(right).predicate(from: start + leftArguments.count)
-            if case .and = node { return (.and([leftTree, rightTree]), leftArguments + rightArguments) }
-            return (.or([leftTree, rightTree]), leftArguments + rightArguments)
+            var arguments = leftArguments
+            for argument in rightArguments { arguments.append(argument) }
+            if case .and = node { return (.and([leftTree, rightTree]), arguments) }
+            return (.or([leftTree, rightTree]), arguments)
         case .not(let inner):
             let (tree, arguments) = try KeyPathCondition(inner).predicate(from: start)
             return (.not(tree), arguments)

@@ -86,7 +86,7 @@ public struct Query<Record: Model> {
     /// literal, not an existential). It makes no array of the arguments and no existential of
     /// each, so that a query built in a loop allocates, copies and frees less.
     public consuming func `where`<Argument: ColumnValue>(_ format: String, _ argument: Argument) -> Query {
-        with { $0.clauses.add(.format(format, arguments: [QueryArgument.Source(argument)])) }
+        with { $0.clauses.add(.format(format, arguments: QueryArgument.Sources(QueryArgument.Source(argument)))) }
     }
 
     /// `where(_:_:)` (a format and variadic values) with two arguments of known types: the same
@@ -95,13 +95,13 @@ public struct Query<Record: Model> {
         _ format: String, _ first: First, _ second: Second
     ) -> Query {
         with {
-            $0.clauses.add(.format(format, arguments: [QueryArgument.Source(first), QueryArgument.Source(second)]))
+            $0.clauses.add(.format(format, arguments: .init(QueryArgument.Source(first), [QueryArgument.Source(second)])))
         }
     }
 
     /// `where(_:_:)` (a format and variadic values) with arguments given as database values.
     public consuming func `where`(_ format: String, arguments: [QueryArgument]) -> Query {
-        with { $0.clauses.add(.format(format, arguments: arguments.map { .converted($0) })) }
+        with { $0.clauses.add(.format(format, arguments: QueryArgument.Sources(arguments.lazy.map { .converted($0) }))) }
     }
 
     /// Adds a condition on one column (or property) name.

@@ -11,10 +11,12 @@ extension QueryClauses {
         let format: String?
         let node: PredicateNode
         let placeholders: Int
-        let sources: [QueryArgument.Source]
+        let sources: QueryArgument.Sources
         switch condition {
         case .failed(let error):
             throw error
+        case .vacant:
+            preconditionFailure("a vacant condition is not a query's")
         case .format(let text, let arguments):
             do {
                 (node, placeholders) = try PredicateCache.parse(text)

@@ -4,21 +4,26 @@
 /// records) and ``DynamicQuery`` (a run-time model's, what the C API runs) share, and
 /// that one compiler turns into SQL (see `QueryClauses+Compile.swift`).
 struct QueryClauses {
-    enum Condition {
+    enum Condition: InlineListElement {
         /// A format string in the predicate language with its arguments. Parsed when the
         /// query is compiled (once per format, see ``PredicateCache``), and not at all when
         /// a query of the same shape was compiled before (see `QueryShape`); a syntax error
         /// is thrown by the terminal call.
-        case format(String, arguments: [QueryArgument.Source])
+        case format(String, arguments: QueryArgument.Sources)
         /// A tree built in code (a field or key-path condition) with its arguments.
-        case tree(PredicateNode, arguments: [QueryArgument.Source])
+        case tree(PredicateNode, arguments: QueryArgument.Sources)
         /// A condition that could not be built (a key path that is not a column); reported by the terminal call.
         case failed(ActiveRecordError)
+        /// What an empty ``InlineList`` of conditions holds: never a condition of a query.
+        case vacant
     }
 
-    struct Ordering: Hashable {
+    struct Ordering: Hashable, InlineListElement {
         var column: String
         var ascending: Bool
+
+        /// What an empty ``InlineList`` of orderings holds: never an ordering of a query.
+        static var vacant: Ordering { Ordering(column: "", ascending: true) }
     }
 
     enum Selection: Hashable {
@@ -33,8 +38,10 @@ struct QueryClauses {
         var on: (local: String, foreign: String)?
     }
 
-    var conditions: [Condition] = []
-    var orderings: [Ordering] = []
+    /// The `where` conditions and the orderings, each most often one: held in place (see
+    /// ``InlineList``), so that a query of one condition and one ordering makes no array.
+    var conditions = InlineList<Condition>()
+    var orderings = InlineList<Ordering>()
     var randomOrder = false
     var limitCount: Int?
     var offsetCount: Int?
@@ -42,26 +49,22 @@ struct QueryClauses {
     var isDistinct = false
     var joins: [Join] = []
     var groupColumns: [String] = []
-    var havingConditions: [Condition] = []
+    var havingConditions = InlineList<Condition>()
     /// Whether the records the query returns are locked until the transaction ends (`lock()`).
     var rowLock: RowLock?
 
-    /// Adds a `where` condition. The first makes the array from a literal: appending to an
-    /// empty array grows it through the standard library's unspecialised path, on every
-    /// query built (see Benchmarks/README.md, Hot-path notes).
+    /// Adds a `where` condition.
     @inline(__always)
-    mutating func add(_ condition: Condition) {
-        if conditions.isEmpty { conditions = [condition] } else { conditions.append(condition) }
-    }
+    mutating func add(_ condition: Condition) { conditions.append(condition) }
 
     /// The same clauses in the opposite order (for `last()`): each key reversed, or the
     /// highest id first when there is no key.
     var reversed: QueryClauses {
         var copy = self
         if orderings.isEmpty && !randomOrder {
-            copy.orderings = [Ordering(column: "id", ascending: false)]
+            copy.orderings = InlineList(Ordering(column: "id", ascending: false))
         } else {
-            copy.orderings = orderings.map { Ordering(column: $0.column, ascending: !$0.ascending) }
+            copy.orderings = InlineList(orderings.lazy.map { Ordering(column: $0.column, ascending: !$0.ascending) })
         }
         return copy
     }

@@ -42,7 +42,7 @@ final class QueryShape {
     /// The `where` conditions, then the `having` ones: text and the shape of each argument.
     let conditions: [(text: Text, arguments: [ArgumentShape])]
     let whereCount: Int
-    let orderings: [QueryClauses.Ordering]
+    let orderings: InlineList<QueryClauses.Ordering>
     let randomOrder: Bool
     let hasLimit: Bool
     let hasOffset: Bool
@@ -54,11 +54,11 @@ final class QueryShape {
     /// The shape of `clauses`, which compiled (so every argument converted).
     init(_ clauses: QueryClauses, _ target: Target) {
         self.target = target
-        conditions = (clauses.conditions + clauses.havingConditions).map { condition in
+        conditions = (Array(clauses.conditions) + Array(clauses.havingConditions)).map { condition in
             switch condition {
             case .format(let format, let arguments): (.format(format), arguments.map { $0.shape(inCode: false) ?? .null })
             case .tree(let node, let arguments): (.tree(node), arguments.map { $0.shape(inCode: true) ?? .null })
-            case .failed: preconditionFailure("a failed condition has no shape")
+            case .failed, .vacant: preconditionFailure("a failed condition has no shape")
             }
         }
         whereCount = clauses.conditions.count
@@ -83,12 +83,10 @@ final class QueryShape {
               groupColumns.isEmpty ? clauses.groupColumns.isEmpty : groupColumns == clauses.groupColumns,
               joins.count == clauses.joins.count
         else { return false }
-        // Each condition is passed in place: an array element as an argument is borrowed, not copied.
-        for number in 0..<whereCount where !Self.matches(clauses.conditions[number], conditions[number]) { return false }
-        for number in whereCount..<conditions.count
-        where !Self.matches(clauses.havingConditions[number - whereCount], conditions[number]) {
-            return false
-        }
+        // Each condition is passed in place (borrowed, not copied).
+        guard clauses.conditions.allPair(with: conditions, { Self.matches($0, $1) }),
+              clauses.havingConditions.allPair(with: conditions, from: whereCount, { Self.matches($0, $1) })
+        else { return false }
         if !joins.isEmpty { for (join, other) in zip(joins, clauses.joins) where join != Join(other) { return false } }
         return true
     }
@@ -105,15 +103,14 @@ final class QueryShape {
         case .tree(let otherNode, let sources):
             guard case .tree(let node) = shape.text, node == otherNode else { return false }
             return matches(sources, shape.arguments, inCode: true)
-        case .failed:
+        case .failed, .vacant:
             return false
         }
     }
 
-    private static func matches(_ arguments: [QueryArgument.Source], _ shapes: [ArgumentShape], inCode: Bool) -> Bool {
+    private static func matches(_ arguments: QueryArgument.Sources, _ shapes: [ArgumentShape], inCode: Bool) -> Bool {
         guard arguments.count == shapes.count else { return false }
-        for index in shapes.indices where arguments[index].shape(inCode: inCode) != shapes[index] { return false }
-        return true
+        return arguments.allPair(with: shapes) { $0.shape(inCode: inCode) == $1 }
     }
 
     /// Compiled shapes by fingerprint, per thread: looking one up takes no lock, so threads
@@ -143,21 +140,29 @@ final class QueryShape {
 
 extension QueryClauses {
     /// Argument `index` of the `number`-th condition (the `where` ones, then the `having`
-    /// ones), which compiled (so it is converted). The condition is passed in place: an array
-    /// element as an argument is borrowed, not copied.
+    /// ones), which compiled (so it is converted), read in place (borrowed, not copied).
     @inline(__always)
     func argument(_ index: Int, of number: Int) -> QueryArgument {
         number < conditions.count
-            ? Self.argument(index, of: conditions[number]) : Self.argument(index, of: havingConditions[number - conditions.count])
+            ? conditions.withElement(at: number) { Self.argument(index, of: $0) }
+            : havingConditions.withElement(at: number - conditions.count) { Self.argument(index, of: $0) }
     }
 
     private static func argument(_ index: Int, of condition: Condition) -> QueryArgument {
+        // A case each: one binding of two cases' payloads copies it.
         switch condition {
-        case .format(_, let sources), .tree(_, let sources):
-            guard case .converted(let argument) = sources[index] else { preconditionFailure("an argument that did not convert") }
-            return argument
-        case .failed:
+        case .format(_, let sources): return argument(index, of: sources)
+        case .tree(_, let sources): return argument(index, of: sources)
+        case .failed, .vacant:
             preconditionFailure("a condition that failed to build has no arguments")
+        }
+    }
+
+    @inline(__always)
+    private static func argument(_ index: Int, of sources: QueryArgument.Sources) -> QueryArgument {
+        sources.withElement(at: index) { source in
+            guard case .converted(let argument) = source else { preconditionFailure("an argument that did not convert") }
+            return argument
         }
     }
 
@@ -166,7 +171,7 @@ extension QueryClauses {
         var hasher = Hasher()
         hasher.combine(target)
         func add(_ condition: Condition) {
-            let arguments: [QueryArgument.Source]
+            let arguments: QueryArgument.Sources
             let inCode: Bool
             switch condition {
             case .format(let format, let sources):
@@ -175,7 +180,7 @@ extension QueryClauses {
             case .tree(let node, let sources):
                 hasher.combine(node)
                 (arguments, inCode) = (sources, true)
-            case .failed:
+            case .failed, .vacant:
                 return
             }
             hasher.combine(arguments.count)
