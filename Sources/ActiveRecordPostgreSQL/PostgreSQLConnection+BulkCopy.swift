@@ -65,20 +65,6 @@ func copySequence(into table: String, columns: [String], types: [Oid], on connec
     return String(cString: PQgetvalue(result, 0, 0))
 }
 
-extension PostgreSQLConnection {
-    /// `result` when it succeeded (commands, rows, or the start of a COPY); else throws its error
-    /// (clearing it).
-    func checked(_ sql: String, _ result: OpaquePointer?) throws -> OpaquePointer {
-        let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
-        guard let result, status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_COPY_IN else {
-            let error = postgreSQLError(result, self, sql: sql)
-            PQclear(result)
-            throw error
-        }
-        return result
-    }
-}
-
 /// One binary COPY of a bulk insert, from its start (the ids taken, `COPY` sent) to its end.
 /// Rows are framed into a buffer handed to libpq every 64 KiB or so.
 final class BulkCopy {
@@ -121,12 +107,9 @@ final class BulkCopy {
         }
         PQclear(result)
         trace?(sql)
-        let started = try connection.checked(sql, connection.exchange(for: sql) {
-            PQsendQueryParams(connection.handle, sql, 0, nil, nil, nil, nil, 0)
-        })
-        let status = PQresultStatus(started)
-        PQclear(started)
-        guard status == PGRES_COPY_IN else { throw ActiveRecordError(.engine, "the server did not start the COPY", sql: sql) }
+        let started = try connection.exchange(for: sql) { PQsendQueryParams(connection.handle, sql, 0, nil, nil, nil, nil, 0) }
+        defer { PQclear(started) }
+        guard let started, PQresultStatus(started) == PGRES_COPY_IN else { throw postgreSQLError(started, connection, sql: sql) }
         self.connection = connection
         self.sql = sql
         textColumns = types.map { Int($0) == AR_PG_TEXT || Int($0) == AR_PG_VARCHAR }

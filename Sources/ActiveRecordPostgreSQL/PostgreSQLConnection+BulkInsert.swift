@@ -163,11 +163,8 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
     private static func describe(_ sql: String, table: String, columns: Int, on connection: PostgreSQLConnection) throws
         -> BulkInsertForm
     {
-        let prepared = try connection.exchange(for: sql) { PQsendPrepare(connection.handle, "", sql, Int32(columns), nil) }
-        try check(prepared, sql: sql, connection)
-        PQclear(prepared)
-        let description = try connection.exchange(for: sql) { PQsendDescribePrepared(connection.handle, "") }
-        try check(description, sql: sql, connection)
+        PQclear(try connection.checked(sql, connection.exchange(for: sql) { PQsendPrepare(connection.handle, "", sql, Int32(columns), nil) }))
+        let description = try connection.checked(sql, connection.exchange(for: sql) { PQsendDescribePrepared(connection.handle, "") })
         defer { PQclear(description) }
         guard PQnparams(description) == Int32(columns), PQnfields(description) == 1 else {
             throw ActiveRecordError(.engine, "the bulk INSERT's description has \(PQnparams(description)) parameters for \(columns) columns", sql: sql)
@@ -422,13 +419,13 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
         try connection.throwIfClosed()
         // libpq copies the values: the bytes may grow while the statement runs.
         let sent = send()
-        if sent != 1 { try Self.check(connection.result(ofSent: sent), sql: sql, connection) }
+        if sent != 1 { _ = try connection.checked(sql, connection.result(ofSent: sent)) }
         return true
     }
 
     /// Reads the ids of the statement of `rows` from its `result` (clearing it).
     private func receive(rows: Range<Int>, _ result: OpaquePointer?) throws {
-        try Self.check(result, sql: sql(rows: rows.count), connection)
+        _ = try connection.checked(sql(rows: rows.count), result)
         defer { PQclear(result) }
         guard PQntuples(result) == Int32(rows.count) else {
             throw ActiveRecordError(.engine, "the INSERT returned \(PQntuples(result)) ids for \(rows.count) rows", sql: sql(rows: rows.count))
@@ -458,7 +455,7 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
         let prepared = try connection.exchange(for: sql) {
             PQsendPrepare(connection.handle, name, sql, Int32(rowsPerStatement * columnCount), types)
         }
-        try Self.check(prepared, sql: sql, connection)
+        _ = try connection.checked(sql, prepared)
         PQclear(prepared)
         form.preparedName = name
         return name
@@ -550,18 +547,8 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
         trace?(sql)
         let connection = self.connection
         let result = try connection.exchange(for: sql) { PQsendQueryParams(connection.handle, sql, 0, nil, nil, nil, nil, 0) }
-        try Self.check(result, sql: sql, connection)
+        _ = try connection.checked(sql, result)
         PQclear(result)
-    }
-
-    /// Throws the error of a failed result (clearing it).
-    private static func check(_ result: OpaquePointer?, sql: String, _ connection: PostgreSQLConnection) throws {
-        let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            let error = postgreSQLError(result, connection, sql: sql)
-            PQclear(result)
-            throw error
-        }
     }
 
     /// The failure of the statement of the pending `rows` (`error`), with the row that caused

@@ -130,12 +130,18 @@ final class PostgreSQLConnection: EngineConnection {
     /// Not behind a transaction pooler once connected (a statement there may need the
     /// transaction's settings before it, which the simple protocol cannot carry).
     func run(_ sql: String) throws {
-        let result = try exchange { PQsendQuery(handle, sql) }
-        defer { PQclear(result) }
+        PQclear(try checked(sql, exchange { PQsendQuery(handle, sql) }))
+    }
+
+    /// `result` when it succeeded (a command, or rows); else throws its error (clearing it).
+    func checked(_ sql: String, _ result: OpaquePointer?) throws -> OpaquePointer {
         let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            throw postgreSQLError(result, self, sql: sql)
+        guard let result, status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            let error = postgreSQLError(result, self, sql: sql)
+            PQclear(result)
+            throw error
         }
+        return result
     }
 
     /// A name for a server-side statement or cursor, unique on this connection.
