@@ -2,13 +2,16 @@ import ARLibPQ
 @_spi(Engines) import ARCore
 import Foundation
 
-// `insertAll` on PostgreSQL: many rows per `INSERT`. Measured against the alternatives on
-// 10,000 rows (Benchmarks/README.md, "Issue 35: bulk on PostgreSQL"): one `INSERT … VALUES (…),
-// (…), … RETURNING "id"` of up to 1,000 rows was as fast as `COPY FROM STDIN` (text or binary)
-// and faster than a pipeline of one-row `INSERT`s, json_populate_recordset or unnest, and it
-// keeps everything `INSERT` means: the ids come back in the order of the rows (`RETURNING` on a
-// `VALUES` list returns its rows in order). The parameters stay under PostgreSQL's limit of
-// 65,535 per statement.
+// `insertAll` on PostgreSQL: from 200 rows, into a table that allows it, one binary
+// `COPY … FROM STDIN` (PostgreSQLConnection+BulkCopy.swift: the ids are taken from the
+// sequence first); otherwise many rows per `INSERT … VALUES (…), (…), … RETURNING "id"` of up to
+// 1,000 rows, which keeps everything `INSERT` means: the ids come back in the order of the rows
+// (`RETURNING` on a `VALUES` list returns its rows in order). The parameters stay under
+// PostgreSQL's limit of 65,535 per statement. Measured on 10,000 rows (Benchmarks/README.md,
+// "Issue 35: bulk on PostgreSQL"): the COPY 10× faster than raw libpq's one-row inserts (on
+// 1,000 rows 5.5–8.8 ms against 13.3 ms by `VALUES`), and both faster than a pipeline of
+// one-row `INSERT`s, json_populate_recordset or unnest. Below 200 rows the COPY's set-up (a
+// lock, a check of the table, the ids) costs about what it saves.
 //
 // Binary values: the one-row `INSERT` is described first (once per connection and table, or
 // once per `insertAll` behind a transaction pooler: a description of the full statement's
@@ -34,27 +37,6 @@ extension PostgreSQLConnection {
     {
         guard rowCount > 1, !columns.isEmpty else { return nil }
         return try PostgreSQLBulkInsert(connection: self, table: table, columns: columns, rowCount: rowCount, trace: trace)
-    }
-}
-
-/// What a connection knows of one table's bulk insert, kept by its one-row SQL
-/// (``PostgreSQLConnection/bulkStatements``): the columns' server types, the returned id's, and
-/// the name of the full-size statement once prepared.
-final class BulkInsertForm {
-    /// The server type of each column (from the description of the one-row `INSERT`).
-    let columnTypes: [Oid]
-    /// Whether the id comes back as a binary integer (`bigint`, `integer`, `smallint`), else as text.
-    let binaryIds: Bool
-    /// The full-size statement prepared on the server (named: not behind a transaction pooler).
-    var preparedName: String?
-    /// Whether a binary COPY may insert the rows (PostgreSQLConnection+BulkCopy.swift): a
-    /// `bigint` id, and columns of types whose binary form is written here.
-    let copyable: Bool
-
-    init(columnTypes: [Oid], binaryIds: Bool, copyable: Bool) {
-        self.columnTypes = columnTypes
-        self.binaryIds = binaryIds
-        self.copyable = copyable
     }
 }
 
@@ -122,11 +104,11 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
         columnCount = columns.count
         head = "INSERT INTO \(table.quotedIdentifier) (\(columns.map(\.quotedIdentifier).joined(separator: ", "))) VALUES "
         rowsPerStatement = max(1, min(Self.maximumRowsPerStatement, Self.maximumParameters / columns.count))
-        oneRowSQL = Self.sql(head: head, rows: 1, columns: columns.count)
+        oneRowSQL = BulkInsertForm.sql(head: head, rows: 1, columns: columns.count)
         if let known = connection.bulkStatements[oneRowSQL] {
             form = known
         } else {
-            form = try Self.describe(oneRowSQL, table: table, columns: columns.count, on: connection)
+            form = try BulkInsertForm.describe(oneRowSQL, table: table, columns: columns.count, on: connection)
             if !connection.transactionPooling { connection.bulkStatements[oneRowSQL] = form }
         }
         copyPlanned = form.copyable && rowCount >= Self.copyMinimumRows
@@ -157,24 +139,6 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
 
     /// Rows appended and not yet sent (their parameters end the arrays above).
     private var pendingRows: Int { valueCount / columnCount - sent }
-
-    /// The form of the one-row `INSERT` `sql`: prepared unnamed with its parameters' types left
-    /// to the server, which gives each its column's, and described (two round trips).
-    private static func describe(_ sql: String, table: String, columns: Int, on connection: PostgreSQLConnection) throws
-        -> BulkInsertForm
-    {
-        PQclear(try connection.checked(sql, connection.exchange(for: sql) { PQsendPrepare(connection.handle, "", sql, Int32(columns), nil) }))
-        let description = try connection.checked(sql, connection.exchange(for: sql) { PQsendDescribePrepared(connection.handle, "") })
-        defer { PQclear(description) }
-        guard PQnparams(description) == Int32(columns), PQnfields(description) == 1 else {
-            throw ActiveRecordError(.engine, "the bulk INSERT's description has \(PQnparams(description)) parameters for \(columns) columns", sql: sql)
-        }
-        let columnTypes = (0..<Int32(columns)).map { PQparamtype(description, $0) }
-        let idType = Int(PQftype(description, 0))
-        return BulkInsertForm(
-            columnTypes: columnTypes, binaryIds: idType == AR_PG_INT8 || idType == AR_PG_INT4 || idType == AR_PG_INT2,
-            copyable: idType == AR_PG_INT8 && columnTypes.allSatisfy(copyTakesBinary))
-    }
 
     // MARK: Encoding
 
@@ -278,49 +242,12 @@ final class PostgreSQLBulkInsert: EngineBulkInsert {
 
     // MARK: Running
 
-    /// The `INSERT` of `rows` rows of `columns` values: `head`, the placeholders, and ` RETURNING "id"`,
-    /// written as bytes (the full statement has 10,000 placeholders or so).
-    private static func sql(head: String, rows: Int, columns: Int) -> String {
-        let tail = " RETURNING \("id".quotedIdentifier)"
-        // Per placeholder: ", $" and up to 5 digits (65,535 parameters at most); per row: ", (" and ")".
-        let capacity = head.utf8.count + rows * (columns * 8 + 4) + tail.utf8.count
-        return String(unsafeUninitializedCapacity: capacity) { text in
-            let base = UnsafeMutableRawPointer(text.baseAddress!)
-            var length = 0
-            func append(_ string: String) {
-                for byte in string.utf8 {
-                    base.storeBytes(of: byte, toByteOffset: length, as: UInt8.self)
-                    length += 1
-                }
-            }
-            func append(_ byte: Unicode.Scalar) {
-                base.storeBytes(of: UInt8(ascii: byte), toByteOffset: length, as: UInt8.self)
-                length += 1
-            }
-            append(head)
-            var number: Int64 = 0
-            for row in 0..<rows {
-                if row > 0 { append(","); append(" ") }
-                append("(")
-                for column in 0..<columns {
-                    if column > 0 { append(","); append(" ") }
-                    append("$")
-                    number += 1
-                    length += Int(ParameterLayout.writeDecimal(number, to: base + length))
-                }
-                append(")")
-            }
-            append(tail)
-            return length
-        }
-    }
-
     /// The SQL of a statement of `rows` rows.
     private func sql(rows: Int) -> String {
         if rows == 1 { return oneRowSQL }
-        guard rows == rowsPerStatement else { return Self.sql(head: head, rows: rows, columns: columnCount) }
+        guard rows == rowsPerStatement else { return BulkInsertForm.sql(head: head, rows: rows, columns: columnCount) }
         if let fullSQL { return fullSQL }
-        let made = Self.sql(head: head, rows: rows, columns: columnCount)
+        let made = BulkInsertForm.sql(head: head, rows: rows, columns: columnCount)
         fullSQL = made
         return made
     }
