@@ -531,56 +531,52 @@ final class ExecutorLane: @unchecked Sendable {
         var spun = false
         while true {
             enum Next { case job(ExecutorJob), spin, sleep, exit }
-            let next = state.withLock { state -> Next in
-                if spun {
-                    state.spinning -= 1
-                    if state.claimed > 0 { state.claimed -= 1 }
-                }
-                if state.head < state.queue.count {
-                    spun = false
-                    let job = state.queue[state.head]
-                    state.head += 1
-                    queued.store(state.queue.count - state.head, ordering: .relaxed)
-                    if state.head == state.queue.count {
-                        state.queue.removeAll(keepingCapacity: state.queue.capacity <= 1024)
-                        state.head = 0
-                    } else if state.head >= 1024, state.head * 2 >= state.queue.count {
-                        state.queue.removeFirst(state.head)
-                        state.head = 0
+            // What to do after the job: look for work, sleep, or end. The job taken is out of
+            // scope by then, so that this thread lets go of it before its caller does (see
+            // ``run(_:)``).
+            enum After { case spin, sleep, exit, next }
+            let after: After
+            do {
+                let next = state.withLock { state -> Next in
+                    if spun {
+                        state.spinning -= 1
+                        if state.claimed > 0 { state.claimed -= 1 }
                     }
-                    return .job(job)
+                    if state.head < state.queue.count {
+                        spun = false
+                        let job = state.queue[state.head]
+                        state.head += 1
+                        queued.store(state.queue.count - state.head, ordering: .relaxed)
+                        if state.head == state.queue.count {
+                            state.queue.removeAll(keepingCapacity: state.queue.capacity <= 1024)
+                            state.head = 0
+                        } else if state.head >= 1024, state.head * 2 >= state.queue.count {
+                            state.queue.removeFirst(state.head)
+                            state.head = 0
+                        }
+                        return .job(job)
+                    }
+                    if state.isShutDown {
+                        state.threads -= 1
+                        return .exit
+                    }
+                    if !spun {
+                        state.spinning += 1
+                        return .spin
+                    }
+                    spun = false
+                    state.sleepers.append(sleeper)
+                    return .sleep
                 }
-                if state.isShutDown {
-                    state.threads -= 1
-                    return .exit
+                switch next {
+                case .job(let job):
+                    after = run(job) ? .spin : .next
+                case .spin: after = .spin
+                case .sleep: after = .sleep
+                case .exit: after = .exit
                 }
-                if !spun {
-                    state.spinning += 1
-                    return .spin
-                }
-                spun = false
-                state.sleepers.append(sleeper)
-                return .sleep
             }
-            switch next {
-            case .job(let job):
-                if job.start() {
-                    let started = monotonicNanoseconds()
-                    job.run.unsafelyUnwrapped(job)
-                    job.run = nil
-                    lastRunNanoseconds.store(monotonicNanoseconds() &- started, ordering: .relaxed)
-                    if job.deadline != 0 { watchdog.untrack(job) }
-                    // Looking for work before the caller is resumed: its next call, made a few
-                    // microseconds from now, finds this thread instead of waking another.
-                    state.withLock { $0.spinning += 1 }
-                    spun = true
-                    job.complete()
-                    lookForWork()
-                } else {
-                    // Stopped while it waited: its stopper handed its outcome over, and its
-                    // caller may be done with it; `run` goes with the job.
-                    if job.deadline != 0 { watchdog.untrack(job) }
-                }
+            switch after {
             case .spin:
                 spun = true
                 lookForWork()
@@ -588,8 +584,37 @@ final class ExecutorLane: @unchecked Sendable {
                 sleeper.wait()
             case .exit:
                 return
+            case .next:
+                continue
             }
         }
+    }
+
+    /// Runs a job taken from the queue, and hands its outcome to its caller; `false` when it
+    /// was stopped while it waited (its stopper handed its outcome over). Returns whether the
+    /// thread was counted as looking for work (before the caller was resumed: its next call,
+    /// made a few microseconds from now, finds this thread instead of waking another).
+    ///
+    /// The job, its lock and its result storage, and its `run` closure, were allocated by the
+    /// caller's thread: this thread lets go of the job as soon as it is handed over (and does
+    /// not release `run` itself), so that the caller, resumed a few microseconds later, is
+    /// almost always the one to free them. Freed on the thread that allocated them, they go
+    /// back to its allocator's per-thread cache instead of crossing arenas (measured: about
+    /// 1,000 instructions a call on PostgreSQL).
+    private func run(_ job: ExecutorJob) -> Bool {
+        guard job.start() else {
+            // Stopped while it waited: its stopper handed its outcome over, and its caller may
+            // be done with it; `run` goes with the job.
+            if job.deadline != 0 { watchdog.untrack(job) }
+            return false
+        }
+        let started = monotonicNanoseconds()
+        job.run.unsafelyUnwrapped(job)
+        lastRunNanoseconds.store(monotonicNanoseconds() &- started, ordering: .relaxed)
+        if job.deadline != 0 { watchdog.untrack(job) }
+        state.withLock { $0.spinning += 1 }
+        job.complete()
+        return true
     }
 }
 
