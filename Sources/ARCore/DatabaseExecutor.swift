@@ -599,8 +599,8 @@ final class ExecutorLane: @unchecked Sendable {
     /// caller's thread: this thread lets go of the job as soon as it is handed over (and does
     /// not release `run` itself), so that the caller, resumed a few microseconds later, is
     /// almost always the one to free them. Freed on the thread that allocated them, they go
-    /// back to its allocator's per-thread cache instead of crossing arenas (measured: about
-    /// 1,000 instructions a call on PostgreSQL).
+    /// back to its allocator's per-thread cache instead of crossing arenas (issue 35, point 8:
+    /// the async rows of scripts/bench-instructions.sh).
     private func run(_ job: ExecutorJob) -> Bool {
         guard job.start() else {
             // Stopped while it waited: its stopper handed its outcome over, and its caller may
