@@ -13,13 +13,6 @@ final class CallingThreadNote: Model {
     @Column var body: String = ""
 }
 
-/// The threads the database's statements ran on, as its tracer saw them.
-private final class TracedThreads: Sendable {
-    private let threads = Mutex<[UInt]>([])
-    func record() { threads.withLock { $0.append(currentThreadNumber) } }
-    func take() -> [UInt] { threads.withLock { threads in defer { threads = [] }; return threads } }
-}
-
 /// A thread outside Swift concurrency holding the pool's one connection in a transaction,
 /// until released.
 private final class HeldConnection: Sendable {
@@ -67,7 +60,7 @@ struct AsyncFindsOnCallingThreadTests {
         defer { test.drop() }
         let db = test.database
         #expect(db.awaitedFindsOnCallingThread == false)
-        let threads = TracedThreads()
+        let threads = StatementThreads()
         db.trace { _ in threads.record() }
         for _ in 0..<5 {
             let caller = currentThreadNumber
@@ -84,7 +77,7 @@ struct AsyncFindsOnCallingThreadTests {
         defer { test.drop() }
         let db = test.database
         db.awaitedFindsOnCallingThread = true
-        let threads = TracedThreads()
+        let threads = StatementThreads()
         db.trace { _ in threads.record() }
         // A connection takes a new setting (the tracer) on a check-out that may wait: the first
         // find after it goes to the database's threads, which apply it.
@@ -108,7 +101,7 @@ struct AsyncFindsOnCallingThreadTests {
         let db = test.database
         db.awaitedFindsOnCallingThread = true
         let held = HeldConnection(db)
-        let threads = TracedThreads()
+        let threads = StatementThreads()
         db.trace { _ in threads.record() }
         let caller = currentThreadNumber
         let find = Task { try await CallingThreadNote.find(id, on: db)?.body }
@@ -128,7 +121,7 @@ struct AsyncFindsOnCallingThreadTests {
         defer { test.drop() }
         let db = test.database
         db.awaitedFindsOnCallingThread = true
-        let threads = TracedThreads()
+        let threads = StatementThreads()
         db.trace { _ in threads.record() }
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
