@@ -142,6 +142,19 @@ final class ConnectionPool: Sendable {
         return try checkOutWaiting()
     }
 
+    /// An idle connection with every setting applied, or `nil` when there is none: never waits,
+    /// never opens a connection (for a caller that must not block, which then goes elsewhere).
+    /// Give it back with ``checkIn(_:)``.
+    func checkOutIdle() -> Connection? {
+        let connection = state.withLock { state -> Connection? in
+            guard let idle = state.idle.last, idle.connection.appliedSettings == state.settings.count else { return nil }
+            state.idle.removeLast()
+            return idle.connection
+        }
+        if connection != nil { instrumentation.connectionsInUse(delta: 1) }
+        return connection
+    }
+
     /// ``checkOut()`` when no idle connection is ready: a setting to apply first, a new
     /// connection to open, or a wait for another thread's.
     @inline(never)

@@ -86,7 +86,12 @@ extension Database {
     /// default on SQLite; on PostgreSQL the pool's `connectionWait`.
     public var connectionWaitTimeout: Duration? {
         get { connectionWaitStorage.withLock { $0 } }
-        set { connectionWaitStorage.withLock { $0 = newValue } }
+        set {
+            connectionWaitStorage.withLock { wait in
+                wait = newValue
+                connectionWaitNanoseconds.store(newValue?.clampedNanoseconds ?? .max, ordering: .relaxed)
+            }
+        }
     }
 
     /// How many threads the database's async calls run on at most (writers and readers), plus
@@ -145,7 +150,8 @@ extension Database {
     nonisolated(nonsending) package func perform<R>(
         _ kind: DatabaseExecutor.LaneKind, _ scope: CallScope, timeout: Duration?, _ body: sending @escaping () throws -> sending R
     ) async throws -> sending R {
-        let job = ExecutorJob(limit: timeout, waitLimit: connectionWaitTimeout, timed: instrumentation.isReporting)
+        let job = ExecutorJob(
+            limit: timeout, waitNanoseconds: connectionWaitNanoseconds.load(ordering: .relaxed), timed: instrumentation.isReporting)
         let lane = executor.lane(for: kind)
         nonisolated(unsafe) let body = body
         // The awaiting task's session, whose commits its reads must see on a replica.
@@ -180,9 +186,10 @@ extension Database {
     /// Runs `body` at once on the calling thread, on a reader connection that is idle now
     /// (SQLite), for an awaited read of one row by its primary key (``Model``'s
     /// `find(_:on:)`); `nil` when it cannot, and the call then goes to the executor:
-    /// no reader is idle, the database has no readers (or is PostgreSQL), `table` is not
+    /// no reader is idle, the database has no readers, `table` is not
     /// migrated yet (automatic migration takes the writer, which may wait), or the calling
-    /// thread holds a writer.
+    /// thread holds a writer. On PostgreSQL, only when ``awaitedFindsOnCallingThread`` is set
+    /// (see ``pooledReadingAtOnce(_:_:)``).
     ///
     /// Why on the caller's thread: handing a read of a few microseconds to another thread and
     /// back costs more than the read (issue 35, point 8: measured in Benchmarks/README.md). Why
@@ -192,10 +199,9 @@ extension Database {
     /// A task cancelled before the call throws `CancellationError` and runs nothing; once it
     /// runs, the read is over before a cancellation could interrupt it.
     package func readingAtOnce<R>(_ table: TableOperations, _ body: (Connection) throws -> R) throws -> R? {
-        guard let unretainedReaders else { return nil }
+        guard let unretainedReaders else { return try pooledReadingAtOnce(table, body) }
         if Task.isCancelled { throw CancellationError() }
-        guard !automaticMigrations || lastPreparedTable.load(ordering: .acquiring) == table.serial
-                || migratedTables.withLock({ $0.contains(table.serial) }) else { return nil }
+        guard isPrepared(table) else { return nil }
         let routing = ThreadRouting.word.value
         guard routing < ThreadRouting.writerHeld else { return nil }
         return try unretainedReaders.with { readers in
@@ -203,6 +209,64 @@ extension Database {
             defer { readers.checkIn(reader) }
             return try reader.with { try body($0.connection) }
         }
+    }
+
+    /// Whether automatic migration has nothing left to do for `table` (it would take the
+    /// writer, or a connection, and may wait).
+    @inline(__always)
+    private func isPrepared(_ table: TableOperations) -> Bool {
+        !automaticMigrations || lastPreparedTable.load(ordering: .acquiring) == table.serial
+            || migratedTables.withLock({ $0.contains(table.serial) })
+    }
+
+    /// ``readingAtOnce(_:_:)`` on a pooled engine (PostgreSQL), when the database was told to
+    /// (``awaitedFindsOnCallingThread``): on a connection idle in the pool now, taken without
+    /// waiting and without opening one; `nil` otherwise (none idle, the database has replicas,
+    /// `table` not migrated yet), and the call goes to the executor.
+    ///
+    /// The calling thread (a thread of the cooperative pool) is blocked for the find's round
+    /// trip to the server: the trade-off the setting's documentation states. A task
+    /// cancelled before the call throws `CancellationError` and runs nothing; once the
+    /// statement is sent it runs to its end (bounded by ``statementTimeout`` when set).
+    @inline(never)
+    private func pooledReadingAtOnce<R>(_ table: TableOperations, _ body: (Connection) throws -> R) throws -> R? {
+        guard findsOnCallingThread.load(ordering: .relaxed), replicas == nil, let pool else { return nil }
+        if Task.isCancelled { throw CancellationError() }
+        guard isPrepared(table), let connection = pool.checkOutIdle() else { return nil }
+        defer { pool.checkIn(connection) }
+        return try body(connection)
+    }
+
+    /// Whether an awaited `find(_:on:)` on PostgreSQL runs at once on the calling thread when
+    /// a pooled connection is idle (`false` by default: it runs on one of the database's own
+    /// threads, as every other awaited call does).
+    ///
+    /// ```swift
+    /// let db = try Database(.postgres(url))
+    /// db.awaitedFindsOnCallingThread = true   // finds by id: no thread hop, a blocked round trip
+    /// ```
+    ///
+    /// The trade-off: set, a find by primary key costs what a synchronous one does (no hand-over
+    /// to the database's thread and back, which costs a wake-up of a thread of the cooperative
+    /// pool, measured at several to tens of microseconds on a small machine), but the calling
+    /// thread — a thread of Swift concurrency's cooperative pool, of which there is one per
+    /// core — is blocked for the statement's round trip to the server (tens of microseconds
+    /// on one machine, a network round trip otherwise), and for as long as a slow server takes
+    /// (bounded by ``statementTimeout`` when set). Meanwhile that core runs no other task.
+    /// Set it when the server is near and answers finds quickly, and the tasks of the process
+    /// are mostly such calls; leave it off when the server is far, may stall, or the process
+    /// has other async work that must stay responsive.
+    ///
+    /// Only finds by primary key run so, and only when a connection is idle in the pool, no
+    /// replica is configured, and the model's table was already checked by automatic
+    /// migration; otherwise the find goes to the database's threads. A task cancelled before
+    /// the call throws `CancellationError`; a cancellation that comes while the find runs is
+    /// seen after it (the record is returned). SQLite databases ignore the setting: their
+    /// finds run on the calling thread whenever a reader is idle (nothing there waits on a
+    /// network).
+    public var awaitedFindsOnCallingThread: Bool {
+        get { findsOnCallingThread.load(ordering: .relaxed) }
+        set { findsOnCallingThread.store(newValue, ordering: .relaxed) }
     }
 
     /// On the lane's thread: takes a connection for `kind`, runs `body` in `scope` with the

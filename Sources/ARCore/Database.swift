@@ -94,6 +94,11 @@ public final class Database: @unchecked Sendable {
     let executorStorage = Lock<DatabaseExecutor?>(nil)
     /// How long an async call waits for a connection (see ``connectionWaitTimeout``).
     let connectionWaitStorage: Lock<Duration?>
+    /// ``connectionWaitTimeout`` in nanoseconds (`UInt64.max`: none), read by every async call
+    /// without a lock or a `Duration`'s conversion.
+    let connectionWaitNanoseconds = Atomic<UInt64>(.max)
+    /// See ``awaitedFindsOnCallingThread``.
+    let findsOnCallingThread = Atomic<Bool>(false)
     /// What the database reports to metrics and tracing (see ``refreshInstrumentation()``).
     package let instrumentation: DatabaseInstrumentation
 
@@ -126,10 +131,12 @@ public final class Database: @unchecked Sendable {
         let instrumentation = DatabaseInstrumentation(engine: dialect.name, database: path, namespace: engine.namespace)
         self.instrumentation = instrumentation
         let instruments = instrumentation.refresh()
-        switch engine.sharing {
-        case .singleWriter: connectionWaitStorage = Lock(.seconds(30))
-        case .pool(_, let wait): connectionWaitStorage = Lock(wait)
+        let connectionWait: Duration = switch engine.sharing {
+        case .singleWriter: .seconds(30)
+        case .pool(_, let wait): wait
         }
+        connectionWaitStorage = Lock(connectionWait)
+        connectionWaitNanoseconds.store(connectionWait.clampedNanoseconds, ordering: .relaxed)
         switch engine.sharing {
         case .singleWriter(let readers):
             let connection = Connection(try engine.connect(.writer), dialect: dialect)

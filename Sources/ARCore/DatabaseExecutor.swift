@@ -92,10 +92,11 @@ final class ExecutorJob: @unchecked Sendable {
     /// Why a job stopped before it finished.
     enum Stop {
         case cancelled
-        /// The call's deadline passed (its `timeout:`).
-        case deadline(limit: Duration)
-        /// It waited in its lane's queue longer than the database's connection-wait timeout.
-        case waited(limit: Duration, lane: String, threads: Int)
+        /// The call's deadline passed (its `timeout:`, ``limit``).
+        case deadline
+        /// It waited in its lane's queue longer than the database's connection-wait timeout
+        /// (``waitLimit``).
+        case waited(lane: String, threads: Int)
     }
 
     private enum Phase { case waiting, running, done }
@@ -121,7 +122,9 @@ final class ExecutorJob: @unchecked Sendable {
         static let resumed: UInt8 = 3
     }
 
-    private let state = Lock(State())
+    /// One per call: its mutex needs no cache line of its own (an aligned allocation costs
+    /// `posix_memalign`'s several hundred instructions).
+    private let state = Lock(State(), cacheLineAligned: false)
     /// Whether ``state``'s `stop` is set: read by every statement of the job.
     private let stopped = Atomic<Bool>(false)
     private let handoff = Atomic<UInt8>(Handoff.idle)
@@ -132,7 +135,11 @@ final class ExecutorJob: @unchecked Sendable {
     /// When the job must have left its queue (the database's connection-wait timeout), in
     /// ``monotonicNanoseconds()``; 0: never.
     let waitDeadline: UInt64
-    let waitLimit: Duration?
+    /// The database's connection-wait timeout in nanoseconds when the job was made;
+    /// `UInt64.max`: none.
+    private let waitNanoseconds: UInt64
+    /// The connection-wait timeout (for messages).
+    var waitLimit: Duration? { waitNanoseconds == .max ? nil : .nanoseconds(Int64(clamping: waitNanoseconds)) }
 
     /// Runs the call on the lane's thread, keeping its outcome in the job (``keep(_:)`` or
     /// ``error``).
@@ -149,19 +156,26 @@ final class ExecutorJob: @unchecked Sendable {
     /// Whether the result went to a buffer of its own (written and read as the storage is).
     nonisolated(unsafe) private var resultIsBoxed = false
     private static let inlineResultSize = 32
-    private static let inlineResultAlignment = 16
+    /// What `malloc` aligns to at least: a larger alignment would take `posix_memalign`,
+    /// several hundred instructions a call (and a result that needs it is rare: it is boxed).
+    private static let inlineResultAlignment = MemoryLayout<Int>.alignment
 
     /// When the job was queued (``monotonicNanoseconds()``), when its database reports
     /// metrics (its wait is then recorded); 0 otherwise.
     let queuedAt: UInt64
 
-    init(limit: Duration?, waitLimit: Duration?, timed: Bool) {
-        let now = limit != nil || waitLimit != nil || timed ? monotonicNanoseconds() : 0
+    /// - Parameters:
+    ///   - limit: the call's `timeout:`, if any.
+    ///   - waitNanoseconds: the database's connection-wait timeout in nanoseconds (`.max`: none),
+    ///     kept as such by the database so that no call converts a `Duration`.
+    ///   - timed: whether the database reports metrics (the wait is then timed).
+    init(limit: Duration?, waitNanoseconds: UInt64, timed: Bool) {
+        let now = limit != nil || waitNanoseconds != .max || timed ? monotonicNanoseconds() : 0
         queuedAt = timed ? now : 0
         self.limit = limit
         deadline = limit.map { now &+ $0.clampedNanoseconds } ?? 0
-        self.waitLimit = waitLimit
-        waitDeadline = waitLimit.map { now &+ $0.clampedNanoseconds } ?? 0
+        self.waitNanoseconds = waitNanoseconds
+        waitDeadline = waitNanoseconds == .max ? 0 : now &+ waitNanoseconds
         resultStorage = .allocate(byteCount: Self.inlineResultSize, alignment: Self.inlineResultAlignment)
     }
 
@@ -176,18 +190,20 @@ final class ExecutorJob: @unchecked Sendable {
     var isStopped: Bool { stopped.load(ordering: .relaxed) }
 
     /// The error a stopped job's work ends with.
-    func stopError() -> any Error { Self.error(for: state.withLock { $0.stop }) }
+    func stopError() -> any Error { error(for: state.withLock { $0.stop }) }
 
-    private static func error(for stop: Stop?) -> any Error {
+    private func error(for stop: Stop?) -> any Error {
         switch stop {
         case .cancelled, nil:
             return CancellationError()
-        case .deadline(let limit):
+        case .deadline:
+            let limit = limit ?? .zero
             return ActiveRecordError(
                 .timeout,
                 "the call ran longer than its timeout of \(limit.limitDescription) (waiting for a connection and running) "
                     + "and was stopped; nothing it did in its transaction was kept. Raise the timeout, or make the work faster")
-        case .waited(let limit, let lane, let threads):
+        case .waited(let lane, let threads):
+            let limit = waitLimit ?? .zero
             return ActiveRecordError(
                 .busy,
                 "the call waited \(limit.limitDescription) for one of the \(threads) \(lane) and was given up; nothing "
@@ -344,7 +360,7 @@ final class ExecutorJob: @unchecked Sendable {
         case .none: return false
         case .failedWaiting:
             // The lane skips the job from now (its phase is done): no other thread writes its outcome.
-            error = Self.error(for: reason)
+            error = error(for: reason)
             handOver()
             return true
         case .interrupt:
@@ -370,7 +386,7 @@ final class ExecutorJob: @unchecked Sendable {
 
     /// The stop for a job past its call deadline at `now` (``monotonicNanoseconds()``), if it is.
     func expiry(at now: UInt64) -> Stop? {
-        if deadline != 0, let limit, now >= deadline { return .deadline(limit: limit) }
+        if deadline != 0, now >= deadline { return .deadline }
         return nil
     }
 }
@@ -476,9 +492,7 @@ final class ExecutorLane: @unchecked Sendable {
             return (expired, state.head < state.queue.count)
         }
         for job in expired {
-            if let limit = job.waitLimit {
-                job.stop(.waited(limit: limit, lane: threadsDescription, threads: threadLimit))
-            }
+            job.stop(.waited(lane: threadsDescription, threads: threadLimit))
         }
         return waiting
     }
@@ -517,56 +531,52 @@ final class ExecutorLane: @unchecked Sendable {
         var spun = false
         while true {
             enum Next { case job(ExecutorJob), spin, sleep, exit }
-            let next = state.withLock { state -> Next in
-                if spun {
-                    state.spinning -= 1
-                    if state.claimed > 0 { state.claimed -= 1 }
-                }
-                if state.head < state.queue.count {
-                    spun = false
-                    let job = state.queue[state.head]
-                    state.head += 1
-                    queued.store(state.queue.count - state.head, ordering: .relaxed)
-                    if state.head == state.queue.count {
-                        state.queue.removeAll(keepingCapacity: state.queue.capacity <= 1024)
-                        state.head = 0
-                    } else if state.head >= 1024, state.head * 2 >= state.queue.count {
-                        state.queue.removeFirst(state.head)
-                        state.head = 0
+            // What to do after the job: look for work, sleep, or end. The job taken is out of
+            // scope by then, so that this thread lets go of it before its caller does (see
+            // ``run(_:)``).
+            enum After { case spin, sleep, exit, next }
+            let after: After
+            do {
+                let next = state.withLock { state -> Next in
+                    if spun {
+                        state.spinning -= 1
+                        if state.claimed > 0 { state.claimed -= 1 }
                     }
-                    return .job(job)
+                    if state.head < state.queue.count {
+                        spun = false
+                        let job = state.queue[state.head]
+                        state.head += 1
+                        queued.store(state.queue.count - state.head, ordering: .relaxed)
+                        if state.head == state.queue.count {
+                            state.queue.removeAll(keepingCapacity: state.queue.capacity <= 1024)
+                            state.head = 0
+                        } else if state.head >= 1024, state.head * 2 >= state.queue.count {
+                            state.queue.removeFirst(state.head)
+                            state.head = 0
+                        }
+                        return .job(job)
+                    }
+                    if state.isShutDown {
+                        state.threads -= 1
+                        return .exit
+                    }
+                    if !spun {
+                        state.spinning += 1
+                        return .spin
+                    }
+                    spun = false
+                    state.sleepers.append(sleeper)
+                    return .sleep
                 }
-                if state.isShutDown {
-                    state.threads -= 1
-                    return .exit
+                switch next {
+                case .job(let job):
+                    after = run(job) ? .spin : .next
+                case .spin: after = .spin
+                case .sleep: after = .sleep
+                case .exit: after = .exit
                 }
-                if !spun {
-                    state.spinning += 1
-                    return .spin
-                }
-                spun = false
-                state.sleepers.append(sleeper)
-                return .sleep
             }
-            switch next {
-            case .job(let job):
-                if job.start() {
-                    let started = monotonicNanoseconds()
-                    job.run.unsafelyUnwrapped(job)
-                    job.run = nil
-                    lastRunNanoseconds.store(monotonicNanoseconds() &- started, ordering: .relaxed)
-                    if job.deadline != 0 { watchdog.untrack(job) }
-                    // Looking for work before the caller is resumed: its next call, made a few
-                    // microseconds from now, finds this thread instead of waking another.
-                    state.withLock { $0.spinning += 1 }
-                    spun = true
-                    job.complete()
-                    lookForWork()
-                } else {
-                    // Stopped while it waited: its stopper handed its outcome over, and its
-                    // caller may be done with it; `run` goes with the job.
-                    if job.deadline != 0 { watchdog.untrack(job) }
-                }
+            switch after {
             case .spin:
                 spun = true
                 lookForWork()
@@ -574,8 +584,37 @@ final class ExecutorLane: @unchecked Sendable {
                 sleeper.wait()
             case .exit:
                 return
+            case .next:
+                continue
             }
         }
+    }
+
+    /// Runs a job taken from the queue, and hands its outcome to its caller; `false` when it
+    /// was stopped while it waited (its stopper handed its outcome over). Returns whether the
+    /// thread was counted as looking for work (before the caller was resumed: its next call,
+    /// made a few microseconds from now, finds this thread instead of waking another).
+    ///
+    /// The job, its lock and its result storage, and its `run` closure, were allocated by the
+    /// caller's thread: this thread lets go of the job as soon as it is handed over (and does
+    /// not release `run` itself), so that the caller, resumed a few microseconds later, is
+    /// almost always the one to free them. Freed on the thread that allocated them, they go
+    /// back to its allocator's per-thread cache instead of crossing arenas (issue 35, point 8:
+    /// the async rows of scripts/bench-instructions.sh).
+    private func run(_ job: ExecutorJob) -> Bool {
+        guard job.start() else {
+            // Stopped while it waited: its stopper handed its outcome over, and its caller may
+            // be done with it; `run` goes with the job.
+            if job.deadline != 0 { watchdog.untrack(job) }
+            return false
+        }
+        let started = monotonicNanoseconds()
+        job.run.unsafelyUnwrapped(job)
+        lastRunNanoseconds.store(monotonicNanoseconds() &- started, ordering: .relaxed)
+        if job.deadline != 0 { watchdog.untrack(job) }
+        state.withLock { $0.spinning += 1 }
+        job.complete()
+        return true
     }
 }
 
@@ -673,7 +712,7 @@ private final class ThreadWork {
 extension Duration {
     /// The duration in whole nanoseconds, negative ones as 0, huge ones as about 292 years
     /// (a deadline's offset from ``monotonicNanoseconds()``, which never overflows by it).
-    fileprivate var clampedNanoseconds: UInt64 {
+    var clampedNanoseconds: UInt64 {
         let (seconds, attoseconds) = components
         guard seconds >= 0 else { return 0 }
         guard seconds < 1 << 33 else { return 1 << 63 }

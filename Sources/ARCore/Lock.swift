@@ -62,8 +62,13 @@ package final class Lock<State>: @unchecked Sendable {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     @usableFromInline let state: UnsafeMutablePointer<State>
 
-    package init(_ initialState: State) {
-        mutex = allocateMutex()
+    /// - Parameters:
+    ///   - initialState: the state guarded.
+    ///   - cacheLineAligned: whether the mutex lies on cache lines of its own (see
+    ///     ``allocateMutex()``): `false` for a short-lived lock made per call, which no other
+    ///     core keeps reading, where the aligned allocation would cost more than it saves.
+    package init(_ initialState: State, cacheLineAligned: Bool = true) {
+        mutex = cacheLineAligned ? allocateMutex() : .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         let status = pthread_mutex_init(mutex, nil)
         precondition(status == 0, "pthread_mutex_init failed (\(status))")

@@ -15,8 +15,10 @@ extension ModelClassMethods where Self: Model {
     /// ``find(_:)`` on `database`, from async code.
     ///
     /// On SQLite, when one of the database's readers is idle, the find runs at once on the
-    /// calling thread (one indexed look-up; see `UsingItInAServer`); otherwise on one of the
-    /// database's own threads.
+    /// calling thread (one indexed look-up; see `UsingItInAServer`); on PostgreSQL so too when
+    /// ``Database/awaitedFindsOnCallingThread`` is set and a pooled connection is idle (the
+    /// calling thread then waits for the round trip); otherwise on one of the database's own
+    /// threads.
     nonisolated(nonsending) public static func find(_ id: Int64, on database: Database) async throws -> sending Self? {
         let atOnce = try ModelMapping.unretained(self).with { mapping in
             try database.readingAtOnce(mapping.table) { connection in

@@ -12,8 +12,9 @@ final class AtOnceNote: Model {
     @Column var body: String = ""
 }
 
-/// The threads the database's statements ran on, as its tracer saw them.
-private final class StatementThreads: Sendable {
+/// The threads the database's statements ran on, as its tracer saw them (also used by
+/// AsyncFindsOnCallingThreadTests).
+final class StatementThreads: Sendable {
     private let threads = Mutex<[UInt]>([])
     func record() { threads.withLock { $0.append(currentThreadNumber) } }
     func take() -> [UInt] { threads.withLock { threads in defer { threads = [] }; return threads } }

@@ -28,14 +28,22 @@ enum AsyncSection {
 
     enum Engine: String, CaseIterable {
         case sqlite, postgres
+        /// PostgreSQL with `awaitedFindsOnCallingThread` set: the opt-in that blocks the
+        /// calling thread for the round trip instead of hopping to the database's thread.
+        case postgresCallingThread = "postgres-calling-thread"
+
+        var isPostgres: Bool { self != .sqlite }
     }
 
-    /// The engines to measure: SQLite, and PostgreSQL when a server is given.
-    static var engines: [Engine] { PostgresSection.configuredConnection == nil ? [.sqlite] : [.sqlite, .postgres] }
+    /// The engines to measure: SQLite, and PostgreSQL (both ways) when a server is given.
+    static var engines: [Engine] {
+        PostgresSection.configuredConnection == nil ? [.sqlite] : [.sqlite, .postgres, .postgresCallingThread]
+    }
 
-    /// `ARBench async [N] [--engine sqlite|postgres] [--count sync|async K]`; returns the exit status.
+    /// `ARBench async [N] [--engine sqlite|postgres|postgres-calling-thread] [--count sync|async K]`;
+    /// returns the exit status.
     static func main(_ arguments: ArraySlice<String>) -> Int32 {
-        let usage = "usage: ARBench async [N] [--engine sqlite|postgres] [--count sync|async K]"
+        let usage = "usage: ARBench async [N] [--engine sqlite|postgres|postgres-calling-thread] [--count sync|async K]"
         var arguments = arguments
         var rowCount = defaultRowCount
         var chosen: [Engine]?
@@ -55,7 +63,7 @@ enum AsyncSection {
             }
         }
         let engines = chosen ?? engines
-        if engines.contains(.postgres), PostgresSection.configuredConnection == nil {
+        if engines.contains(where: \.isPostgres), PostgresSection.configuredConnection == nil {
             return fail("ARBench async: set AR_BENCH_POSTGRES to a libpq connection string")
         }
         Check.begin()
@@ -83,7 +91,7 @@ enum AsyncSection {
 
     /// The wall-clock measurement on each engine; returns the lines to print.
     static func wallClock(rowCount: Int, engines: [Engine] = engines, progress: (String) -> Void) throws -> [String] {
-        let layout = TableLayout(titleWidth: 12, widths: [15, 19, 16, 9])
+        let layout = TableLayout(titleWidth: 24, widths: [15, 19, 16, 9])
         var rows: [(cells: [String], result: String)] = []
         for engine in engines {
             let table = try AsyncTable(engine, rowCount: rowCount)
@@ -201,7 +209,7 @@ struct AsyncTable {
             let directory = try TemporaryDirectory()
             database = try Database(.file(directory.path + "/async.sqlite"))
             remove = { directory.remove() }
-        case .postgres:
+        case .postgres, .postgresCallingThread:
             let connection = PostgresSection.configuredConnection ?? ""
             let admin = try RawPostgres(connection)
             try admin.execute("SET client_min_messages = warning")  // no NOTICE for the dropped table
@@ -209,6 +217,7 @@ struct AsyncTable {
             try admin.execute("CREATE SCHEMA \(schema)")
             database = try Database(.postgres(connection + " options='-csearch_path=\(schema)'"))
             remove = { try? admin.execute("DROP SCHEMA \(schema) CASCADE") }
+            database.awaitedFindsOnCallingThread = engine == .postgresCallingThread
         }
         let rows = RowValues.table(rowCount)
         try database.use {
