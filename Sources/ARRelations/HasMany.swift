@@ -135,19 +135,33 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
         var children: [Int64: [Model]] = [:]
         for chunk in chunked(ids) {
             // Ordered by key, then id: the key's index gives that order without a sort, and
-            // each owner's children come in one run, taken as one slice of the rows (no
-            // dictionary look-up, no append, per child).
-            let rows = try Child.query().where(condition, in: chunk).order(by: key).order(by: "id").fetch().asModels
+            // each owner's children come in one run of the rows (no dictionary look-up, no
+            // append, per child).
+            var rows = try Child.query().where(condition, in: chunk).order(by: key).order(by: "id").fetch().asModels
+            var runs: [(key: Int64, range: Range<Int>)] = []
             try rows.withUnsafeBufferPointer { rows in
                 var run: (key: Int64, start: Int)?
                 for index in rows.indices {
                     let id = try keyReader.key(of: rows[index])
                     if let current = run, current.key == id { continue }
                     // A key that is no integer ends the run without starting one: the child is left out.
-                    if let finished = run { gather(finished.key, rows[finished.start..<index], into: &children) }
+                    if let finished = run { runs.append((finished.key, finished.start..<index)) }
                     run = id.map { ($0, index) }
                 }
-                if let finished = run { gather(finished.key, rows[finished.start...], into: &children) }
+                if let finished = run { runs.append((finished.key, finished.start..<rows.count)) }
+            }
+            // Each run moved out of the rows, from the last: taking a record from the end of
+            // the array hands its reference over, where a copy retained it and freeing the rows
+            // released it. (The keys of one chunk's runs differ, so their order does not matter.)
+            for run in runs.reversed() {
+                if rows.count > run.range.upperBound { rows.removeSubrange(run.range.upperBound...) }
+                let count = run.range.count
+                let taken = [Model](unsafeUninitializedCapacity: count) { buffer, initialized in
+                    let base = buffer.baseAddress.unsafelyUnwrapped
+                    for index in stride(from: count - 1, through: 0, by: -1) { (base + index).initialize(to: rows.removeLast()) }
+                    initialized = count
+                }
+                gather(run.key, taken, into: &children)
             }
         }
         if let offset = plan?.offset {
@@ -208,18 +222,11 @@ struct ChildKeyReader {
 
 /// Puts one owner's run of children into `children`: after the earlier ones when the owner
 /// has some (not in a query's rows, where each owner's children come in one run).
-private func gather(_ key: Int64, _ run: Slice<UnsafeBufferPointer<Model>>, into children: inout [Int64: [Model]]) {
-    let records = UnsafeBufferPointer(rebasing: run)
+private func gather(_ key: Int64, _ run: [Model], into children: inout [Int64: [Model]]) {
     if let earlier = children.removeValue(forKey: key) {
-        children[key] = earlier + records
+        children[key] = earlier + run
     } else {
-        // Copied by a loop of retains (`Array(_:)` of a slice, or `initialize(fromContentsOf:)`,
-        // went through the runtime's generic array copy, a value witness call per record).
-        children[key] = Array(unsafeUninitializedCapacity: records.count) { buffer, count in
-            let target = buffer.baseAddress.unsafelyUnwrapped, source = records.baseAddress.unsafelyUnwrapped
-            for index in 0..<records.count { (target + index).initialize(to: source[index]) }
-            count = records.count
-        }
+        children[key] = run
     }
 }
 
