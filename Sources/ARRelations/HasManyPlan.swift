@@ -7,8 +7,9 @@ import ARQuery
 /// that a relation's getter, run per owner, reads no key path and builds no condition: read
 /// through its key path, the field cost more than the rest of the relation's query.
 ///
-/// Immutable once made; each thread keeps its own plans (no lock, no sharing).
-final class HasManyPlan {
+/// Immutable once made (`@unchecked Sendable`: its key path is an immutable object, which the
+/// standard library does not mark `Sendable`); each thread keeps its own plans (no lock).
+final class HasManyPlan: @unchecked Sendable {
     /// The property's storage key path (`\Owner._users`), the plan's identity. Held, so that
     /// its address, the cache's key, is not reused while the plan is cached.
     let storage: AnyKeyPath
@@ -35,15 +36,22 @@ final class HasManyPlan {
         _ storage: ReferenceWritableKeyPath<Owner, HasMany<Child>>, owner: Owner
     ) -> HasManyPlan {
         let id = ObjectIdentifier(storage)
-        let cached = plans.withValue { plans -> HasManyPlan? in
-            if let last = plans.last, last.storage === storage { return last }
-            guard let known = plans.byKeyPath[id] else { return nil }
+        let (cached, isMaking) = plans.withValue { plans -> (HasManyPlan?, Bool) in
+            if let last = plans.last, last.storage === storage { return (last, false) }
+            guard let known = plans.byKeyPath[id] else { return (nil, plans.isMaking) }
             plans.last = known
-            return known
+            return (known, false)
         }
         if let cached { return cached }
-        // Made outside the per-thread value: finding the field may run the owner's initializer.
         let field = owner[keyPath: storage]
+        // Asked again while finding the field (the owner's initializer, which reflection runs,
+        // reads a relation): a plan without the field, not kept.
+        guard !isMaking else {
+            return HasManyPlan(storage: storage, declaredKey: field.key, key: field.keyColumn(for: Owner.self), offset: nil)
+        }
+        // Made outside the per-thread value: finding the field may run the owner's initializer.
+        plans.withValue { $0.isMaking = true }
+        defer { plans.withValue { $0.isMaking = false } }
         let plan = HasManyPlan(
             storage: storage, declaredKey: field.key, key: field.keyColumn(for: Owner.self),
             offset: fieldOffset(of: storage))
@@ -83,6 +91,8 @@ final class HasManyPlan {
 private struct HasManyPlans {
     var byKeyPath: [ObjectIdentifier: HasManyPlan] = [:]
     var last: HasManyPlan?
+    /// Whether a plan is being made on this thread (see ``HasManyPlan/of(_:owner:)``).
+    var isMaking = false
 }
 
 private let plans = PerThread { HasManyPlans() }

@@ -32,6 +32,24 @@ struct RelationPlanTests {
         @BelongsTo(key: "editorId") var editor: PlanAuthor?
     }
 
+    /// An owner whose initializer reads its relation: reflection runs the initializer while
+    /// the relation's plan is being made, and that read must not make the plan again.
+    final class PlanCurious: Model {
+        @Column var name: String = ""
+        @HasMany var notes: Query<PlanNote>
+        var notesAtInit = -1
+
+        required init() {
+            super.init()
+            notesAtInit = (try? notes.count()) ?? -2
+        }
+    }
+
+    final class PlanNote: Model {
+        @Column var text: String = ""
+        @BelongsTo var planCurious: PlanCurious?
+    }
+
     /// Authors a0, a1 and posts p0…p5: p<n> written by a<n % 2> and edited by a<(n / 3) % 2>.
     private static func fill() throws {
         let authors = try (0..<2).map { try PlanAuthor.create(["name": "a\($0)"]) }
@@ -161,6 +179,21 @@ struct RelationPlanTests {
             let reloaded = try recorder.during { savedTitles = try newcomer.written.fetch().map(\.title) }
             #expect(savedTitles == ["q"])
             #expect(reloaded.count == 1)
+        }
+    }
+
+    @Test(arguments: TestEngine.all) func anOwnerReadingItsRelationWhenMadeStillGetsItsChildren(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
+            let curious = try PlanCurious.create(["name": "c"])
+            #expect(curious.notesAtInit == 0)
+            try PlanNote.create(["text": "n", "planCuriousId": curious.id])
+            #expect(try curious.notes.fetch().map(\.text) == ["n"])
+            let loaded = try PlanCurious.query().includes(\.notes).fetch()
+            #expect(loaded.map(\.notesAtInit) == [0])
+            let recorder = SQLRecorder(db)
+            var texts: [String] = []
+            let statements = try recorder.during { texts = try loaded[0].notes.fetch().map(\.text) }
+            #expect(texts == ["n"] && statements.isEmpty)
         }
     }
 
