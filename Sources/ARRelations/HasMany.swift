@@ -139,29 +139,20 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
             // append, per child).
             var rows = try Child.query().where(condition, in: chunk).order(by: key).order(by: "id").fetch().asModels
             var runs: [(key: Int64, range: Range<Int>)] = []
-            try rows.withUnsafeBufferPointer { rows in
-                var run: (key: Int64, start: Int)?
-                for index in rows.indices {
-                    let id = try keyReader.key(of: rows[index])
-                    if let current = run, current.key == id { continue }
-                    // A key that is no integer ends the run without starting one: the child is left out.
-                    if let finished = run { runs.append((finished.key, finished.start..<index)) }
-                    run = id.map { ($0, index) }
-                }
-                if let finished = run { runs.append((finished.key, finished.start..<rows.count)) }
+            var run: (key: Int64, start: Int)?
+            for index in rows.indices {
+                let id = try keyReader.key(in: rows, at: index)
+                if let current = run, current.key == id { continue }
+                // A key that is no integer ends the run without starting one: the child is left out.
+                if let finished = run { runs.append((finished.key, finished.start..<index)) }
+                run = id.map { ($0, index) }
             }
-            // Each run moved out of the rows, from the last: taking a record from the end of
-            // the array hands its reference over, where a copy retained it and freeing the rows
-            // released it. (The keys of one chunk's runs differ, so their order does not matter.)
+            if let finished = run { runs.append((finished.key, finished.start..<rows.count)) }
+            // Each run moved out of the rows, from the last (`removeLast(taking:)` hands the
+            // references over). The keys of one chunk's runs differ: their order does not matter.
             for run in runs.reversed() {
                 if rows.count > run.range.upperBound { rows.removeSubrange(run.range.upperBound...) }
-                let count = run.range.count
-                let taken = [Model](unsafeUninitializedCapacity: count) { buffer, initialized in
-                    let base = buffer.baseAddress.unsafelyUnwrapped
-                    for index in stride(from: count - 1, through: 0, by: -1) { (base + index).initialize(to: rows.removeLast()) }
-                    initialized = count
-                }
-                gather(run.key, taken, into: &children)
+                gather(run.key, rows.removeLast(taking: run.range.count), into: &children)
             }
         }
         if let offset = plan?.offset {
@@ -180,42 +171,28 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
     }
 }
 
-/// How a preload reads each child's key: straight from the field when the key column is an
-/// `Int64` (a `@BelongsTo` key is), else as a database value, by the column's index when it
-/// was found (a look-up by name per child costs a dictionary search), else by name.
+/// How a preload reads each child's key: in place when the key column is an `Int64` (a
+/// `@BelongsTo` key is), else as a database value, by the column's index when it was found
+/// (a look-up by name per child costs a dictionary search), else by name.
 struct ChildKeyReader {
     private let key: String
     private let index: Int?
-    /// The key field's offset in a child object and whether it is optional, for an `Int64` key.
-    private let direct: (offset: Int, optional: Bool)?
+    private let integer: IntegerColumnReader?
 
     init(_ child: Model.Type, key: String) {
         self.key = key
         let mapping = try? child.mapping()
-        index = try? mapping?.columnIndex(key)
-        if let mapping, let index {
-            let field = mapping.fields[index]
-            switch field.storage {
-            case .optionalInt64: direct = (field.valueOffset, true)
-            case .int64: direct = (field.valueOffset, false)
-            default: direct = nil
-            }
-        } else {
-            direct = nil
-        }
+        let index = try? mapping?.columnIndex(key)
+        self.index = index
+        integer = mapping.flatMap { mapping in index.flatMap { IntegerColumnReader(mapping, column: $0) } }
     }
 
-    /// `child`'s key, `nil` when it holds no integer. `child` is one of the preload's rows:
+    /// The key of `rows[position]`, `nil` when it holds no integer: one of the preload's rows,
     /// a record of the class this reader was made for.
     @inline(__always)
-    func key(of child: Model) throws -> Int64? {
-        if let direct {
-            let address = UnsafeRawPointer(Unretained(child).address) + direct.offset
-            return withExtendedLifetime(child) {
-                direct.optional ? address.load(as: Int64?.self) : address.load(as: Int64.self)
-            }
-        }
-        if case .integer(let id) = try keyValue(of: child, at: index, named: key) { return id }
+    func key(in rows: [Model], at position: Int) throws -> Int64? {
+        if let integer { return integer.value(in: rows, at: position) }
+        if case .integer(let id) = try keyValue(of: rows[position], at: index, named: key) { return id }
         return nil
     }
 }

@@ -104,7 +104,5 @@ private let plans = PerThread { HasManyPlans() }
 /// own fetch reads its `[Model]` rows.
 @inline(__always)
 func withHasManyField<R>(of owner: Model, at offset: Int, _ body: (inout HasMany<Model>) throws -> R) rethrows -> R {
-    try withExtendedLifetime(owner) {
-        try body(&(Unretained(owner).address + offset).assumingMemoryBound(to: HasMany<Model>.self).pointee)
-    }
+    try owner.hookSite(at: offset, as: HasMany<Model>.self).modify(body)
 }
