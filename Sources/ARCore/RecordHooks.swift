@@ -78,6 +78,18 @@ package struct HookFieldSite<Field: RecordHookField> {
     }
 }
 
+extension Model {
+    /// The site of the hook field at `offset` of this record (a ``ModelMapping/Hook``'s, found
+    /// once for its class), as `Field`: the field's own type as reflection found it, or the
+    /// same generic type over a superclass of its model type argument (a relation's field,
+    /// whose layout is the same for every model class it holds), so that a feature reaches a
+    /// field of any of its classes with one non-generic type. Unlike
+    /// ``hookSite(_:as:)``, it checks nothing: the caller found the offset for this type.
+    package final func hookSite<Field: RecordHookField>(at offset: Int, as type: Field.Type) -> HookFieldSite<Field> {
+        HookFieldSite(record: self, offset: offset)
+    }
+}
+
 extension RecordHookField {
     /// The calls on a type-erased hook: ARCore knows the field only by its type and offset.
     static func hasPendingWork(in record: Model, at offset: Int) -> Bool {

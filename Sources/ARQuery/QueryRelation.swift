@@ -47,6 +47,26 @@ extension Query {
         return copy
     }
 
+    /// The query of `relation`'s records, those whose key column holds `id` (`"key" = id`):
+    /// the query `where(key, .equal(id)).related(by: relation)` makes, built from a condition
+    /// made once for the relation (``RelationKeyCondition``), with no field-tree look-up and
+    /// no conversion of the id through `ColumnValue`. A relation's getter makes one per owner.
+    package init(relation: any QueryRelation, where condition: RelationKeyCondition, equals id: Int64) {
+        self.init()
+        state.clauses.add(.tree(condition.node, arguments: QueryArgument.Sources(.converted(.value(.integer(id))))))
+        state.relation = relation
+        state.isPristine = true
+    }
+
+    /// `where(key, .in(ids))` on a relation's key column (a preload's query for a chunk of its
+    /// owners' ids): the ids bound as one list, made without a `ColumnValue` existential and
+    /// conversion per id.
+    package consuming func `where`(_ condition: RelationKeyCondition, in ids: [Int64]) -> Query {
+        let node = FieldTree.node(.list(negated: false), on: condition.column, of: nil)
+        let arguments = QueryArgument.Sources(.converted(.list(ids.map { .integer($0) })))
+        return with { $0.clauses.add(.tree(node, arguments: arguments)) }
+    }
+
     /// Adds work to run on the fetched records (eager loading).
     package func preloading(_ preload: @escaping ([Record]) throws -> Void) -> Query {
         with { $0.preloaders.append { records in try preload(records.asRecords(of: Record.self)) } }
@@ -56,5 +76,20 @@ extension Query {
     var recordsInMemory: [Record]? {
         guard isPristine else { return nil }
         return relation?.recordsInMemory(as: Record.self)
+    }
+}
+
+/// A relation's condition on its key column, `"key" = ?`, made once for the relation (its
+/// owner class and property) and shared by the queries of all its owners: see
+/// ``Query/init(relation:where:equals:)``. Immutable, so threads may share it.
+package struct RelationKeyCondition: Sendable {
+    /// The key column.
+    package let column: String
+    /// The tree `where(column, .equal(…))` makes.
+    let node: PredicateNode
+
+    package init(column: String) {
+        self.column = column
+        node = FieldTree.node(.comparison(.equal), on: column, of: nil)
     }
 }

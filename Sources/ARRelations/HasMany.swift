@@ -44,10 +44,7 @@ public struct HasMany<Child: Model> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Query<Child>>,
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, HasMany>
     ) -> Query<Child> {
-        get {
-            let context = HasManyContext(owner: owner, storage: storageKeyPath)
-            return context.query().related(by: context)
-        }
+        get { HasManyContext(owner: owner, storage: storageKeyPath).query() }
         set {
             preconditionFailure("\(Owner.self).\(wrappedKeyPath) is a relation: use add(_:) and remove(_:)")
         }
@@ -67,17 +64,49 @@ public struct HasMany<Child: Model> {
 struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
     let owner: Owner
     let storage: ReferenceWritableKeyPath<Owner, HasMany<Child>>
+    /// The property's plan (``HasManyPlan``), when it found the field in the owner and its key
+    /// is the owner's: then the field is read at its offset and the key's condition is made
+    /// once. `nil`: both through ``storage``, per call.
+    let plan: HasManyPlan?
 
-    var key: String { owner[keyPath: storage].keyColumn(for: Owner.self) }
+    init(owner: Owner, storage: ReferenceWritableKeyPath<Owner, HasMany<Child>>) {
+        self.owner = owner
+        self.storage = storage
+        let plan = HasManyPlan.of(storage, owner: owner)
+        if let offset = plan.offset, plan.fits(withHasManyField(of: owner, at: offset, { $0.key })) {
+            self.plan = plan
+        } else {
+            self.plan = nil
+        }
+    }
 
-    /// `"Child"."<key>" = owner.id`; nothing for an unsaved owner.
+    var key: String { plan?.key ?? owner[keyPath: storage].keyColumn(for: Owner.self) }
+
+    /// The relation's query: `"Child"."<key>" = owner.id`, nothing for an unsaved owner;
+    /// answering from memory while unchanged (queued or eager-loaded children).
     func query() -> Query<Child> {
-        guard let id = owner.id else { return Child.query().where("0 = 1") }
-        return Child.query().where(key, .equal(id))
+        guard let id = owner.id else { return Child.query().where("0 = 1").related(by: self) }
+        if let plan { return Query(relation: self, where: plan.condition, equals: id) }
+        return Child.query().where(key, .equal(id)).related(by: self)
+    }
+
+    /// The children queued (unsaved owner) or eager-loaded (saved owner), if any.
+    func recordsInMemory<Record: Model>(as type: Record.Type) -> [Record]? {
+        if let offset = plan?.offset {
+            // As `Model`s, cast once: the relation's own query asks (`Record` is `Child`), and
+            // a generic cast of the array, or `map` on the optional, looked up metadata per call.
+            guard let records = withHasManyField(of: owner, at: offset, { owner.id == nil ? $0.pending : $0.preloaded }) else {
+                return nil
+            }
+            return Record.self == Child.self ? records.asRecords(of: Record.self) : castRecords(records.asRecords(of: Child.self))
+        }
+        let records = owner.id == nil ? owner[keyPath: storage].pending : owner[keyPath: storage].preloaded
+        return records.map { castRecords($0) }
     }
 
     /// Sets the child's key to the owner's id and saves the child.
     func link(_ child: Child) throws {
+        let key = self.key
         do {
             try child.set([key: owner.id])
         } catch let error as ActiveRecordError where error.code == .unknownColumn {
@@ -94,27 +123,47 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
 
     func preload(_ owners: [Model]) throws {
         let owners = ownersOfType(Owner.self, owners)
-        let ids = owners.compactMap { $0.id }
+        var ids: [Int64] = []
+        ids.reserveCapacity(owners.count)
+        for owner in owners { if let id = owner.id { ids.append(id) } }
         let key = self.key
         // The key's column found once, not by name per child; the buckets hold `Model`, a
         // concrete type (a dictionary of `[Child]` looked up its generic metadata on every
         // child; see Benchmarks/README.md, Hot-path notes).
-        let keyIndex = try? Child.mapping().columnIndex(key)
+        let keyReader = ChildKeyReader(Child.self, key: key)
+        let condition = plan?.condition ?? RelationKeyCondition(column: key)
         var children: [Int64: [Model]] = [:]
         for chunk in chunked(ids) {
             // Ordered by key, then id: the key's index gives that order without a sort, and
-            // each owner's children come in one run, taken as one slice of the rows (no
-            // dictionary look-up, no append, per child).
-            let rows = try Child.query().where(key, .in(chunk)).order(by: key).order(by: "id").fetch().asModels
+            // each owner's children come in one run of the rows (no dictionary look-up, no
+            // append, per child).
+            var rows = try Child.query().where(condition, in: chunk).order(by: key).order(by: "id").fetch().asModels
+            var runs: [(key: Int64, range: Range<Int>)] = []
             var run: (key: Int64, start: Int)?
             for index in rows.indices {
-                let id: Int64? = if case .integer(let id) = try keyValue(of: rows[index], at: keyIndex, named: key) { id } else { nil }
+                let id = try keyReader.key(in: rows, at: index)
                 if let current = run, current.key == id { continue }
                 // A key that is no integer ends the run without starting one: the child is left out.
-                if let finished = run { gather(finished.key, rows[finished.start..<index], into: &children) }
+                if let finished = run { runs.append((finished.key, finished.start..<index)) }
                 run = id.map { ($0, index) }
             }
-            if let finished = run { gather(finished.key, rows[finished.start...], into: &children) }
+            if let finished = run { runs.append((finished.key, finished.start..<rows.count)) }
+            // Each run moved out of the rows, from the last (`removeLast(taking:)` hands the
+            // references over). The keys of one chunk's runs differ: their order does not matter.
+            for run in runs.reversed() {
+                if rows.count > run.range.upperBound { rows.removeSubrange(run.range.upperBound...) }
+                gather(run.key, rows.removeLast(taking: run.range.count), into: &children)
+            }
+        }
+        if let offset = plan?.offset {
+            // Into each owner's field at its offset: through the key path, each write cost
+            // more than the rest of the owner's share of the preload.
+            for owner in owners {
+                guard let id = owner.id else { continue }
+                let loaded = children[id] ?? []
+                withHasManyField(of: owner, at: offset) { $0.preloaded = loaded }
+            }
+            return
         }
         for owner in owners where owner.id != nil {
             owner[keyPath: storage].preloaded = (children[owner.id!] ?? []).asRecords(of: Child.self)
@@ -122,13 +171,39 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
     }
 }
 
+/// How a preload reads each child's key: in place when the key column is an `Int64` (a
+/// `@BelongsTo` key is), else as a database value, by the column's index when it was found
+/// (a look-up by name per child costs a dictionary search), else by name.
+struct ChildKeyReader {
+    private let key: String
+    private let index: Int?
+    private let integer: IntegerColumnReader?
+
+    init(_ child: Model.Type, key: String) {
+        self.key = key
+        let mapping = try? child.mapping()
+        let index = try? mapping?.columnIndex(key)
+        self.index = index
+        integer = mapping.flatMap { mapping in index.flatMap { IntegerColumnReader(mapping, column: $0) } }
+    }
+
+    /// The key of `rows[position]`, `nil` when it holds no integer: one of the preload's rows,
+    /// a record of the class this reader was made for.
+    @inline(__always)
+    func key(in rows: [Model], at position: Int) throws -> Int64? {
+        if let integer { return integer.value(in: rows, at: position) }
+        if case .integer(let id) = try keyValue(of: rows[position], at: index, named: key) { return id }
+        return nil
+    }
+}
+
 /// Puts one owner's run of children into `children`: after the earlier ones when the owner
 /// has some (not in a query's rows, where each owner's children come in one run).
-private func gather(_ key: Int64, _ run: ArraySlice<Model>, into children: inout [Int64: [Model]]) {
+private func gather(_ key: Int64, _ run: [Model], into children: inout [Int64: [Model]]) {
     if let earlier = children.removeValue(forKey: key) {
         children[key] = earlier + run
     } else {
-        children[key] = Array(run)
+        children[key] = run
     }
 }
 
