@@ -74,14 +74,28 @@ extension TableOperations {
             if columns == nil, statement.readsRowsDirectly {
                 // The engine reads each row straight into its record (no cells made first).
                 guard try statement.stepLeavingCells() else { return records }
-                records.reserveCapacity(statement.rowCountHint)
                 let fields = mapping.fieldBuffer, headerFields = ModelMapping.headerFields
-                repeat {
+                // The rows the engine knows of go straight into the array's memory (appending
+                // checks the array's uniqueness and room per record); any after them, appended.
+                var more = true
+                records = try Array(unsafeUninitializedCapacity: max(statement.rowCountHint, 1)) { buffer, count in
+                    while count < buffer.count {
+                        let record = type.init()
+                        record.adopt(mapping)
+                        try decodeDirectly(record, from: statement, header: headerFields, fields: fields)
+                        (buffer.baseAddress.unsafelyUnwrapped + count).initialize(to: consume record)
+                        count += 1
+                        more = try statement.stepLeavingCells()
+                        if !more { return }
+                    }
+                }
+                while more {
                     let record = type.init()
                     record.adopt(mapping)
                     try decodeDirectly(record, from: statement, header: headerFields, fields: fields)
                     records.append(consume record)
-                } while try statement.stepLeavingCells()
+                    more = try statement.stepLeavingCells()
+                }
                 return records
             }
             guard try statement.step() else { return records }
