@@ -17,6 +17,11 @@ package protocol DirectRowReading: AnyObject {
     func readColumns(
         _ fields: UnsafeBufferPointer<ModelMapping.Field>, from start: Int, at first: Int32, into base: UnsafeMutableRawPointer
     ) -> Int
+
+    /// Moves to the next row of the result the statement holds, when it holds one more: `false`,
+    /// not moved, otherwise (the engine's step then ends the rows or fetches more). What
+    /// ``EngineStatement/step()`` does within a result, without its other checks.
+    func advanceInResult() -> Bool
 }
 
 /// The reader of an engine statement that reads no row straight into records: every column
@@ -29,6 +34,8 @@ final class NoDirectRowReading: DirectRowReading, Sendable {
     ) -> Int {
         start
     }
+
+    func advanceInResult() -> Bool { false }
 }
 
 extension ModelMapping {

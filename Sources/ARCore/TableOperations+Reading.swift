@@ -85,7 +85,7 @@ extension TableOperations {
                         try decodeDirectly(record, from: statement, header: headerFields, fields: fields)
                         (buffer.baseAddress.unsafelyUnwrapped + count).initialize(to: consume record)
                         count += 1
-                        more = try statement.stepLeavingCells()
+                        more = try statement.stepLeavingCellsAfterRow()
                         if !more { return }
                     }
                 }
@@ -94,7 +94,7 @@ extension TableOperations {
                     record.adopt(mapping)
                     try decodeDirectly(record, from: statement, header: headerFields, fields: fields)
                     records.append(consume record)
-                    more = try statement.stepLeavingCells()
+                    more = try statement.stepLeavingCellsAfterRow()
                 }
                 return records
             }

@@ -50,6 +50,13 @@ extension PostgreSQLStatement: DirectRowReading {
         return index
     }
 
+    func advanceInResult() -> Bool {
+        // What ``step()`` does within a result (a cursor's next batch, the end: left to it).
+        guard rowIndex &+ 1 < rowCount else { return false }
+        rowIndex &+= 1
+        return true
+    }
+
     /// A text value of `count` bytes at `bytes` as a string, `nil` when it is not UTF-8. ASCII
     /// (most text) is copied as it is, found so a word at a time: the validating initializers
     /// would look for the end (`strlen`) and check every byte again. Other text goes through
