@@ -188,6 +188,13 @@ import Foundation
         return try stepLeavingCells()
     }
 
+    /// Reads the current row's header columns straight into `header` (see
+    /// ``DirectRowReading/readHeader(into:)``); only when ``readsRowsDirectly``.
+    @inline(__always)
+    package func readHeader(into header: UnsafeMutablePointer<ModelMapping.HeaderValues>) -> Bool {
+        directReader.readHeader(into: header)
+    }
+
     /// Reads the current row's columns straight into fields (see
     /// ``DirectRowReading/readColumns(_:from:at:into:)``); only when ``readsRowsDirectly``.
     @inline(__always)

@@ -50,6 +50,31 @@ extension PostgreSQLStatement: DirectRowReading {
         return index
     }
 
+    /// The header's three columns read with no loop over fields: `id` a binary `bigint` (not
+    /// `NULL`), each timestamp a binary `double precision` or `NULL`, as
+    /// ``readColumns(_:from:at:into:)`` reads ``ModelMapping/headerFields``; any other column
+    /// is left to the cells.
+    func readHeader(into header: UnsafeMutablePointer<ModelMapping.HeaderValues>) -> Bool {
+        let result = current, row = rowIndex, kinds = self.kinds
+        guard resultColumnCount >= 3, kinds[0] == .int8, PQgetlength(result, row, 0) == 8 else { return false }
+        header.pointee.id = Int64(bigEndian: UnsafeRawPointer(PQgetvalue(result, row, 0).unsafelyUnwrapped).loadUnaligned(as: Int64.self))
+        guard let createdAt = timestamp(result, row, 1, kinds[1]), let updatedAt = timestamp(result, row, 2, kinds[2]) else {
+            return false
+        }
+        header.pointee.createdAt = createdAt
+        header.pointee.updatedAt = updatedAt
+        return true
+    }
+
+    /// A header timestamp: `.some(nil)` for `NULL`, `nil` for a value not read in place.
+    @inline(__always)
+    private func timestamp(_ result: OpaquePointer, _ row: Int32, _ column: Int32, _ kind: ResultColumnKind) -> Double?? {
+        let length = PQgetlength(result, row, column)
+        if length == 0, PQgetisnull(result, row, column) != 0 { return .some(nil) }
+        guard kind == .float8, length == 8 else { return nil }
+        return Double(bitPattern: UInt64(bigEndian: UnsafeRawPointer(PQgetvalue(result, row, column).unsafelyUnwrapped).loadUnaligned(as: UInt64.self)))
+    }
+
     func advanceInResult() -> Bool {
         // What ``step()`` does within a result (a cursor's next batch, the end: left to it).
         guard rowIndex &+ 1 < rowCount else { return false }

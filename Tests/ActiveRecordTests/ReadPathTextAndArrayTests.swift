@@ -79,4 +79,23 @@ struct ReadPathTextAndArrayTests {
             #expect(failed?.message.contains("ReadPathText.position") == true)
         }
     }
+
+    /// A row's header read straight: timestamps `NULL` or not, the id, through a fetch and a
+    /// find alike.
+    @Test(arguments: TestEngine.all) func headerTimestampsNullOrNotReadBack(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
+            let saved = ReadPathText()
+            saved.text = "saved"
+            try saved.save()
+            try db.execute(#"INSERT INTO "ReadPathText" ("text", "position") VALUES ('bare', 1)"#)
+            let records = try ReadPathText.query().order(by: "position").fetch()
+            #expect(records.count == 2)
+            #expect(records[0].id == saved.id && records[0].createdAt == saved.createdAt && records[0].updatedAt == saved.updatedAt)
+            #expect(records[0].createdAt != nil && records[0].text == "saved")
+            #expect(records[1].id != nil && records[1].id != saved.id && records[1].text == "bare")
+            #expect(records[1].createdAt == nil && records[1].updatedAt == nil)
+            let found = try #require(try ReadPathText.find(records[1].id!))
+            #expect(found.createdAt == nil && found.updatedAt == nil && found.text == "bare" && !found.hasChanges)
+        }
+    }
 }
