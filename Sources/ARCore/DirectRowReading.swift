@@ -17,6 +17,22 @@ package protocol DirectRowReading: AnyObject {
     func readColumns(
         _ fields: UnsafeBufferPointer<ModelMapping.Field>, from start: Int, at first: Int32, into base: UnsafeMutableRawPointer
     ) -> Int
+
+    /// Moves to the next row of the result the statement holds, when it holds one more: `false`,
+    /// not moved, otherwise (the engine's step then ends the rows or fetches more). What
+    /// ``EngineStatement/step()`` does within a result, without its other checks.
+    func advanceInResult() -> Bool
+
+    /// Reads the row's header columns (`id`, `createdAt`, `updatedAt`, the first three) into
+    /// `header`, as ``readColumns(_:from:at:into:)`` reads ``ModelMapping/headerFields``: `true`
+    /// when it read all three, else `false` (the row is then read through its cells).
+    func readHeader(into header: UnsafeMutablePointer<ModelMapping.HeaderValues>) -> Bool
+}
+
+extension DirectRowReading {
+    func readHeader(into header: UnsafeMutablePointer<ModelMapping.HeaderValues>) -> Bool {
+        readColumns(ModelMapping.headerFields, from: 0, at: 0, into: UnsafeMutableRawPointer(header)) == 3
+    }
 }
 
 /// The reader of an engine statement that reads no row straight into records: every column
@@ -29,6 +45,8 @@ final class NoDirectRowReading: DirectRowReading, Sendable {
     ) -> Int {
         start
     }
+
+    func advanceInResult() -> Bool { false }
 }
 
 extension ModelMapping {

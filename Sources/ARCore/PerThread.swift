@@ -37,7 +37,10 @@ package struct PerThreadWord: @unchecked Sendable {
 /// let hit = shapes.withValue { $0["key"] }
 /// ```
 /// Not re-entrant: calling `withValue` on the same instance inside `body` is refused.
-package final class PerThread<Value>: @unchecked Sendable {
+///
+/// Public only as SPI, with ``withValue(_:)`` inlinable, so that the other modules' caches run
+/// it specialised for their `Value` (this toolchain inlines no `package` function across modules).
+@_spi(Engines) public final class PerThread<Value>: @unchecked Sendable {
     // @unchecked Sendable: a thread reaches only its own box, through its own key slot.
     @usableFromInline
     final class Box {
@@ -71,7 +74,7 @@ package final class PerThread<Value>: @unchecked Sendable {
     /// module runs it specialised for its `Value` (unspecialised, every call would go through
     /// the generic metadata; see Benchmarks/README.md, Hot-path notes).
     @inlinable
-    package func withValue<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+    public func withValue<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         guard let pointer = pthread_getspecific(key) else { return try withNewValue(body) }
         return try Unretained<Box>(address: pointer).with { box in
             precondition(!box.isInUse, "PerThread.withValue re-entered on one thread")

@@ -177,6 +177,24 @@ import Foundation
         return try advance()
     }
 
+    /// ``stepLeavingCells()`` after a row read so: within the result the engine holds, the next
+    /// row without the engine's step (``DirectRowReading/advanceInResult()``).
+    @inline(__always)
+    package func stepLeavingCellsAfterRow() throws -> Bool {
+        if !hasNewBindings, directReader.advanceInResult() {
+            row = UnsafeBufferPointer(start: nil, count: 0)
+            return true
+        }
+        return try stepLeavingCells()
+    }
+
+    /// Reads the current row's header columns straight into `header` (see
+    /// ``DirectRowReading/readHeader(into:)``); only when ``readsRowsDirectly``.
+    @inline(__always)
+    package func readHeader(into header: UnsafeMutablePointer<ModelMapping.HeaderValues>) -> Bool {
+        directReader.readHeader(into: header)
+    }
+
     /// Reads the current row's columns straight into fields (see
     /// ``DirectRowReading/readColumns(_:from:at:into:)``); only when ``readsRowsDirectly``.
     @inline(__always)

@@ -74,14 +74,28 @@ extension TableOperations {
             if columns == nil, statement.readsRowsDirectly {
                 // The engine reads each row straight into its record (no cells made first).
                 guard try statement.stepLeavingCells() else { return records }
-                records.reserveCapacity(statement.rowCountHint)
-                let fields = mapping.fieldBuffer, headerFields = ModelMapping.headerFields
-                repeat {
+                let fields = mapping.fieldBuffer
+                // The rows the engine knows of go straight into the array's memory (appending
+                // checks the array's uniqueness and room per record); any after them, appended.
+                var more = true
+                records = try Array(unsafeUninitializedCapacity: max(statement.rowCountHint, 1)) { buffer, count in
+                    while count < buffer.count {
+                        let record = type.init()
+                        record.adopt(mapping)
+                        try decodeDirectly(record, from: statement, fields: fields)
+                        (buffer.baseAddress.unsafelyUnwrapped + count).initialize(to: consume record)
+                        count += 1
+                        more = try statement.stepLeavingCellsAfterRow()
+                        if !more { return }
+                    }
+                }
+                while more {
                     let record = type.init()
                     record.adopt(mapping)
-                    try decodeDirectly(record, from: statement, header: headerFields, fields: fields)
+                    try decodeDirectly(record, from: statement, fields: fields)
                     records.append(consume record)
-                } while try statement.stepLeavingCells()
+                    more = try statement.stepLeavingCellsAfterRow()
+                }
                 return records
             }
             guard try statement.step() else { return records }
@@ -120,7 +134,7 @@ extension TableOperations {
         guard try statement.stepLeavingCells() else { return nil }
         let record = type.init()
         record.adopt(mapping)
-        try decodeDirectly(record, from: statement, header: ModelMapping.headerFields, fields: mapping.fieldBuffer)
+        try decodeDirectly(record, from: statement, fields: mapping.fieldBuffer)
         return record
     }
 
@@ -131,14 +145,10 @@ extension TableOperations {
     /// made then, as ``decode(_:from:at:columns:)`` reads it (its conversions and errors).
     @inline(__always)
     private func decodeDirectly(
-        _ record: Model, from statement: Statement, header headerFields: UnsafeBufferPointer<ModelMapping.Field>,
-        fields: UnsafeBufferPointer<ModelMapping.Field>
+        _ record: Model, from statement: Statement, fields: UnsafeBufferPointer<ModelMapping.Field>
     ) throws {
         var header = ModelMapping.HeaderValues()
-        let headerColumns = withUnsafeMutablePointer(to: &header) {
-            statement.readColumns(headerFields, from: 0, at: 0, into: UnsafeMutableRawPointer($0))
-        }
-        guard headerColumns == 3 else {
+        guard withUnsafeMutablePointer(to: &header, { statement.readHeader(into: $0) }) else {
             statement.loadCells()
             return try decode(record, from: statement, columns: nil)
         }

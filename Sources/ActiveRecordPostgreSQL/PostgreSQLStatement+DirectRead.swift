@@ -37,10 +37,7 @@ extension PostgreSQLStatement: DirectRowReading {
                 case .bool where length == 1:
                     stored = type.store(integer: value.load(as: UInt8.self) == 0 ? 0 : 1, at: address)
                 case .text:
-                    // libpq ends every value with a NUL, and PostgreSQL text holds none: the
-                    // C-string initializer validates the whole value.
-                    stored = type.storesText
-                        && type.store(text: String(validatingCString: value.assumingMemoryBound(to: CChar.self)), at: address)
+                    stored = type.storesText && type.store(text: Self.text(value, count: Int(length)), at: address)
                 case .blob:
                     stored = type.store(blob: UnsafeRawBufferPointer(start: value, count: Int(length)), at: address)
                 default:
@@ -51,5 +48,76 @@ extension PostgreSQLStatement: DirectRowReading {
             index &+= 1
         }
         return index
+    }
+
+    /// The header's three columns read with no loop over fields: `id` a binary `bigint` (not
+    /// `NULL`), each timestamp a binary `double precision` or `NULL`, as
+    /// ``readColumns(_:from:at:into:)`` reads ``ModelMapping/headerFields``; any other column
+    /// is left to the cells.
+    func readHeader(into header: UnsafeMutablePointer<ModelMapping.HeaderValues>) -> Bool {
+        let result = current, row = rowIndex, kinds = self.kinds
+        guard resultColumnCount >= 3, kinds[0] == .int8, PQgetlength(result, row, 0) == 8 else { return false }
+        header.pointee.id = Int64(bigEndian: UnsafeRawPointer(PQgetvalue(result, row, 0).unsafelyUnwrapped).loadUnaligned(as: Int64.self))
+        guard let createdAt = timestamp(result, row, 1, kinds[1]), let updatedAt = timestamp(result, row, 2, kinds[2]) else {
+            return false
+        }
+        header.pointee.createdAt = createdAt
+        header.pointee.updatedAt = updatedAt
+        return true
+    }
+
+    /// A header timestamp: `.some(nil)` for `NULL`, `nil` for a value not read in place.
+    @inline(__always)
+    private func timestamp(_ result: OpaquePointer, _ row: Int32, _ column: Int32, _ kind: ResultColumnKind) -> Double?? {
+        let length = PQgetlength(result, row, column)
+        if length == 0, PQgetisnull(result, row, column) != 0 { return .some(nil) }
+        guard kind == .float8, length == 8 else { return nil }
+        return Double(bitPattern: UInt64(bigEndian: UnsafeRawPointer(PQgetvalue(result, row, column).unsafelyUnwrapped).loadUnaligned(as: UInt64.self)))
+    }
+
+    func advanceInResult() -> Bool {
+        // What ``step()`` does within a result (a cursor's next batch, the end: left to it).
+        guard rowIndex &+ 1 < rowCount else { return false }
+        rowIndex &+= 1
+        return true
+    }
+
+    /// A text value of `count` bytes at `bytes` as a string, `nil` when it is not UTF-8. ASCII
+    /// (most text) is copied as it is, found so a word at a time: the validating initializers
+    /// would look for the end (`strlen`) and check every byte again. Other text goes through
+    /// the C-string initializer, which validates it (libpq ends every value with a NUL, and
+    /// PostgreSQL text holds none).
+    @inline(__always)
+    static func text(_ bytes: UnsafeRawPointer, count: Int) -> String? {
+        guard isASCII(bytes, count: count) else { return String(validatingCString: bytes.assumingMemoryBound(to: CChar.self)) }
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: count))
+            return count
+        }
+    }
+
+    /// Whether the `count` bytes at `bytes` are all ASCII (no high bit set): read a word at a
+    /// time, the last word (or half word, for a short value) overlapping the one before.
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeRawPointer, count: Int) -> Bool {
+        let bits: UInt64
+        if count >= 8 {
+            var words: UInt64 = 0, offset = 0
+            while offset &+ 8 < count {
+                words |= bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                offset &+= 8
+            }
+            bits = words | bytes.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+        } else if count >= 4 {
+            bits = UInt64(
+                bytes.loadUnaligned(as: UInt32.self) | bytes.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self))
+        } else if count > 0 {
+            bits = UInt64(
+                bytes.load(as: UInt8.self) | bytes.load(fromByteOffset: count >> 1, as: UInt8.self)
+                    | bytes.load(fromByteOffset: count &- 1, as: UInt8.self))
+        } else {
+            bits = 0
+        }
+        return bits & 0x8080_8080_8080_8080 == 0
     }
 }
