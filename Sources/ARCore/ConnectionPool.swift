@@ -91,19 +91,29 @@ final class ConnectionPool: Sendable {
     /// Hot-path notes).
     /// - Throws: `.busy` when every connection stayed held for the pool's wait; the engine's
     ///   error when a new connection cannot be opened.
-    func hold() throws -> Connection {
+    func hold() throws -> Connection { try holdUnretained().object }
+
+    /// ``hold()``, the connection unretained: the thread's storage keeps it until the hold's
+    /// ``release()``.
+    @inline(__always)
+    func holdUnretained() throws -> Unretained<Connection> {
         let raw = pthread_getspecific(holdKey)
         if let raw, let held = hold(below: raw) {
-            return held._withUnsafeGuaranteedRef { connection in
-                connection.poolHold.count += 1
-                return connection
-            }
+            held._withUnsafeGuaranteedRef { $0.poolHold.count += 1 }
+            return Unretained(address: held.toOpaque())
         }
+        return try holdFromPool(below: raw)
+    }
+
+    /// ``holdUnretained()`` of a connection the thread does not hold yet: checked out, and
+    /// kept in the thread's storage (which owns it, and through its `below` the one held before).
+    @inline(never)
+    private func holdFromPool(below raw: UnsafeMutableRawPointer?) throws -> Unretained<Connection> {
         let connection = try checkOut()
         connection.poolHold = PoolHold(pool: ObjectIdentifier(self), count: 1, below: raw.map { Unmanaged<Connection>.fromOpaque($0) })
-        // The thread's storage owns the connection (and, through its `below`, the one held before).
-        pthread_setspecific(holdKey, Unmanaged.passRetained(connection).toOpaque())
-        return connection
+        let owned = Unmanaged.passRetained(connection).toOpaque()
+        pthread_setspecific(holdKey, owned)
+        return Unretained(address: owned)
     }
 
     /// Gives back one hold of the calling thread's connection; after the last, the connection

@@ -26,6 +26,9 @@ final class PostgreSQLStatement: EngineStatement {
     /// Unowned without checks: the connection owns its statements (its cache) and finalizes
     /// them before it goes; a checked `unowned` paid a strong retain and release per use.
     private unowned(unsafe) let connection: PostgreSQLConnection
+    /// ``connection`` for the per-run path: bound to a local, an `unowned(unsafe)` reference is
+    /// retained and released; this one is passed on borrowed.
+    private let unretainedConnection: Unretained<PostgreSQLConnection>
     /// The SQL as the library wrote it (`?`), for errors.
     private let sql: String
     /// The SQL with numbered placeholders (`$1`).
@@ -89,6 +92,7 @@ final class PostgreSQLStatement: EngineStatement {
     /// - Throws: `.misuse` for SQL with a second statement (the extended protocol runs one).
     init(sql: String, use: StatementUse, connection: PostgreSQLConnection) throws {
         self.connection = connection
+        unretainedConnection = Unretained(connection)
         self.sql = sql
         self.use = use
         let rewritten = rewritingPlaceholders(sql) { "$\($0)" }
@@ -189,7 +193,11 @@ final class PostgreSQLStatement: EngineStatement {
     }
 
     private func execute() throws {
-        let connection = self.connection
+        try unretainedConnection.with { try execute(on: $0) }
+    }
+
+    @inline(__always)
+    private func execute(on connection: PostgreSQLConnection) throws {
         if !connection.deallocations.isEmpty { try connection.deallocateEvicted() }
         switch use {
         case .once:
@@ -220,7 +228,7 @@ final class PostgreSQLStatement: EngineStatement {
                 PQsendQueryPrepared(
                     connection.handle, form.cString, Int32(count), layout.values, layout.lengths, layout.formats, form.binary ? 1 : 0)
             }
-            try adopt(executed, form: form)
+            try adopt(executed, form: form, on: connection)
         }
     }
 
@@ -357,7 +365,7 @@ final class PostgreSQLStatement: EngineStatement {
 
     /// Keeps the result of a prepared form's execution: its column types and whether it writes
     /// are the form's, known since it was described and first ran.
-    private func adopt(_ executed: OpaquePointer?, form: PreparedForm) throws {
+    private func adopt(_ executed: OpaquePointer?, form: PreparedForm, on connection: PostgreSQLConnection) throws {
         try check(executed)
         result = executed
         binary = form.binary
