@@ -203,12 +203,7 @@ final class PostgreSQLStatement: EngineStatement {
         case .once:
             try run(text, parameters: true)
         case .cursor:
-            let name = connection.makeName("cursor")
-            try run("DECLARE \(name.quotedIdentifier) NO SCROLL CURSOR FOR \(text)", parameters: true)
-            cursorName = name
-            cursorMayHaveMore = true
-            (cursorBatch, cursorBinary) = (Self.firstCursorBatch, false)
-            rowCount = 0
+            try declareCursor(on: connection)
         case .cached:
             let count = placeholderCount
             // Laid out for the form run last (none behind a transaction pooler), and again for
@@ -230,6 +225,18 @@ final class PostgreSQLStatement: EngineStatement {
             }
             try adopt(executed, form: form, on: connection)
         }
+    }
+
+    /// Declares the statement's server cursor (its first batch is fetched by the next step).
+    /// Out of line: the SQL it builds would widen the cached statements' path.
+    @inline(never)
+    private func declareCursor(on connection: PostgreSQLConnection) throws {
+        let name = connection.makeName("cursor")
+        try run("DECLARE \(name.quotedIdentifier) NO SCROLL CURSOR FOR \(text)", parameters: true)
+        cursorName = name
+        cursorMayHaveMore = true
+        (cursorBatch, cursorBinary) = (Self.firstCursorBatch, false)
+        rowCount = 0
     }
 
     /// The prepared form for the parameter types just laid out (``ParameterLayout/encode(_:count:serverTypes:)``),
@@ -324,6 +331,7 @@ final class PostgreSQLStatement: EngineStatement {
     ]
 
     /// Runs `sql` (with the bound parameters, or none) in one round trip and keeps its result.
+    @inline(never)
     private func run(_ sql: String, parameters: Bool) throws {
         clearResult()
         let count = parameters ? placeholderCount : 0
@@ -337,13 +345,18 @@ final class PostgreSQLStatement: EngineStatement {
     }
 
     /// Throws the error of a failed result (clearing it).
+    @inline(__always)
     private func check(_ result: OpaquePointer?) throws {
         let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            let error = postgreSQLError(result, connection, sql: sql)
-            PQclear(result)
-            throw error
-        }
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw failure(of: result) }
+    }
+
+    /// ``check(_:)``'s error (the result cleared), out of line.
+    @inline(never)
+    private func failure(of result: OpaquePointer?) -> any Error {
+        let error = postgreSQLError(result, connection, sql: sql)
+        PQclear(result)
+        return error
     }
 
     private func adopt(_ executed: OpaquePointer?, binary: Bool = false) throws {
