@@ -411,14 +411,25 @@ final class PostgreSQLStatement: EngineStatement {
     /// `UPDATE 3`, `DELETE 0`, `MERGE 2`), what `PQcmdTuples` reads with more checks.
     @inline(__always)
     static func changedRows(_ result: OpaquePointer?) -> Int {
-        guard var character = PQcmdStatus(result) else { return 0 }
-        var count = 0
-        while character.pointee != 0 {
-            let byte = character.pointee
-            if byte == 32 { count = 0 } else if byte >= 48, byte <= 57 { count = count &* 10 &+ Int(byte &- 48) }
-            character += 1
+        guard let tag = PQcmdStatus(result) else { return 0 }
+        return lastNumber(of: tag).value
+    }
+
+    /// The number ending a command tag, and where its last word begins.
+    @inline(__always)
+    static func lastNumber(of tag: UnsafePointer<CChar>) -> (value: Int, start: Int) {
+        var value = 0, index = 0, start = 0
+        while tag[index] != 0 {
+            let byte = tag[index]
+            if byte == 32 {
+                value = 0
+                start = index &+ 1
+            } else if byte >= 48, byte <= 57 {
+                value = value &* 10 &+ Int(byte &- 48)
+            }
+            index &+= 1
         }
-        return count
+        return (value, start)
     }
 
     /// The result's column types, into `types` (one access to the property, not one per column).
@@ -620,17 +631,7 @@ final class PreparedForm {
     /// last word kept.
     @inline(never)
     private func changedRowsFindingCount(_ tag: UnsafePointer<CChar>) -> Int {
-        var count = 0, index = 0, start = 0
-        while tag[index] != 0 {
-            let byte = tag[index]
-            if byte == 32 {
-                count = 0
-                start = index &+ 1
-            } else if byte >= 48, byte <= 57 {
-                count = count &* 10 &+ Int(byte &- 48)
-            }
-            index &+= 1
-        }
+        let (count, start) = PostgreSQLStatement.lastNumber(of: tag)
         countOffset = start
         return count
     }
