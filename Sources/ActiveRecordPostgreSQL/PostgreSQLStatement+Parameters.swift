@@ -152,6 +152,23 @@ struct ParameterLayout {
         return 0
     }
 
+    /// ``encode(_:count:serverTypes:)`` of a statement whose one parameter is an integer (a
+    /// find or a delete by id), without the loop: `false` (nothing done) for any other, or
+    /// before the layout has room for one.
+    @inline(__always)
+    mutating func encodeOneInteger(_ bound: UnsafeBufferPointer<Cell>, count: Int, serverTypes: UnsafePointer<Oid>?) -> Bool {
+        guard count == 1, capacity >= 1, byteCapacity >= 32, bound.count >= 1, case .integer(let int) = bound[0] else {
+            return false
+        }
+        types[0] = 0
+        signature = 0
+        let (length, format) = Self.write(int, as: serverTypes.map { Int($0[0]) } ?? 0, to: bytes)
+        values[0] = UnsafeRawPointer(bytes).assumingMemoryBound(to: CChar.self)
+        lengths[0] = length
+        formats[0] = format
+        return true
+    }
+
     // MARK: One value (shared with the bulk insert, PostgreSQLConnection+BulkInsert.swift)
 
     /// Writes `int` at `slot` (room for 32 bytes) as a parameter of server type `serverType`

@@ -126,6 +126,7 @@ final class PostgreSQLStatement: EngineStatement {
     /// - Throws: `.invalidValue` for a text holding a NUL character (nothing is sent).
     @inline(__always)
     private func layOut(count: Int, serverTypes: UnsafePointer<Oid>?) throws {
+        if parameters.encodeOneInteger(bound, count: count, serverTypes: serverTypes) { return }
         let nul = parameters.encode(bound, count: count, serverTypes: serverTypes)
         if nul != 0 { throw nulInText(nul) }
     }
