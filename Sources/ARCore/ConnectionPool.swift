@@ -14,7 +14,13 @@ final class ConnectionPool: Sendable {
     /// (the thread's storage keeps it while it is held).
     @inline(__always)
     private func threadHold() -> Unmanaged<Connection>? {
-        guard let raw = pthread_getspecific(threadHoldKey) else { return nil }
+        guard let raw = pthread_getspecific(holdKey) else { return nil }
+        return hold(below: raw)
+    }
+
+    /// ``threadHold()`` from the thread's last hold, `raw` (the thread-specific slot's value).
+    @inline(__always)
+    private func hold(below raw: UnsafeMutableRawPointer) -> Unmanaged<Connection>? {
         let top = Unmanaged<Connection>.fromOpaque(raw)
         if top._withUnsafeGuaranteedRef({ $0.poolHold.pool == ObjectIdentifier(self) }) { return top }
         return heldBelow(top)
@@ -53,6 +59,9 @@ final class ConnectionPool: Sendable {
     let maximum: Int
     let wait: Duration
     private let state = ConditionLock(State())
+    /// ``threadHoldKey``, read from the pool (a global's every read checks that it was
+    /// initialized: a `swift_once` call per hold and per release).
+    private let holdKey = threadHoldKey
     /// Where check-outs, their waits and the connections opened are counted.
     private let instrumentation: DatabaseInstrumentation
 
@@ -82,25 +91,35 @@ final class ConnectionPool: Sendable {
     /// Hot-path notes).
     /// - Throws: `.busy` when every connection stayed held for the pool's wait; the engine's
     ///   error when a new connection cannot be opened.
-    func hold() throws -> Connection {
-        if let held = threadHold() {
-            return held._withUnsafeGuaranteedRef { connection in
-                connection.poolHold.count += 1
-                return connection
-            }
+    func hold() throws -> Connection { try holdUnretained().object }
+
+    /// ``hold()``, the connection unretained: the thread's storage keeps it until the hold's
+    /// ``release()``.
+    @inline(__always)
+    func holdUnretained() throws -> Unretained<Connection> {
+        let raw = pthread_getspecific(holdKey)
+        if let raw, let held = hold(below: raw) {
+            held._withUnsafeGuaranteedRef { $0.poolHold.count += 1 }
+            return Unretained(address: held.toOpaque())
         }
+        return try holdFromPool(below: raw)
+    }
+
+    /// ``holdUnretained()`` of a connection the thread does not hold yet: checked out, and
+    /// kept in the thread's storage (which owns it, and through its `below` the one held before).
+    @inline(never)
+    private func holdFromPool(below raw: UnsafeMutableRawPointer?) throws -> Unretained<Connection> {
         let connection = try checkOut()
-        let top = pthread_getspecific(threadHoldKey).map { Unmanaged<Connection>.fromOpaque($0) }
-        connection.poolHold = PoolHold(pool: ObjectIdentifier(self), count: 1, below: top)
-        // The thread's storage owns the connection (and, through its `below`, the one held before).
-        pthread_setspecific(threadHoldKey, Unmanaged.passRetained(connection).toOpaque())
-        return connection
+        connection.poolHold = PoolHold(pool: ObjectIdentifier(self), count: 1, below: raw.map { Unmanaged<Connection>.fromOpaque($0) })
+        let owned = Unmanaged.passRetained(connection).toOpaque()
+        pthread_setspecific(holdKey, owned)
+        return Unretained(address: owned)
     }
 
     /// Gives back one hold of the calling thread's connection; after the last, the connection
     /// goes back to the pool.
     func release() {
-        guard let held = threadHold() else { return }
+        guard let top = pthread_getspecific(holdKey), let held = hold(below: top) else { return }
         let (remaining, below) = held._withUnsafeGuaranteedRef { connection in
             connection.poolHold.count -= 1
             return (connection.poolHold.count, connection.poolHold.below)
@@ -108,9 +127,8 @@ final class ConnectionPool: Sendable {
         guard remaining == 0 else { return }
         // Out of the thread's holds (the last taken, but for holds on several pools ended out
         // of order): what owned this one owns the one below it now.
-        let top = pthread_getspecific(threadHoldKey).unsafelyUnwrapped
         if top == held.toOpaque() {
-            pthread_setspecific(threadHoldKey, below?.toOpaque())
+            pthread_setspecific(holdKey, below?.toOpaque())
         } else {
             var above = Unmanaged<Connection>.fromOpaque(top)
             while let next = above._withUnsafeGuaranteedRef({ $0.poolHold.below }), next.toOpaque() != held.toOpaque() {
@@ -132,9 +150,11 @@ final class ConnectionPool: Sendable {
         // An idle connection with every setting applied, no metrics backend timing the wait:
         // one lock, no clock read.
         if !instrumentation.isReporting, let connection = state.withLock({ state -> Connection? in
-            guard let idle = state.idle.last, idle.connection.appliedSettings == state.settings.count else { return nil }
-            state.idle.removeLast()
-            return idle.connection
+            // Read in place and moved out: no retain and release of the connection.
+            guard let last = state.idle.indices.last, state.idle[last].connection.appliedSettings == state.settings.count else {
+                return nil
+            }
+            return state.idle.removeLast().connection
         }) {
             instrumentation.connectionsInUse(delta: 1)
             return connection
@@ -208,7 +228,7 @@ final class ConnectionPool: Sendable {
     /// which is most likely gone too (a failover), and each would fail its next work in turn —
     /// a retried transaction meeting one dead connection per attempt. They are closed, and the
     /// next work opens a new connection (to the new primary, with a multi-host connection string).
-    func checkIn(_ connection: Connection) {
+    func checkIn(_ connection: __owned Connection) {
         let lost = !connection.isUsable
         let reusable = !lost && connection.transaction.depth == 0 && !connection.isInFailedTransaction
         if reusable {

@@ -142,10 +142,12 @@ extension Database {
                 }
             }
         }
-        let pool = pool.unsafelyUnwrapped
-        let connection = try pool.hold()
-        defer { pool.release() }
-        return try publishingChanges(of: connection, body)
+        // The pool's path, as the writer's: the pool, and the connection held (which the
+        // thread's storage keeps while it is held), reached without a retain and release.
+        let pool = unretainedPool.unsafelyUnwrapped.unmanaged
+        let held = try pool._withUnsafeGuaranteedRef { try $0.holdUnretained() }
+        defer { pool._withUnsafeGuaranteedRef { $0.release() } }
+        return try held.with { connection in try publishingChanges(of: connection, body) }
     }
 
     /// Runs a read on the primary of a database with replicas, when no replica can serve it:

@@ -49,6 +49,8 @@ public final class Database: @unchecked Sendable {
     let unretainedReaders: Unretained<ReaderPool>?
     /// The pool (PostgreSQL).
     let pool: ConnectionPool?
+    /// ``pool``, unretained: see ``withConnection(_:)``.
+    let unretainedPool: Unretained<ConnectionPool>?
     /// The replicas reads go to, when the engine has some (see ``ReplicaSet``).
     let replicas: ReplicaSet?
     /// How many ``read(_:)`` blocks are open on this database, on any thread: while none is,
@@ -147,6 +149,7 @@ public final class Database: @unchecked Sendable {
             unretainedWriter = Unretained(writer)
             unretainedReaders = readers.map(Unretained.init)
             pool = nil
+            unretainedPool = nil
             replicas = nil
         case .pool(let maximum, let wait):
             // Replicas are opened on demand: one that cannot be reached now is tried again later.
@@ -163,6 +166,7 @@ public final class Database: @unchecked Sendable {
             // One connection at once, so that a database that cannot be reached fails here.
             pool.checkIn(try pool.checkOut())
             self.pool = pool
+            unretainedPool = Unretained(pool)
             writer = nil
             unretainedWriter = nil
             unretainedReaders = nil

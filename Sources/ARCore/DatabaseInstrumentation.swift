@@ -115,9 +115,17 @@ package final class DatabaseInstrumentation: Sendable {
     /// Counts connections taken (`delta` > 0) or given back (`delta` < 0) by callers, and
     /// reports the count when a backend is there. ``ConnectionPool`` counts its own check-outs:
     /// call this for connections handed out some other way. One atomic add otherwise.
+    @inline(__always)
     package func connectionsInUse(delta: Int) {
         let count = inUse.wrappingAdd(delta, ordering: .relaxed).newValue
-        if isReporting { instruments?.connectionsInUse?.record(count) }
+        if isReporting { reportConnectionsInUse(count) }
+    }
+
+    /// ``connectionsInUse(delta:)``'s report, out of line (the count alone is on every pool
+    /// check-out and check-in).
+    @inline(never)
+    private func reportConnectionsInUse(_ count: Int) {
+        instruments?.connectionsInUse?.record(count)
     }
 
     /// Counts connections opened (`delta` > 0) or closed (`delta` < 0), and reports the count

@@ -71,28 +71,18 @@ struct ParameterLayout {
     private(set) var signature: UInt64 = 0
     static let exactSignatureCount = 40
 
-    /// Sets ``types`` (and ``signature``) for the `count` parameters from `bound` (the others
-    /// `NULL`): the types a statement is prepared with, and so the key of its prepared forms.
-    mutating func setTypes(_ bound: UnsafeBufferPointer<Cell>, count: Int) {
+    /// Lays the `count` parameters out from `bound` (the others `NULL`) in one pass: sets
+    /// ``types`` and ``signature`` (the types a statement is prepared with, and so the key of
+    /// its prepared forms), and encodes each value, binary where `serverTypes` (the server's
+    /// type of each parameter, of the form the caller expects to run) allows, else text.
+    /// Returns the number (1-based) of the first text holding a NUL character, which
+    /// PostgreSQL's text cannot (the layout is then incomplete), else 0.
+    ///
+    /// One pass rather than types first and values next: the caller runs the form it ran last
+    /// when the signature it finds here is that form's, and lays out again only when not (see
+    /// ``PostgreSQLStatement``'s execution).
+    mutating func encode(_ bound: UnsafeBufferPointer<Cell>, count: Int, serverTypes: UnsafePointer<Oid>?) -> Int {
         reserve(count)
-        var signature: UInt64 = 0
-        for index in 0..<count {
-            let type: Oid
-            let code: UInt64
-            switch index < bound.count ? bound[index] : .null {
-            case .real: (type, code) = (Oid(AR_PG_FLOAT8), 1)
-            case .blob: (type, code) = (Oid(AR_PG_BYTEA), 2)
-            default: (type, code) = (0, 0)
-            }
-            types[index] = type
-            signature = signature &* 3 &+ code
-        }
-        self.signature = signature
-    }
-
-    /// Lays the `count` parameters out from `bound` (the others `NULL`), after ``setTypes(_:count:)``:
-    /// binary where `serverTypes` (the server's type of each parameter) allows, else text.
-    mutating func encode(_ bound: UnsafeBufferPointer<Cell>, count: Int, serverTypes: UnsafePointer<Oid>?) {
         // A slot of 32 bytes per parameter (a number, binary or as text), and room for the
         // copies of texts sent as text: counted only when there are some (no server types).
         var needed = count &* 32
@@ -103,6 +93,7 @@ struct ParameterLayout {
         }
         reserveBytes(needed)
         var offset = 0
+        var signature: UInt64 = 0
         for index in 0..<count {
             let value = index < bound.count ? bound[index] : .null
             let serverType = serverTypes.map { Int($0[index]) } ?? 0
@@ -112,18 +103,27 @@ struct ParameterLayout {
             var pointer = UnsafeRawPointer(slot)
             switch value {
             case .null:
+                types[index] = 0
+                signature = signature &* 3
                 values[index] = nil
                 lengths[index] = 0
                 formats[index] = 0
                 continue
             case .integer(let int):
+                types[index] = 0
+                signature = signature &* 3
                 (length, format) = Self.write(int, as: serverType, to: slot)
                 offset &+= 32
             case .real(let double):
+                types[index] = Oid(AR_PG_FLOAT8)
+                signature = signature &* 3 &+ 1
                 (length, format) = Self.write(double, as: serverType, to: slot)
                 offset &+= 32
             case .text(let utf8):
+                types[index] = 0
+                signature = signature &* 3
                 length = Int32(utf8.count)
+                if let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil { return index &+ 1 }
                 if Self.takesTextAsBinary(serverType) {
                     // The binary form of text is its bytes; a NULL pointer would be SQL NULL.
                     if let base = utf8.baseAddress { pointer = UnsafeRawPointer(base) }
@@ -139,6 +139,8 @@ struct ParameterLayout {
                     format = 0
                 }
             case .blob(let blob):
+                types[index] = Oid(AR_PG_BYTEA)
+                signature = signature &* 3 &+ 2
                 length = Int32(blob.count)
                 if let base = blob.baseAddress { pointer = base }
             }
@@ -146,6 +148,25 @@ struct ParameterLayout {
             lengths[index] = length
             formats[index] = format
         }
+        self.signature = signature
+        return 0
+    }
+
+    /// ``encode(_:count:serverTypes:)`` of a statement whose one parameter is an integer (a
+    /// find or a delete by id), without the loop: `false` (nothing done) for any other, or
+    /// before the layout has room for one.
+    @inline(__always)
+    mutating func encodeOneInteger(_ bound: UnsafeBufferPointer<Cell>, count: Int, serverTypes: UnsafePointer<Oid>?) -> Bool {
+        guard count == 1, capacity >= 1, byteCapacity >= 32, bound.count >= 1, case .integer(let int) = bound[0] else {
+            return false
+        }
+        types[0] = 0
+        signature = 0
+        let (length, format) = Self.write(int, as: serverTypes.map { Int($0[0]) } ?? 0, to: bytes)
+        values[0] = UnsafeRawPointer(bytes).assumingMemoryBound(to: CChar.self)
+        lengths[0] = length
+        formats[0] = format
+        return true
     }
 
     // MARK: One value (shared with the bulk insert, PostgreSQLConnection+BulkInsert.swift)
@@ -195,7 +216,8 @@ struct ParameterLayout {
 
     /// ``encode(_:count:serverTypes:)`` of a statement whose texts sent as text do not fit in its
     /// slots: every parameter as text (what a statement not described sends).
-    private mutating func encodeAsText(_ bound: UnsafeBufferPointer<Cell>, count: Int) {
+    @inline(never)
+    private mutating func encodeAsText(_ bound: UnsafeBufferPointer<Cell>, count: Int) -> Int {
         encode(bound, count: count, serverTypes: nil)
     }
 

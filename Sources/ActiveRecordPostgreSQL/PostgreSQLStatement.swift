@@ -26,6 +26,9 @@ final class PostgreSQLStatement: EngineStatement {
     /// Unowned without checks: the connection owns its statements (its cache) and finalizes
     /// them before it goes; a checked `unowned` paid a strong retain and release per use.
     private unowned(unsafe) let connection: PostgreSQLConnection
+    /// ``connection`` for the per-run path: bound to a local, an `unowned(unsafe)` reference is
+    /// retained and released; this one is passed on borrowed.
+    private let unretainedConnection: Unretained<PostgreSQLConnection>
     /// The SQL as the library wrote it (`?`), for errors.
     private let sql: String
     /// The SQL with numbered placeholders (`$1`).
@@ -43,6 +46,11 @@ final class PostgreSQLStatement: EngineStatement {
     /// The statement's forms prepared on the server, one per set of parameter types it ran
     /// with (rarely more than one: a `REAL` or blob value in one run, `NULL` in another).
     @exclusivity(unchecked) private var prepared: [PreparedForm] = []
+    /// The prepared form the statement ran with last (one of ``prepared``, which keeps it), whose
+    /// server types its next run encodes with first: a statement run with the same parameter
+    /// types as last time (a loop of saves) lays its parameters out once, and finds its form
+    /// without a search, a retain or a release.
+    @exclusivity(unchecked) private var lastForm: Unmanaged<PreparedForm>?
     /// Behind a transaction pooler (nothing prepared by name): per set of parameter types,
     /// whether to ask for binary results, and the result column types that told it.
     @exclusivity(unchecked) private var unnamed: [(types: [Oid], binary: Bool, columnTypes: [Int])] = []
@@ -84,6 +92,7 @@ final class PostgreSQLStatement: EngineStatement {
     /// - Throws: `.misuse` for SQL with a second statement (the extended protocol runs one).
     init(sql: String, use: StatementUse, connection: PostgreSQLConnection) throws {
         self.connection = connection
+        unretainedConnection = Unretained(connection)
         self.sql = sql
         self.use = use
         let rewritten = rewritingPlaceholders(sql) { "$\($0)" }
@@ -105,20 +114,27 @@ final class PostgreSQLStatement: EngineStatement {
 
     var parameterCount: Int32 { Int32(placeholderCount) }
 
-    /// Keeps the caller's cells (read when the statement runs), after checking that no text
-    /// holds a NUL character, which PostgreSQL's text cannot.
+    /// Keeps the caller's cells, read when the statement runs: laid out for libpq then, in one
+    /// pass that also refuses a text holding a NUL character, which PostgreSQL's text cannot
+    /// (``layOut(serverTypes:)``).
     func bind(_ parameters: UnsafeBufferPointer<Cell>) throws {
-        for (offset, parameter) in parameters.enumerated() {
-            if case .text(let utf8) = parameter, let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil {
-                bound = UnsafeBufferPointer(start: nil, count: 0)
-                throw nulInText(offset + 1)
-            }
-        }
         bound = parameters
     }
 
+    /// Lays the bound parameters out (``ParameterLayout/encode(_:count:serverTypes:)``) for the
+    /// first `count`, encoded for `serverTypes`.
+    /// - Throws: `.invalidValue` for a text holding a NUL character (nothing is sent).
+    @inline(__always)
+    private func layOut(count: Int, serverTypes: UnsafePointer<Oid>?) throws {
+        if parameters.encodeOneInteger(bound, count: count, serverTypes: serverTypes) { return }
+        let nul = parameters.encode(bound, count: count, serverTypes: serverTypes)
+        if nul != 0 { throw nulInText(nul) }
+    }
+
+    @inline(never)
     private func nulInText(_ index: Int) -> ActiveRecordError {
-        ActiveRecordError(
+        bound = UnsafeBufferPointer(start: nil, count: 0)
+        return ActiveRecordError(
             .invalidValue, "PostgreSQL text cannot hold a NUL character (parameter \(index)); store the bytes as Data", sql: sql)
     }
 
@@ -137,13 +153,28 @@ final class PostgreSQLStatement: EngineStatement {
     }
 
     func step(binding parameters: UnsafeBufferPointer<Cell>) throws -> Bool {
-        try bind(parameters)
+        bound = parameters
         return try step()
     }
 
     func insert(binding parameters: UnsafeBufferPointer<Cell>) throws -> Int64 {
-        try bind(parameters)
+        bound = parameters
         return try insert()
+    }
+
+    /// Runs a statement that returns no rows (a `DELETE` by id) and clears its result at once,
+    /// its parameters kept: the rows it changed (its command tag's count).
+    func execute(binding parameters: UnsafeBufferPointer<Cell>) throws -> Int? {
+        bound = parameters
+        guard use != .cursor else {
+            if try step() { while try step() {} }
+            resetKeepingBindings()
+            return nil
+        }
+        try execute()
+        clearResult()
+        hasRun = false
+        return connection.lastChanged
     }
 
     func insert() throws -> Int64 {
@@ -163,43 +194,58 @@ final class PostgreSQLStatement: EngineStatement {
     }
 
     private func execute() throws {
-        let connection = self.connection
+        try unretainedConnection.with { try execute(on: $0) }
+    }
+
+    @inline(__always)
+    private func execute(on connection: PostgreSQLConnection) throws {
         if !connection.deallocations.isEmpty { try connection.deallocateEvicted() }
         switch use {
         case .once:
             try run(text, parameters: true)
         case .cursor:
-            let name = connection.makeName("cursor")
-            try run("DECLARE \(name.quotedIdentifier) NO SCROLL CURSOR FOR \(text)", parameters: true)
-            cursorName = name
-            cursorMayHaveMore = true
-            (cursorBatch, cursorBinary) = (Self.firstCursorBatch, false)
-            rowCount = 0
+            try declareCursor(on: connection)
         case .cached:
             let count = placeholderCount
-            parameters.setTypes(bound, count: count)
-            if connection.transactionPooling {
-                parameters.encode(bound, count: count, serverTypes: nil)
-                return try executeUnnamed()
+            // Laid out for the form run last (none behind a transaction pooler), and again for
+            // another one when the parameter types changed since.
+            try layOut(count: count, serverTypes: lastForm?._withUnsafeGuaranteedRef { UnsafePointer($0.parameterTypes) })
+            if connection.transactionPooling { return try executeUnnamed() }
+            let form: PreparedForm
+            if let last = lastForm, last._withUnsafeGuaranteedRef({ $0.matches(parameters, count: count) }) {
+                form = last.takeUnretainedValue()
+            } else {
+                form = try preparedForm()
+                lastForm = Unmanaged.passUnretained(form)
+                try layOut(count: count, serverTypes: UnsafePointer(form.parameterTypes))
             }
-            let form = try preparedForm()
-            parameters.encode(bound, count: count, serverTypes: form.parameterTypes)
             let layout = parameters
             let executed = try connection.exchange {
                 PQsendQueryPrepared(
                     connection.handle, form.cString, Int32(count), layout.values, layout.lengths, layout.formats, form.binary ? 1 : 0)
             }
-            try adopt(executed, form: form)
+            try adopt(executed, form: form, on: connection)
         }
     }
 
-    /// The prepared form for the parameter types just set (``ParameterLayout/setTypes(_:count:)``),
+    /// Declares the statement's server cursor (its first batch is fetched by the next step).
+    /// Out of line: the SQL it builds would widen the cached statements' path.
+    @inline(never)
+    private func declareCursor(on connection: PostgreSQLConnection) throws {
+        let name = connection.makeName("cursor")
+        try run("DECLARE \(name.quotedIdentifier) NO SCROLL CURSOR FOR \(text)", parameters: true)
+        cursorName = name
+        cursorMayHaveMore = true
+        (cursorBatch, cursorBinary) = (Self.firstCursorBatch, false)
+        rowCount = 0
+    }
+
+    /// The prepared form for the parameter types just laid out (``ParameterLayout/encode(_:count:serverTypes:)``),
     /// prepared now if there is none yet.
+    @inline(never)
     private func preparedForm() throws -> PreparedForm {
-        let types = parameters.types, count = placeholderCount, signature = parameters.signature
-        for form in prepared where form.signature == signature && (count <= ParameterLayout.exactSignatureCount || form.hasTypes(types, count: count)) {
-            return form
-        }
+        let count = placeholderCount
+        for form in prepared where form.matches(parameters, count: count) { return form }
         let form = try prepareOnServer()
         prepared.append(form)
         return form
@@ -286,11 +332,11 @@ final class PostgreSQLStatement: EngineStatement {
     ]
 
     /// Runs `sql` (with the bound parameters, or none) in one round trip and keeps its result.
+    @inline(never)
     private func run(_ sql: String, parameters: Bool) throws {
         clearResult()
         let count = parameters ? placeholderCount : 0
-        self.parameters.setTypes(bound, count: count)
-        self.parameters.encode(bound, count: count, serverTypes: nil)
+        try layOut(count: count, serverTypes: nil)
         let connection = self.connection, layout = self.parameters
         let executed = try connection.exchange(for: sql) {
             PQsendQueryParams(
@@ -300,13 +346,18 @@ final class PostgreSQLStatement: EngineStatement {
     }
 
     /// Throws the error of a failed result (clearing it).
+    @inline(__always)
     private func check(_ result: OpaquePointer?) throws {
         let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            let error = postgreSQLError(result, connection, sql: sql)
-            PQclear(result)
-            throw error
-        }
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw failure(of: result) }
+    }
+
+    /// ``check(_:)``'s error (the result cleared), out of line.
+    @inline(never)
+    private func failure(of result: OpaquePointer?) -> any Error {
+        let error = postgreSQLError(result, connection, sql: sql)
+        PQclear(result)
+        return error
     }
 
     private func adopt(_ executed: OpaquePointer?, binary: Bool = false) throws {
@@ -328,7 +379,7 @@ final class PostgreSQLStatement: EngineStatement {
 
     /// Keeps the result of a prepared form's execution: its column types and whether it writes
     /// are the form's, known since it was described and first ran.
-    private func adopt(_ executed: OpaquePointer?, form: PreparedForm) throws {
+    private func adopt(_ executed: OpaquePointer?, form: PreparedForm, on connection: PostgreSQLConnection) throws {
         try check(executed)
         result = executed
         binary = form.binary
@@ -338,7 +389,7 @@ final class PostgreSQLStatement: EngineStatement {
             // The form's columns are those of the statement's last result already (a loop of
             // saves): nothing to copy.
             resultColumnCount = Int32(columnTypes.count)
-            if form.writes { connection.lastChanged = Self.changedRows(executed) }
+            if form.writes { connection.lastChanged = form.changedRows(executed) }
             return
         }
         if let known = form.columnTypes {
@@ -354,21 +405,32 @@ final class PostgreSQLStatement: EngineStatement {
         resultColumnCount = Int32(columnTypes.count)
         prepareRows()
         columnsForm = ObjectIdentifier(form)
-        if form.writes { connection.lastChanged = Self.changedRows(executed) }
+        if form.writes { connection.lastChanged = form.changedRows(executed) }
     }
 
     /// The rows a write's result changed: the number ending its command tag (`INSERT 0 1`,
     /// `UPDATE 3`, `DELETE 0`, `MERGE 2`), what `PQcmdTuples` reads with more checks.
     @inline(__always)
-    private static func changedRows(_ result: OpaquePointer?) -> Int {
-        guard var character = PQcmdStatus(result) else { return 0 }
-        var count = 0
-        while character.pointee != 0 {
-            let byte = character.pointee
-            if byte == 32 { count = 0 } else if byte >= 48, byte <= 57 { count = count &* 10 &+ Int(byte &- 48) }
-            character += 1
+    static func changedRows(_ result: OpaquePointer?) -> Int {
+        guard let tag = PQcmdStatus(result) else { return 0 }
+        return lastNumber(of: tag).value
+    }
+
+    /// The number ending a command tag, and where its last word begins.
+    @inline(__always)
+    static func lastNumber(of tag: UnsafePointer<CChar>) -> (value: Int, start: Int) {
+        var value = 0, index = 0, start = 0
+        while tag[index] != 0 {
+            let byte = tag[index]
+            if byte == 32 {
+                value = 0
+                start = index &+ 1
+            } else if byte >= 48, byte <= 57 {
+                value = value &* 10 &+ Int(byte &- 48)
+            }
+            index &+= 1
         }
-        return count
+        return (value, start)
     }
 
     /// The result's column types, into `types` (one access to the property, not one per column).
@@ -407,6 +469,7 @@ final class PostgreSQLStatement: EngineStatement {
     func finalize() {
         clearResult()
         connection.deallocations += prepared.map(\.name)
+        lastForm = nil
         prepared.removeAll()
         columnsForm = nil
     }
@@ -505,6 +568,9 @@ final class PreparedForm {
     var columnTypes: [Int]?
     var columnKinds: [ResultColumnKind] = []
     var writes = false
+    /// Where the count begins in the command tag of the form's last write (`INSERT 0 1`: 9), so
+    /// that the next one reads it without walking the tag; 0 before the first.
+    private var countOffset = 0
 
     init(name: String, types: UnsafePointer<Oid>, count: Int, signature: UInt64, description: OpaquePointer?) {
         self.name = name
@@ -533,6 +599,43 @@ final class PreparedForm {
 
     /// The name for libpq.
     var cString: UnsafePointer<CChar> { UnsafePointer(cName) }
+
+    /// Whether the form was prepared with the types `layout` holds for its `count` parameters.
+    @inline(__always)
+    func matches(_ layout: ParameterLayout, count: Int) -> Bool {
+        signature == layout.signature && (count <= ParameterLayout.exactSignatureCount || hasTypes(layout.types, count: count))
+    }
+
+    /// The rows a write of this form changed: the number ending its command tag, read from
+    /// where it began in the last one when the tag has a space just before it and nothing but
+    /// digits after (the number ends the tag, so it is the count), else found by walking the
+    /// whole tag and remembered.
+    @inline(__always)
+    func changedRows(_ result: OpaquePointer?) -> Int {
+        guard let tag = PQcmdStatus(result) else { return 0 }
+        let start = countOffset
+        if start > 0, tag[start &- 1] == 32 {
+            var character = tag + start
+            var count = 0
+            while true {
+                let byte = character.pointee
+                if byte == 0 { return count }
+                guard byte >= 48, byte <= 57 else { break }
+                count = count &* 10 &+ Int(byte &- 48)
+                character += 1
+            }
+        }
+        return changedRowsFindingCount(tag)
+    }
+
+    /// ``changedRows(_:)`` without a known offset: the whole tag walked, and the offset of its
+    /// last word kept.
+    @inline(never)
+    private func changedRowsFindingCount(_ tag: UnsafePointer<CChar>) -> Int {
+        let (count, start) = PostgreSQLStatement.lastNumber(of: tag)
+        countOffset = start
+        return count
+    }
 
     /// Whether the form was prepared with these `count` types.
     @inline(__always)
