@@ -157,12 +157,15 @@ if [[ $sections == *" async "* ]]; then
   async_rows=${ASYNC_ROWS:-1000}
   calls=${ASYNC_CALLS:-2000}
   engines=sqlite
-  [ -n "$postgres_server" ] && engines="sqlite postgres"
+  # postgres-calling-thread: the same with Database.awaitedFindsOnCallingThread set (opt-in).
+  [ -n "$postgres_server" ] && engines="sqlite postgres postgres-calling-thread"
   for engine in $engines; do
     base=$(count_process async "$async_rows" --engine "$engine" --count sync 0)
     synchronous=$(count_process async "$async_rows" --engine "$engine" --count sync "$calls")
     awaited=$(count_process async "$async_rows" --engine "$engine" --count async "$calls")
-    printf '%-38s %s  %s\n' "async find overhead, $engine" \
+    label="async find overhead, $engine"
+    [ "$engine" = postgres-calling-thread ] && label="async find overhead, pg caller thread"
+    printf '%-38s %s  %s\n' "$label" \
       "$(awk -v b="$base" -v s="$synchronous" -v a="$awaited" -v n="$calls" \
         'BEGIN { printf "%12.0f %12.0f %8s %8s", (s - b) / n, (a - b) / n, sprintf("%+.0f", (a - s) / n), "-" }')" \
       "per call: sync, awaited, awaited - sync (target in µs: ARBench async)"
