@@ -10,8 +10,12 @@ struct QueryClauses {
         /// a query of the same shape was compiled before (see `QueryShape`); a syntax error
         /// is thrown by the terminal call.
         case format(String, arguments: QueryArgument.Sources)
-        /// A tree built in code (a field or key-path condition) with its arguments.
+        /// A tree built in code (a key-path condition) with its arguments.
         case tree(PredicateNode, arguments: QueryArgument.Sources)
+        /// A condition on one column (`where(column, FieldCondition)`, a relation's key) with
+        /// its arguments: the key of its tree (``FieldTree``), which is looked up only when the
+        /// query is compiled, not when it is built or matched to a compiled shape.
+        case field(FieldTree.Key, arguments: QueryArgument.Sources)
         /// A condition that could not be built (a key path that is not a column); reported by the terminal call.
         case failed(ActiveRecordError)
         /// What an empty ``InlineList`` of conditions holds: never a condition of a query.

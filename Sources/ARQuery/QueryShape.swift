@@ -14,6 +14,22 @@ final class QueryShape {
     enum Text: Hashable {
         case format(String)
         case tree(PredicateNode)
+        case field(FieldTree.Key)
+
+        func isFormat(_ other: String) -> Bool {
+            if case .format(let format) = self { return format == other }
+            return false
+        }
+
+        func isTree(_ other: PredicateNode) -> Bool {
+            if case .tree(let node) = self { return node == other }
+            return false
+        }
+
+        func isField(_ other: FieldTree.Key) -> Bool {
+            if case .field(let key) = self { return key == other }
+            return false
+        }
     }
 
     struct Join: Hashable {
@@ -40,7 +56,20 @@ final class QueryShape {
 
     let target: Target
     /// The `where` conditions, then the `having` ones: text and the shape of each argument.
-    let conditions: [(text: Text, arguments: [ArgumentShape])]
+    let conditions: [ConditionShape]
+
+    /// One condition's text and the shape of each of its arguments: an object, so that
+    /// matching a query against it reads its fields in place (an array of tuples copied each
+    /// condition's text and arguments out, retaining and releasing them, per match).
+    final class ConditionShape {
+        let text: Text
+        let arguments: [ArgumentShape]
+
+        init(_ text: Text, _ arguments: [ArgumentShape]) {
+            self.text = text
+            self.arguments = arguments
+        }
+    }
     let whereCount: Int
     let orderings: InlineList<QueryClauses.Ordering>
     let randomOrder: Bool
@@ -56,8 +85,9 @@ final class QueryShape {
         self.target = target
         conditions = (Array(clauses.conditions) + Array(clauses.havingConditions)).map { condition in
             switch condition {
-            case .format(let format, let arguments): (.format(format), arguments.map { $0.shape(inCode: false) ?? .null })
-            case .tree(let node, let arguments): (.tree(node), arguments.map { $0.shape(inCode: true) ?? .null })
+            case .format(let format, let arguments): ConditionShape(.format(format), arguments.map { $0.shape(inCode: false) ?? .null })
+            case .tree(let node, let arguments): ConditionShape(.tree(node), arguments.map { $0.shape(inCode: true) ?? .null })
+            case .field(let key, let arguments): ConditionShape(.field(key), arguments.map { $0.shape(inCode: true) ?? .null })
             case .failed, .vacant: preconditionFailure("a failed condition has no shape")
             }
         }
@@ -91,18 +121,16 @@ final class QueryShape {
         return true
     }
 
-    /// Whether `condition` has the text and argument shapes of `shape`. Switches on one value
-    /// at a time: a switch on a tuple of the two copies both.
-    private static func matches(
-        _ condition: QueryClauses.Condition, _ shape: (text: Text, arguments: [ArgumentShape])
-    ) -> Bool {
+    /// Whether `condition` has the text and argument shapes of `shape`. Each text is compared
+    /// where it is stored (a `case` binding of the shape's would copy it).
+    private static func matches(_ condition: QueryClauses.Condition, _ shape: ConditionShape) -> Bool {
         switch condition {
         case .format(let otherFormat, let sources):
-            guard case .format(let format) = shape.text, format == otherFormat else { return false }
-            return matches(sources, shape.arguments, inCode: false)
+            return shape.text.isFormat(otherFormat) && matches(sources, shape.arguments, inCode: false)
         case .tree(let otherNode, let sources):
-            guard case .tree(let node) = shape.text, node == otherNode else { return false }
-            return matches(sources, shape.arguments, inCode: true)
+            return shape.text.isTree(otherNode) && matches(sources, shape.arguments, inCode: true)
+        case .field(let otherKey, let sources):
+            return shape.text.isField(otherKey) && matches(sources, shape.arguments, inCode: true)
         case .failed, .vacant:
             return false
         }
@@ -153,6 +181,7 @@ extension QueryClauses {
         switch condition {
         case .format(_, let sources): return argument(index, of: sources)
         case .tree(_, let sources): return argument(index, of: sources)
+        case .field(_, let sources): return argument(index, of: sources)
         case .failed, .vacant:
             preconditionFailure("a condition that failed to build has no arguments")
         }
@@ -179,6 +208,9 @@ extension QueryClauses {
                 (arguments, inCode) = (sources, false)
             case .tree(let node, let sources):
                 hasher.combine(node)
+                (arguments, inCode) = (sources, true)
+            case .field(let key, let sources):
+                hasher.combine(key)
                 (arguments, inCode) = (sources, true)
             case .failed, .vacant:
                 return
