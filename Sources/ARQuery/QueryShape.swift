@@ -79,6 +79,9 @@ final class QueryShape {
     let isDistinct: Bool
     let joins: [Join]
     let groupColumns: [String]
+    /// Whether the shape has any `having` condition, selection, join or grouping (see
+    /// ``QueryClauses/hasRareClauses``).
+    let hasRareClauses: Bool
 
     /// The shape of `clauses`, which compiled (so every argument converted).
     init(_ clauses: QueryClauses, _ target: Target) {
@@ -100,25 +103,28 @@ final class QueryShape {
         isDistinct = clauses.isDistinct
         joins = clauses.joins.map(Join.init)
         groupColumns = clauses.groupColumns
+        hasRareClauses = conditions.count != whereCount || selection != .all || !joins.isEmpty || !groupColumns.isEmpty
     }
 
     /// Whether `clauses` has this shape (never when a condition failed to build or an
     /// argument to convert).
     func matches(_ clauses: QueryClauses, _ target: Target) -> Bool {
         guard self.target == target, whereCount == clauses.conditions.count,
-              conditions.count == whereCount + clauses.havingConditions.count,
               hasLimit == (clauses.limitCount != nil), hasOffset == (clauses.offsetCount != nil),
-              randomOrder == clauses.randomOrder, isDistinct == clauses.isDistinct, selection == clauses.selection,
-              orderings.isEmpty ? clauses.orderings.isEmpty : orderings == clauses.orderings,
-              groupColumns.isEmpty ? clauses.groupColumns.isEmpty : groupColumns == clauses.groupColumns,
-              joins.count == clauses.joins.count
+              randomOrder == clauses.randomOrder, isDistinct == clauses.isDistinct,
+              orderings.isEmpty ? clauses.orderings.isEmpty : orderings == clauses.orderings
         else { return false }
+        // The clauses most queries have none of, compared only when either side has some.
+        if hasRareClauses || clauses.hasRareClauses {
+            guard conditions.count == whereCount + clauses.havingConditions.count, selection == clauses.selection,
+                  groupColumns.isEmpty ? clauses.groupColumns.isEmpty : groupColumns == clauses.groupColumns,
+                  joins.count == clauses.joins.count,
+                  clauses.havingConditions.allPair(with: conditions, from: whereCount, { Self.matches($0, $1) })
+            else { return false }
+            if !joins.isEmpty { for (join, other) in zip(joins, clauses.joins) where join != Join(other) { return false } }
+        }
         // Each condition is passed in place (borrowed, not copied).
-        guard clauses.conditions.allPair(with: conditions, { Self.matches($0, $1) }),
-              clauses.havingConditions.allPair(with: conditions, from: whereCount, { Self.matches($0, $1) })
-        else { return false }
-        if !joins.isEmpty { for (join, other) in zip(joins, clauses.joins) where join != Join(other) { return false } }
-        return true
+        return clauses.conditions.allPair(with: conditions, { Self.matches($0, $1) })
     }
 
     /// Whether `condition` has the text and argument shapes of `shape`. Each text is compared
