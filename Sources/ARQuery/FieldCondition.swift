@@ -10,45 +10,61 @@ import Foundation
 /// User.query().where("avatar", .isNull)
 /// ```
 public struct FieldCondition {
-    enum Kind {
-        case comparison(ComparisonOperator, (any ColumnValue)?)
-        /// `escaped`: the pattern escapes `%`, `_` and `\` with `\` (`ESCAPE '\'`).
-        case like(String, negated: Bool, escaped: Bool)
-        case list([any ColumnValue], negated: Bool)
-        case between((any ColumnValue)?, (any ColumnValue)?)
-        case null(negated: Bool)
+    /// What decides the condition's tree (its operator and flags, not its values).
+    let form: FieldTree.Form
+    /// Its arguments, converted when the condition is made: a query built in a loop then
+    /// copies no existential value into the condition and out again (see ``predicate(on:of:)``).
+    let arguments: QueryArgument.Sources
+
+    private init(_ form: FieldTree.Form, _ arguments: QueryArgument.Sources) {
+        self.form = form
+        self.arguments = arguments
     }
 
-    let kind: Kind
+    private static func comparison(_ op: ComparisonOperator, _ value: (any ColumnValue)?) -> FieldCondition {
+        .init(.comparison(op), .init(.init(value)))
+    }
+
+    private static func comparison(_ op: ComparisonOperator, _ value: some ColumnValue) -> FieldCondition {
+        .init(.comparison(op), .init(.init(value)))
+    }
+
+    private static func like(_ pattern: String, negated: Bool, escaped: Bool) -> FieldCondition {
+        .init(.like(negated: negated, escaped: escaped), escaped ? .init(.init(pattern), [.init(likeEscape)]) : .init(.init(pattern)))
+    }
+
+    private static func list(_ values: [any ColumnValue], negated: Bool) -> FieldCondition {
+        .init(.list(negated: negated), .init(.init(list: values)))
+    }
 
     /// `column = value`; `nil` matches `NULL` (`IS NULL`).
-    public static func equal(_ value: (any ColumnValue)?) -> FieldCondition { .init(kind: .comparison(.equal, value)) }
+    public static func equal(_ value: (any ColumnValue)?) -> FieldCondition { comparison(.equal, value) }
     /// `column <> value`; `nil` matches non-`NULL` (`IS NOT NULL`).
-    public static func notEqual(_ value: (any ColumnValue)?) -> FieldCondition { .init(kind: .comparison(.notEqual, value)) }
+    public static func notEqual(_ value: (any ColumnValue)?) -> FieldCondition { comparison(.notEqual, value) }
     /// `column < value`.
-    public static func lessThan(_ value: some ColumnValue) -> FieldCondition { .init(kind: .comparison(.less, value)) }
+    public static func lessThan(_ value: some ColumnValue) -> FieldCondition { comparison(.less, value) }
     /// `column <= value`.
-    public static func lessThanOrEqual(_ value: some ColumnValue) -> FieldCondition { .init(kind: .comparison(.lessOrEqual, value)) }
+    public static func lessThanOrEqual(_ value: some ColumnValue) -> FieldCondition { comparison(.lessOrEqual, value) }
     /// `column > value`.
-    public static func greaterThan(_ value: some ColumnValue) -> FieldCondition { .init(kind: .comparison(.greater, value)) }
+    public static func greaterThan(_ value: some ColumnValue) -> FieldCondition { comparison(.greater, value) }
     /// `column >= value`.
     public static func greaterThanOrEqual(_ value: some ColumnValue) -> FieldCondition {
-        .init(kind: .comparison(.greaterOrEqual, value))
+        comparison(.greaterOrEqual, value)
     }
     /// `column IN (…)`: any array or set of values; an empty one matches nothing.
     public static func `in`<S: Sequence>(_ values: S) -> FieldCondition where S.Element: ColumnValue {
-        .init(kind: .list(values.map { $0 }, negated: false))
+        list(values.map { $0 }, negated: false)
     }
     /// `column NOT IN (…)`: an empty array or set matches everything.
     public static func notIn<S: Sequence>(_ values: S) -> FieldCondition where S.Element: ColumnValue {
-        .init(kind: .list(values.map { $0 }, negated: true))
+        list(values.map { $0 }, negated: true)
     }
     /// `column LIKE pattern` (`%` any run, `_` one character; ASCII case-insensitive, as in SQLite).
     /// `%` and `_` in `pattern` are wildcards: for user input use ``contains(_:)``,
     /// ``hasPrefix(_:)`` or ``hasSuffix(_:)``, which match the text as it is.
-    public static func like(_ pattern: String) -> FieldCondition { .init(kind: .like(pattern, negated: false, escaped: false)) }
+    public static func like(_ pattern: String) -> FieldCondition { like(pattern, negated: false, escaped: false) }
     /// `column NOT LIKE pattern`.
-    public static func notLike(_ pattern: String) -> FieldCondition { .init(kind: .like(pattern, negated: true, escaped: false)) }
+    public static func notLike(_ pattern: String) -> FieldCondition { like(pattern, negated: true, escaped: false) }
     /// The column's text contains `text`, matched as it is (`%`, `_` and `\` in it are
     /// escaped) and with ASCII letters in any case, as LIKE matches: safe for user input.
     ///
@@ -56,45 +72,32 @@ public struct FieldCondition {
     /// Bookmark.query().where("title", .contains(searchField))   // "100%" finds "100%", not "1000"
     /// ```
     public static func contains(_ text: String) -> FieldCondition {
-        .init(kind: .like("%" + escapingLikeWildcards(text) + "%", negated: false, escaped: true))
+        like("%" + escapingLikeWildcards(text) + "%", negated: false, escaped: true)
     }
     /// The column's text starts with `text` (matched as ``contains(_:)`` matches).
     public static func hasPrefix(_ text: String) -> FieldCondition {
-        .init(kind: .like(escapingLikeWildcards(text) + "%", negated: false, escaped: true))
+        like(escapingLikeWildcards(text) + "%", negated: false, escaped: true)
     }
     /// The column's text ends with `text` (matched as ``contains(_:)`` matches).
     public static func hasSuffix(_ text: String) -> FieldCondition {
-        .init(kind: .like("%" + escapingLikeWildcards(text), negated: false, escaped: true))
+        like("%" + escapingLikeWildcards(text), negated: false, escaped: true)
     }
     /// `column BETWEEN low AND high`, bounds included.
     public static func between(_ low: some ColumnValue, _ high: some ColumnValue) -> FieldCondition {
-        .init(kind: .between(low, high))
+        .init(.between, .init(.init(low), [.init(high)]))
     }
     /// `column IS NULL`.
-    public static var isNull: FieldCondition { .init(kind: .null(negated: false)) }
+    public static var isNull: FieldCondition { .init(.null(negated: false), .init()) }
     /// `column IS NOT NULL`.
-    public static var isNotNull: FieldCondition { .init(kind: .null(negated: true)) }
+    public static var isNotNull: FieldCondition { .init(.null(negated: true), .init()) }
 
-    /// The condition as a predicate tree on `column` (of the table or model `qualifier` names,
-    /// else of the first of the query's tables that has it), with its arguments. The tree is
-    /// the same for every condition of one form on one column, so it is made once per thread
-    /// and shared (see ``FieldTree``): a query built in a loop then allocates no tree nodes
-    /// (and frees none), only its arguments.
-    func predicate(on column: String, of qualifier: String? = nil) -> (PredicateNode, QueryArgument.Sources) {
-        let (form, arguments) = formAndArguments
-        return (FieldTree.node(form, on: column, of: qualifier), arguments)
-    }
-
-    /// What decides the condition's tree (its operator and flags, not its values), and its arguments.
-    private var formAndArguments: (FieldTree.Form, QueryArgument.Sources) {
-        switch kind {
-        case .comparison(let op, let value): (.comparison(op), .init(.init(value)))
-        case .like(let pattern, let negated, let escaped):
-            (.like(negated: negated, escaped: escaped), escaped ? .init(.init(pattern), [.init(likeEscape)]) : .init(.init(pattern)))
-        case .list(let values, let negated): (.list(negated: negated), .init(.init(list: values)))
-        case .between(let low, let high): (.between, .init(.init(low), [.init(high)]))
-        case .null(let negated): (.null(negated: negated), .init())
-        }
+    /// The condition on `column` (of the table or model `qualifier` names, else of the first
+    /// of the query's tables that has it), with its arguments: its tree's key (``FieldTree/Key``),
+    /// whose tree is made once per thread and shared (see ``FieldTree``), and only when a query
+    /// of its shape is compiled, so that a query built in a loop looks no tree up and
+    /// allocates (and frees) no tree nodes, only its arguments.
+    func predicate(on column: String, of qualifier: String? = nil) -> (FieldTree.Key, QueryArgument.Sources) {
+        (FieldTree.Key(form: form, column: column, qualifier: qualifier), arguments)
     }
 }
 
@@ -131,14 +134,18 @@ enum FieldTree {
 
     /// The tree of `form` on `column` of `qualifier`, from the calling thread's cache.
     static func node(_ form: Form, on column: String, of qualifier: String?) -> PredicateNode {
-        let key = Key(form: form, column: column, qualifier: qualifier)
-        return cache.withValue { cache in
+        node(Key(form: form, column: column, qualifier: qualifier))
+    }
+
+    /// The tree of `key`, from the calling thread's cache.
+    static func node(_ key: Key) -> PredicateNode {
+        cache.withValue { cache in
             if let last = cache.last, last.key == key { return last.node }
             let node: PredicateNode
             if let known = cache.trees[key] {
                 node = known
             } else {
-                node = make(form, on: column, of: qualifier)
+                node = make(key.form, on: key.column, of: key.qualifier)
                 if cache.trees.count >= cacheLimit { cache.trees.removeAll() }
                 cache.trees[key] = node
             }

@@ -39,8 +39,8 @@ public struct KeyPathCondition<Root: Model> {
     func predicate(from start: Int = 0) throws -> (PredicateNode, QueryArgument.Sources) {
         switch node {
         case .leaf(let column, let condition):
-            let (tree, arguments) = condition.predicate(on: try column())
-            return (tree.shiftingPlaceholders(by: start), arguments)
+            let (key, arguments) = condition.predicate(on: try column())
+            return (FieldTree.node(key).shiftingPlaceholders(by: start), arguments)
         case .and(let left, let right), .or(let left, let right):
             let (leftTree, leftArguments) = try KeyPathCondition(left).predicate(from: start)
             let (rightTree, rightArguments) = try KeyPathCondition(right).predicate(from: start + leftArguments.count)

@@ -110,18 +110,18 @@ public struct Query<Record: Model> {
     /// .where("age", .greaterThan(30)).where("name", .in(["Alex", "John"]))
     /// ```
     public consuming func `where`(_ column: String, _ condition: FieldCondition) -> Query {
-        let (node, arguments) = condition.predicate(on: column)
+        let (key, arguments) = condition.predicate(on: column)
         return with {
-            $0.clauses.add(.tree(node, arguments: arguments))
+            $0.clauses.add(.field(key, arguments: arguments))
         }
     }
 
     /// A condition on a column of one of the query's tables (or models), named apart from the
     /// column: `where(column: "userId", of: "UserProject", .in(ids))`.
     package consuming func `where`(column: String, of table: String, _ condition: FieldCondition) -> Query {
-        let (node, arguments) = condition.predicate(on: column, of: table)
+        let (key, arguments) = condition.predicate(on: column, of: table)
         return with {
-            $0.clauses.add(.tree(node, arguments: arguments))
+            $0.clauses.add(.field(key, arguments: arguments))
         }
     }
 

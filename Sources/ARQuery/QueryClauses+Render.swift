@@ -27,6 +27,8 @@ extension QueryClauses {
             sources = arguments
         case .tree(let tree, let arguments):
             (format, node, placeholders, sources) = (nil, tree, arguments.count, arguments)
+        case .field(let key, let arguments):
+            (format, node, placeholders, sources) = (nil, FieldTree.node(key), arguments.count, arguments)
         }
         // Made only for a message: masking and quoting the format costs more than rendering it.
         let context = { format.map { " in \(quote($0))" } ?? "" }

@@ -10,8 +10,12 @@ struct QueryClauses {
         /// a query of the same shape was compiled before (see `QueryShape`); a syntax error
         /// is thrown by the terminal call.
         case format(String, arguments: QueryArgument.Sources)
-        /// A tree built in code (a field or key-path condition) with its arguments.
+        /// A tree built in code (a key-path condition) with its arguments.
         case tree(PredicateNode, arguments: QueryArgument.Sources)
+        /// A condition on one column (`where(column, FieldCondition)`, a relation's key) with
+        /// its arguments: the key of its tree (``FieldTree``), which is looked up only when the
+        /// query is compiled, not when it is built or matched to a compiled shape.
+        case field(FieldTree.Key, arguments: QueryArgument.Sources)
         /// A condition that could not be built (a key path that is not a column); reported by the terminal call.
         case failed(ActiveRecordError)
         /// What an empty ``InlineList`` of conditions holds: never a condition of a query.
@@ -45,13 +49,63 @@ struct QueryClauses {
     var randomOrder = false
     var limitCount: Int?
     var offsetCount: Int?
-    var selection = Selection.all
     var isDistinct = false
-    var joins: [Join] = []
-    var groupColumns: [String] = []
-    var havingConditions = InlineList<Condition>()
+    /// The clauses most queries have none of (selection, joins, grouping, `having`, lock), in
+    /// a box of their own made by the first of them: a query without them then has one field
+    /// to destroy for all of them, not each (see Benchmarks/README.md, Hot-path notes).
+    private var rare: RareClauses?
+
+    /// Whether the query has any of the clauses most queries have none of (``selection``,
+    /// ``joins``, ``groupColumns``, ``havingConditions``, ``rowLock``); when `false`, each has
+    /// its default.
+    var hasRareClauses: Bool { rare != nil }
+
+    var selection: Selection {
+        get { rare?.selection ?? .all }
+        _modify { yield &changingRare().selection }
+    }
+    var joins: [Join] {
+        get { rare?.joins ?? [] }
+        _modify { yield &changingRare().joins }
+    }
+    var groupColumns: [String] {
+        get { rare?.groupColumns ?? [] }
+        _modify { yield &changingRare().groupColumns }
+    }
+    var havingConditions: InlineList<Condition> {
+        get { rare?.havingConditions ?? InlineList() }
+        _modify { yield &changingRare().havingConditions }
+    }
     /// Whether the records the query returns are locked until the transaction ends (`lock()`).
-    var rowLock: RowLock?
+    var rowLock: RowLock? {
+        get { rare?.rowLock }
+        _modify { yield &changingRare().rowLock }
+    }
+
+    /// The box of the rare clauses, made or copied so that this query alone holds it (queries
+    /// are values: a copy of a query shares the box until one of them changes it).
+    private mutating func changingRare() -> RareClauses {
+        if !isKnownUniquelyReferenced(&rare) { rare = rare.map(RareClauses.init(copying:)) ?? RareClauses() }
+        return rare!
+    }
+
+    private final class RareClauses {
+        var selection = Selection.all
+        var joins: [Join] = []
+        var groupColumns: [String] = []
+        var havingConditions = InlineList<Condition>()
+        var rowLock: RowLock?
+
+        init() {}
+
+        init(copying other: RareClauses) {
+            selection = other.selection
+            joins = other.joins
+            groupColumns = other.groupColumns
+            havingConditions = other.havingConditions
+            rowLock = other.rowLock
+        }
+    }
 
     /// Adds a `where` condition.
     @inline(__always)

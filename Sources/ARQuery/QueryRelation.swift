@@ -53,7 +53,7 @@ extension Query {
     /// no conversion of the id through `ColumnValue`. A relation's getter makes one per owner.
     package init(relation: any QueryRelation, where condition: RelationKeyCondition, equals id: Int64) {
         self.init()
-        state.clauses.add(.tree(condition.node, arguments: QueryArgument.Sources(.converted(.value(.integer(id))))))
+        state.clauses.add(.field(condition.key, arguments: QueryArgument.Sources(.converted(.value(.integer(id))))))
         state.relation = relation
         state.isPristine = true
     }
@@ -62,9 +62,9 @@ extension Query {
     /// owners' ids): the ids bound as one list, made without a `ColumnValue` existential and
     /// conversion per id.
     package consuming func `where`(_ condition: RelationKeyCondition, in ids: [Int64]) -> Query {
-        let node = FieldTree.node(.list(negated: false), on: condition.column, of: nil)
+        let key = FieldTree.Key(form: .list(negated: false), column: condition.column, qualifier: nil)
         let arguments = QueryArgument.Sources(.converted(.list(ids.map { .integer($0) })))
-        return with { $0.clauses.add(.tree(node, arguments: arguments)) }
+        return with { $0.clauses.add(.field(key, arguments: arguments)) }
     }
 
     /// Adds work to run on the fetched records (eager loading).
@@ -84,12 +84,11 @@ extension Query {
 /// ``Query/init(relation:where:equals:)``. Immutable, so threads may share it.
 package struct RelationKeyCondition: Sendable {
     /// The key column.
-    package let column: String
-    /// The tree `where(column, .equal(…))` makes.
-    let node: PredicateNode
+    package var column: String { key.column }
+    /// The condition `where(column, .equal(…))` adds.
+    let key: FieldTree.Key
 
     package init(column: String) {
-        self.column = column
-        node = FieldTree.node(.comparison(.equal), on: column, of: nil)
+        key = FieldTree.Key(form: .comparison(.equal), column: column, qualifier: nil)
     }
 }

@@ -14,6 +14,22 @@ final class QueryShape {
     enum Text: Hashable {
         case format(String)
         case tree(PredicateNode)
+        case field(FieldTree.Key)
+
+        func isFormat(_ other: String) -> Bool {
+            if case .format(let format) = self { return format == other }
+            return false
+        }
+
+        func isTree(_ other: PredicateNode) -> Bool {
+            if case .tree(let node) = self { return node == other }
+            return false
+        }
+
+        func isField(_ other: FieldTree.Key) -> Bool {
+            if case .field(let key) = self { return key == other }
+            return false
+        }
     }
 
     struct Join: Hashable {
@@ -40,7 +56,20 @@ final class QueryShape {
 
     let target: Target
     /// The `where` conditions, then the `having` ones: text and the shape of each argument.
-    let conditions: [(text: Text, arguments: [ArgumentShape])]
+    let conditions: [ConditionShape]
+
+    /// One condition's text and the shape of each of its arguments: an object, so that
+    /// matching a query against it reads its fields in place (an array of tuples copied each
+    /// condition's text and arguments out, retaining and releasing them, per match).
+    final class ConditionShape {
+        let text: Text
+        let arguments: [ArgumentShape]
+
+        init(_ text: Text, _ arguments: [ArgumentShape]) {
+            self.text = text
+            self.arguments = arguments
+        }
+    }
     let whereCount: Int
     let orderings: InlineList<QueryClauses.Ordering>
     let randomOrder: Bool
@@ -50,14 +79,18 @@ final class QueryShape {
     let isDistinct: Bool
     let joins: [Join]
     let groupColumns: [String]
+    /// Whether the shape has any `having` condition, selection, join or grouping (see
+    /// ``QueryClauses/hasRareClauses``).
+    let hasRareClauses: Bool
 
     /// The shape of `clauses`, which compiled (so every argument converted).
     init(_ clauses: QueryClauses, _ target: Target) {
         self.target = target
         conditions = (Array(clauses.conditions) + Array(clauses.havingConditions)).map { condition in
             switch condition {
-            case .format(let format, let arguments): (.format(format), arguments.map { $0.shape(inCode: false) ?? .null })
-            case .tree(let node, let arguments): (.tree(node), arguments.map { $0.shape(inCode: true) ?? .null })
+            case .format(let format, let arguments): ConditionShape(.format(format), arguments.map { $0.shape(inCode: false) ?? .null })
+            case .tree(let node, let arguments): ConditionShape(.tree(node), arguments.map { $0.shape(inCode: true) ?? .null })
+            case .field(let key, let arguments): ConditionShape(.field(key), arguments.map { $0.shape(inCode: true) ?? .null })
             case .failed, .vacant: preconditionFailure("a failed condition has no shape")
             }
         }
@@ -70,39 +103,40 @@ final class QueryShape {
         isDistinct = clauses.isDistinct
         joins = clauses.joins.map(Join.init)
         groupColumns = clauses.groupColumns
+        hasRareClauses = conditions.count != whereCount || selection != .all || !joins.isEmpty || !groupColumns.isEmpty
     }
 
     /// Whether `clauses` has this shape (never when a condition failed to build or an
     /// argument to convert).
     func matches(_ clauses: QueryClauses, _ target: Target) -> Bool {
         guard self.target == target, whereCount == clauses.conditions.count,
-              conditions.count == whereCount + clauses.havingConditions.count,
               hasLimit == (clauses.limitCount != nil), hasOffset == (clauses.offsetCount != nil),
-              randomOrder == clauses.randomOrder, isDistinct == clauses.isDistinct, selection == clauses.selection,
-              orderings.isEmpty ? clauses.orderings.isEmpty : orderings == clauses.orderings,
-              groupColumns.isEmpty ? clauses.groupColumns.isEmpty : groupColumns == clauses.groupColumns,
-              joins.count == clauses.joins.count
+              randomOrder == clauses.randomOrder, isDistinct == clauses.isDistinct,
+              orderings.isEmpty ? clauses.orderings.isEmpty : orderings == clauses.orderings
         else { return false }
+        // The clauses most queries have none of, compared only when either side has some.
+        if hasRareClauses || clauses.hasRareClauses {
+            guard conditions.count == whereCount + clauses.havingConditions.count, selection == clauses.selection,
+                  groupColumns.isEmpty ? clauses.groupColumns.isEmpty : groupColumns == clauses.groupColumns,
+                  joins.count == clauses.joins.count,
+                  clauses.havingConditions.allPair(with: conditions, from: whereCount, { Self.matches($0, $1) })
+            else { return false }
+            if !joins.isEmpty { for (join, other) in zip(joins, clauses.joins) where join != Join(other) { return false } }
+        }
         // Each condition is passed in place (borrowed, not copied).
-        guard clauses.conditions.allPair(with: conditions, { Self.matches($0, $1) }),
-              clauses.havingConditions.allPair(with: conditions, from: whereCount, { Self.matches($0, $1) })
-        else { return false }
-        if !joins.isEmpty { for (join, other) in zip(joins, clauses.joins) where join != Join(other) { return false } }
-        return true
+        return clauses.conditions.allPair(with: conditions, { Self.matches($0, $1) })
     }
 
-    /// Whether `condition` has the text and argument shapes of `shape`. Switches on one value
-    /// at a time: a switch on a tuple of the two copies both.
-    private static func matches(
-        _ condition: QueryClauses.Condition, _ shape: (text: Text, arguments: [ArgumentShape])
-    ) -> Bool {
+    /// Whether `condition` has the text and argument shapes of `shape`. Each text is compared
+    /// where it is stored (a `case` binding of the shape's would copy it).
+    private static func matches(_ condition: QueryClauses.Condition, _ shape: ConditionShape) -> Bool {
         switch condition {
         case .format(let otherFormat, let sources):
-            guard case .format(let format) = shape.text, format == otherFormat else { return false }
-            return matches(sources, shape.arguments, inCode: false)
+            return shape.text.isFormat(otherFormat) && matches(sources, shape.arguments, inCode: false)
         case .tree(let otherNode, let sources):
-            guard case .tree(let node) = shape.text, node == otherNode else { return false }
-            return matches(sources, shape.arguments, inCode: true)
+            return shape.text.isTree(otherNode) && matches(sources, shape.arguments, inCode: true)
+        case .field(let otherKey, let sources):
+            return shape.text.isField(otherKey) && matches(sources, shape.arguments, inCode: true)
         case .failed, .vacant:
             return false
         }
@@ -153,6 +187,7 @@ extension QueryClauses {
         switch condition {
         case .format(_, let sources): return argument(index, of: sources)
         case .tree(_, let sources): return argument(index, of: sources)
+        case .field(_, let sources): return argument(index, of: sources)
         case .failed, .vacant:
             preconditionFailure("a condition that failed to build has no arguments")
         }
@@ -179,6 +214,9 @@ extension QueryClauses {
                 (arguments, inCode) = (sources, false)
             case .tree(let node, let sources):
                 hasher.combine(node)
+                (arguments, inCode) = (sources, true)
+            case .field(let key, let sources):
+                hasher.combine(key)
                 (arguments, inCode) = (sources, true)
             case .failed, .vacant:
                 return
