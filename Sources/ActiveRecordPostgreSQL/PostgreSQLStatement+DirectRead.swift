@@ -50,18 +50,18 @@ extension PostgreSQLStatement: DirectRowReading {
                 result: result, first: first, column: column, records: records.baseAddress.unsafelyUnwrapped, offset: offset, count: count)
             let done: Bool
             switch (kinds[Int(column)], field.storage) {
-            case (.int8, .int64): done = read.fixed(Int64.self, Int64.self, length: 8) { Int64(bigEndian: $0.loadUnaligned(as: Int64.self)) }
-            case (.int8, .optionalInt64): done = read.fixed(Int64?.self, Int64.self, length: 8) { Int64(bigEndian: $0.loadUnaligned(as: Int64.self)) }
+            case (.int8, .int64): done = read.fixed(Int64.self, length: 8) { Int64(bigEndian: $0.loadUnaligned(as: Int64.self)) }
+            case (.int8, .optionalInt64): done = read.fixed(Int64.self, nullable: true, length: 8) { Int64(bigEndian: $0.loadUnaligned(as: Int64.self)) }
             case (.int8, .int) where MemoryLayout<Int>.size == 8:
-                done = read.fixed(Int.self, Int.self, length: 8) { Int(Int64(bigEndian: $0.loadUnaligned(as: Int64.self))) }
+                done = read.fixed(Int.self, length: 8) { Int(Int64(bigEndian: $0.loadUnaligned(as: Int64.self))) }
             case (.int8, .optionalInt) where MemoryLayout<Int>.size == 8:
-                done = read.fixed(Int?.self, Int.self, length: 8) { Int(Int64(bigEndian: $0.loadUnaligned(as: Int64.self))) }
-            case (.float8, .double): done = read.fixed(Double.self, Double.self, length: 8) { Self.float8($0) }
-            case (.float8, .optionalDouble): done = read.fixed(Double?.self, Double.self, length: 8) { Self.float8($0) }
-            case (.bool, .bool): done = read.fixed(Bool.self, Bool.self, length: 1) { $0.load(as: UInt8.self) != 0 }
-            case (.bool, .optionalBool): done = read.fixed(Bool?.self, Bool.self, length: 1) { $0.load(as: UInt8.self) != 0 }
-            case (.text, .string): done = read.text(String.self)
-            case (.text, .optionalString): done = read.text(String?.self)
+                done = read.fixed(Int.self, nullable: true, length: 8) { Int(Int64(bigEndian: $0.loadUnaligned(as: Int64.self))) }
+            case (.float8, .double): done = read.fixed(Double.self, length: 8) { Self.float8($0) }
+            case (.float8, .optionalDouble): done = read.fixed(Double.self, nullable: true, length: 8) { Self.float8($0) }
+            case (.bool, .bool): done = read.fixed(Bool.self, length: 1) { $0.load(as: UInt8.self) != 0 }
+            case (.bool, .optionalBool): done = read.fixed(Bool.self, nullable: true, length: 1) { $0.load(as: UInt8.self) != 0 }
+            case (.text, .string): done = read.text()
+            case (.text, .optionalString): done = read.text(nullable: true)
             default:
                 done = (0..<count).allSatisfy { index in
                     let record = Unretained(records[index]).address
@@ -221,49 +221,52 @@ private struct ColumnRead {
         (Unretained(records[index]).address + offset).assumingMemoryBound(to: Field.self)
     }
 
-    /// A fixed-width binary value of `length` bytes, `decode`d into a `Value` field, or a
-    /// `Value?` one (which `NULL` sets to `nil`).
+    /// A fixed-width binary value of `length` bytes, `decode`d into a `Value` field, or with
+    /// `nullable` a `Value?` one (which `NULL` sets to `nil`).
     @inline(__always)
-    func fixed<Field, Value>(
-        _ type: Field.Type, _ value: Value.Type, length: Int32, _ decode: (UnsafeRawPointer) -> Value
+    func fixed<Value>(
+        _ type: Value.Type, nullable: Bool = false, length: Int32, _ decode: (UnsafeRawPointer) -> Value
     ) -> Bool {
-        for index in 0..<count {
+        var index = 0
+        while index < count {
             let row = first &+ Int32(truncatingIfNeeded: index)
             let got = PQgetlength(result, row, column)
             if got != length {
-                guard got == 0, PQgetisnull(result, row, column) != 0, Field.self == Value?.self else { return false }
+                guard nullable, got == 0, PQgetisnull(result, row, column) != 0 else { return false }
                 field(index, Value?.self).pointee = nil
-                continue
-            }
-            let decoded = decode(UnsafeRawPointer(PQgetvalue(result, row, column).unsafelyUnwrapped))
-            if Field.self == Value.self {
-                field(index, Value.self).pointee = decoded
             } else {
-                field(index, Value?.self).pointee = decoded
+                let decoded = decode(UnsafeRawPointer(PQgetvalue(result, row, column).unsafelyUnwrapped))
+                if nullable {
+                    field(index, Value?.self).pointee = decoded
+                } else {
+                    field(index, Value.self).pointee = decoded
+                }
             }
+            index &+= 1
         }
         return true
     }
 
-    /// Text into a `String` field, or a `String?` one (which `NULL` sets to `nil`).
+    /// Text into a `String` field, or with `nullable` a `String?` one (which `NULL` sets to `nil`).
     @inline(__always)
-    func text<Field>(_ type: Field.Type) -> Bool {
-        for index in 0..<count {
+    func text(nullable: Bool = false) -> Bool {
+        var index = 0
+        while index < count {
             let row = first &+ Int32(truncatingIfNeeded: index)
             let length = PQgetlength(result, row, column)
             if length == 0, PQgetisnull(result, row, column) != 0 {
-                guard Field.self == String?.self else { return false }
+                guard nullable else { return false }
                 field(index, String?.self).pointee = nil
-                continue
-            }
-            guard let text = PostgreSQLStatement.text(UnsafeRawPointer(PQgetvalue(result, row, column).unsafelyUnwrapped), count: Int(length)) else {
-                return false
-            }
-            if Field.self == String.self {
-                field(index, String.self).pointee = text
             } else {
-                field(index, String?.self).pointee = text
+                let value = UnsafeRawPointer(PQgetvalue(result, row, column).unsafelyUnwrapped)
+                guard let text = PostgreSQLStatement.text(value, count: Int(length)) else { return false }
+                if nullable {
+                    field(index, String?.self).pointee = text
+                } else {
+                    field(index, String.self).pointee = text
+                }
             }
+            index &+= 1
         }
         return true
     }
