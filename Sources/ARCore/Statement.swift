@@ -195,6 +195,15 @@ import Foundation
         directReader.readHeader(into: header)
     }
 
+    /// ``stepLeavingCellsAfterRow()`` to a row the caller knows the engine's result holds
+    /// (counted by ``rowsLeftInResult``).
+    @inline(__always)
+    package func moveToNextRowOfResult() throws {
+        guard try stepLeavingCellsAfterRow() else {
+            preconditionFailure("a row counted in the engine's result is not there")
+        }
+    }
+
     /// Reads the current row's header and columns straight into `header` and fields (see
     /// ``DirectRowReading/readRow(header:fields:into:)``); only when ``readsRowsDirectly``.
     @inline(__always)

@@ -118,10 +118,11 @@ extension TableOperations {
     /// ``fetchRecords(_:key:_:columns:in:bind:make:of:mapping:)``'s direct read of a result the
     /// engine holds `count` rows of (from the current one): the records are made first (each
     /// by its `init()`), then read column after column
-    /// (``DirectRowReading/readRows(into:headers:fields:)``). When the engine leaves a value to
-    /// the cells, the same records are read row by row instead, as ``decodeDirectly(_:from:fields:)``
-    /// reads them (its conversions and errors, in row order). Rows after the result (a
-    /// cursor's next batch) are read one by one.
+    /// (``DirectRowReading/readRows(into:headers:fields:)``), ``columnReadRows`` rows at a time
+    /// (their headers on the stack). When the engine leaves a value to the cells, the same
+    /// records are read row by row instead, as ``decodeDirectly(_:from:fields:)`` reads them (its
+    /// conversions and errors, in row order). Rows after the result (a cursor's next batch)
+    /// are read one by one.
     @inline(never)
     private func fetchColumnByColumn(_ count: Int, from statement: Statement, of type: Model.Type, mapping: ModelMapping) throws -> [Model] {
         let fields = mapping.fieldBuffer
@@ -133,26 +134,30 @@ extension TableOperations {
                 made += 1
             }
         }
-        let readAll = withUnsafeTemporaryAllocation(of: ModelMapping.HeaderValues.self, capacity: count) { headers in
+        try withUnsafeTemporaryAllocation(of: ModelMapping.HeaderValues.self, capacity: min(count, Self.columnReadRows)) { headers in
             let base = headers.baseAddress.unsafelyUnwrapped
-            base.initialize(repeating: ModelMapping.HeaderValues(), count: count)
-            return records.withUnsafeBufferPointer { records in
-                guard statement.readRows(into: records, headers: base, fields: fields) else { return false }
-                for index in 0..<count {
-                    let record = Unretained(records[index])
-                    record.with {
-                        $0.header = base[index].header
-                        $0.markAllColumnsSaved(count: fields.count)
-                        $0.didDecode()
+            try records.withUnsafeBufferPointer { records in
+                var start = 0
+                while start < count {
+                    let chunk = UnsafeBufferPointer(rebasing: records[start..<min(count, start + Self.columnReadRows)])
+                    if start > 0 { try statement.moveToNextRowOfResult() }
+                    base.initialize(repeating: ModelMapping.HeaderValues(), count: chunk.count)
+                    if statement.readRows(into: chunk, headers: base, fields: fields) {
+                        for index in chunk.indices {
+                            Unretained(chunk[index]).with {
+                                $0.header = base[index].header
+                                $0.markAllColumnsSaved(count: fields.count)
+                                $0.didDecode()
+                            }
+                        }
+                    } else {
+                        for index in chunk.indices {
+                            if index > 0 { try statement.moveToNextRowOfResult() }
+                            try decodeDirectly(chunk[index], from: statement, fields: fields)
+                        }
                     }
+                    start += chunk.count
                 }
-                return true
-            }
-        }
-        if !readAll {
-            for index in 0..<count {
-                if index > 0 { _ = try statement.stepLeavingCellsAfterRow() }
-                try decodeDirectly(records[index], from: statement, fields: fields)
             }
         }
         while try statement.stepLeavingCellsAfterRow() {
@@ -163,6 +168,10 @@ extension TableOperations {
         }
         return records
     }
+
+    /// How many rows ``fetchColumnByColumn(_:from:of:mapping:)`` reads column after column at a
+    /// time: their headers, 40 bytes a row, are kept on the stack.
+    static let columnReadRows = 128
 
     /// The record with this id, decoded into a new `type` given `mapping` (its class's), or
     /// `nil`: a find without an array of results or of arguments (each an allocation per call).

@@ -103,4 +103,34 @@ struct ColumnByColumnReadingTests {
             #expect(error?.message.contains("ColumnReadRecord.count (id \(bad))") == true)
         }
     }
+
+    /// More rows than one pass reads at a time (128): every row's values, each record made
+    /// once, and a `NULL` in a later pass named with its row's id.
+    @Test(arguments: TestEngine.all) func rowsBeyondOnePass(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
+            let saved = (1...300).map { number in
+                let record = ColumnReadRecord()
+                record.name = "row \(number)"
+                record.count = number
+                record.note = number.isMultiple(of: 3) ? nil : "note \(number)"
+                return record
+            }
+            try ColumnReadRecord.insertAll(saved)
+            let before = ColumnReadRecord.made.load(ordering: .relaxed)
+            let read = try ColumnReadRecord.query().order(by: "id").fetch()
+            #expect(ColumnReadRecord.made.load(ordering: .relaxed) - before == 300)
+            #expect(read.map(\.count) == Array(1...300) && read.map(\.note) == saved.map(\.note))
+            #expect(read.map(\.name) == saved.map(\.name) && read.allSatisfy { !$0.hasChanges })
+            let bad = read[259].id!
+            if engine == .postgres {
+                try db.execute(#"ALTER TABLE "ColumnReadRecord" ALTER COLUMN "count" DROP NOT NULL"#)
+            } else {
+                try db.execute(#"ALTER TABLE "ColumnReadRecord" RENAME TO "ColumnReadRecordOld""#)
+                try db.execute(#"CREATE TABLE "ColumnReadRecord" AS SELECT * FROM "ColumnReadRecordOld""#)
+            }
+            try db.execute(#"UPDATE "ColumnReadRecord" SET "count" = NULL WHERE "id" = ?"#, [.integer(bad)])
+            let error = expectError(.typeMismatch) { _ = try ColumnReadRecord.query().order(by: "id").fetch() }
+            #expect(error?.message.contains("ColumnReadRecord.count (id \(bad))") == true)
+        }
+    }
 }
