@@ -134,31 +134,33 @@ extension TableOperations {
                 made += 1
             }
         }
-        try withUnsafeTemporaryAllocation(of: ModelMapping.HeaderValues.self, capacity: min(count, Self.columnReadRows)) { headers in
-            let base = headers.baseAddress.unsafelyUnwrapped
-            try records.withUnsafeBufferPointer { records in
-                var start = 0
-                while start < count {
-                    let chunk = UnsafeBufferPointer(rebasing: records[start..<min(count, start + Self.columnReadRows)])
-                    if start > 0 { try statement.moveToNextRowOfResult() }
-                    base.initialize(repeating: ModelMapping.HeaderValues(), count: chunk.count)
-                    if statement.readRows(into: chunk, headers: base, fields: fields) {
-                        for index in chunk.indices {
-                            Unretained(chunk[index]).with {
-                                $0.header = base[index].header
-                                $0.markAllColumnsSaved(count: fields.count)
-                                $0.didDecode()
-                            }
-                        }
-                    } else {
-                        for index in chunk.indices {
-                            if index > 0 { try statement.moveToNextRowOfResult() }
-                            try decodeDirectly(chunk[index], from: statement, fields: fields)
+        var start = 0
+        while start < count {
+            let end = min(count, start + Self.columnReadRows)
+            if start > 0 { try statement.moveToNextRowOfResult() }
+            let readAll = withUnsafeTemporaryAllocation(of: ModelMapping.HeaderValues.self, capacity: end - start) { headers in
+                let base = headers.baseAddress.unsafelyUnwrapped
+                base.initialize(repeating: ModelMapping.HeaderValues(), count: end - start)
+                return records.withUnsafeBufferPointer { records in
+                    let pass = UnsafeBufferPointer(rebasing: records[start..<end])
+                    guard statement.readRows(into: pass, headers: base, fields: fields) else { return false }
+                    for index in 0..<pass.count {
+                        Unretained(pass[index]).with {
+                            $0.header = base[index].header
+                            $0.markAllColumnsSaved(count: fields.count)
+                            $0.didDecode()
                         }
                     }
-                    start += chunk.count
+                    return true
                 }
             }
+            if !readAll {
+                for index in start..<end {
+                    if index > start { try statement.moveToNextRowOfResult() }
+                    try decodeDirectly(records[index], from: statement, fields: fields)
+                }
+            }
+            start = end
         }
         while try statement.stepLeavingCellsAfterRow() {
             let record = type.init()
