@@ -41,6 +41,18 @@ struct ColumnByColumnReadingTests {
         }
     }
 
+    /// `NULL` in the `count` column (declared `NOT NULL`) of row `id`.
+    private func setCountNull(inRow id: Int64, _ db: Database, _ engine: TestEngine) throws {
+        if engine == .postgres {
+            try db.execute(#"ALTER TABLE "ColumnReadRecord" ALTER COLUMN "count" DROP NOT NULL"#)
+        } else {
+            // SQLite's NOT NULL cannot be dropped in place: a table without it under the same name.
+            try db.execute(#"ALTER TABLE "ColumnReadRecord" RENAME TO "ColumnReadRecordOld""#)
+            try db.execute(#"CREATE TABLE "ColumnReadRecord" AS SELECT * FROM "ColumnReadRecordOld""#)
+        }
+        try db.execute(#"UPDATE "ColumnReadRecord" SET "count" = NULL WHERE "id" = ?"#, [.integer(id)])
+    }
+
     private func expectSame(_ read: [ColumnReadRecord], as saved: [ColumnReadRecord], sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(read.count == saved.count, sourceLocation: sourceLocation)
         for (got, want) in zip(read, saved) {
@@ -91,14 +103,7 @@ struct ColumnByColumnReadingTests {
         try withDatabase(engine) { db throws in
             let saved = try saveFive()
             let bad = saved[3].id!
-            if engine == .postgres {
-                try db.execute(#"ALTER TABLE "ColumnReadRecord" ALTER COLUMN "count" DROP NOT NULL"#)
-            } else {
-                // SQLite's NOT NULL cannot be dropped in place: a table without it under the same name.
-                try db.execute(#"ALTER TABLE "ColumnReadRecord" RENAME TO "ColumnReadRecordOld""#)
-                try db.execute(#"CREATE TABLE "ColumnReadRecord" AS SELECT * FROM "ColumnReadRecordOld""#)
-            }
-            try db.execute(#"UPDATE "ColumnReadRecord" SET "count" = NULL WHERE "id" = ?"#, [.integer(bad)])
+            try setCountNull(inRow: bad, db, engine)
             let error = expectError(.typeMismatch) { _ = try ColumnReadRecord.query().order(by: "id").fetch() }
             #expect(error?.message.contains("ColumnReadRecord.count (id \(bad))") == true)
         }
@@ -122,13 +127,7 @@ struct ColumnByColumnReadingTests {
             #expect(read.map(\.count) == Array(1...300) && read.map(\.note) == saved.map(\.note))
             #expect(read.map(\.name) == saved.map(\.name) && read.allSatisfy { !$0.hasChanges })
             let bad = read[259].id!
-            if engine == .postgres {
-                try db.execute(#"ALTER TABLE "ColumnReadRecord" ALTER COLUMN "count" DROP NOT NULL"#)
-            } else {
-                try db.execute(#"ALTER TABLE "ColumnReadRecord" RENAME TO "ColumnReadRecordOld""#)
-                try db.execute(#"CREATE TABLE "ColumnReadRecord" AS SELECT * FROM "ColumnReadRecordOld""#)
-            }
-            try db.execute(#"UPDATE "ColumnReadRecord" SET "count" = NULL WHERE "id" = ?"#, [.integer(bad)])
+            try setCountNull(inRow: bad, db, engine)
             let error = expectError(.typeMismatch) { _ = try ColumnReadRecord.query().order(by: "id").fetch() }
             #expect(error?.message.contains("ColumnReadRecord.count (id \(bad))") == true)
         }
