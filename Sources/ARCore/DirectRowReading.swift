@@ -27,11 +27,54 @@ package protocol DirectRowReading: AnyObject {
     /// `header`, as ``readColumns(_:from:at:into:)`` reads ``ModelMapping/headerFields``: `true`
     /// when it read all three, else `false` (the row is then read through its cells).
     func readHeader(into header: UnsafeMutablePointer<ModelMapping.HeaderValues>) -> Bool
+
+    /// Reads a row selected with ``TableSchema/selectList``: its header into `header`, as
+    /// ``readHeader(into:)`` does, then the columns after it into `fields` at `base`, as
+    /// ``readColumns(_:from:at:into:)`` does from field 0 and column 3, in one call (a row's
+    /// read is then one call into the engine, not two). `nil` when the header was not read
+    /// (nothing then is read); else the index ``readColumns(_:from:at:into:)`` returns.
+    func readRow(
+        header: UnsafeMutablePointer<ModelMapping.HeaderValues>, fields: UnsafeBufferPointer<ModelMapping.Field>,
+        into base: UnsafeMutableRawPointer
+    ) -> Int?
+
+    /// How many rows of the result the statement holds are left from the current one on (it
+    /// included), when it reads them with ``readRows(into:headers:fields:)``; else 0.
+    var rowsLeftInResult: Int { get }
+
+    /// Reads the ``rowsLeftInResult`` rows from the current one on, column after column (each
+    /// column's kind and field type looked at once, not per row): row `i`'s header into
+    /// `headers[i]` and its columns into `records[i]`'s fields, as
+    /// ``readRow(header:fields:into:)`` reads one row, and then moves to the last of them:
+    /// `true`. `false` when it met a value that ``readRow(header:fields:into:)`` would leave
+    /// to the cells (or one it does not read so): still on the same row, some fields and
+    /// headers written, for the caller to read the rows one by one.
+    func readRows(
+        into records: UnsafeBufferPointer<Model>, headers: UnsafeMutablePointer<ModelMapping.HeaderValues>,
+        fields: UnsafeBufferPointer<ModelMapping.Field>
+    ) -> Bool
 }
 
 extension DirectRowReading {
+    var rowsLeftInResult: Int { 0 }
+
+    func readRows(
+        into records: UnsafeBufferPointer<Model>, headers: UnsafeMutablePointer<ModelMapping.HeaderValues>,
+        fields: UnsafeBufferPointer<ModelMapping.Field>
+    ) -> Bool {
+        false
+    }
+
     func readHeader(into header: UnsafeMutablePointer<ModelMapping.HeaderValues>) -> Bool {
         readColumns(ModelMapping.headerFields, from: 0, at: 0, into: UnsafeMutableRawPointer(header)) == 3
+    }
+
+    func readRow(
+        header: UnsafeMutablePointer<ModelMapping.HeaderValues>, fields: UnsafeBufferPointer<ModelMapping.Field>,
+        into base: UnsafeMutableRawPointer
+    ) -> Int? {
+        guard readHeader(into: header) else { return nil }
+        return readColumns(fields, from: 0, at: 3, into: base)
     }
 }
 

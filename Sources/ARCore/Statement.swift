@@ -195,6 +195,39 @@ import Foundation
         directReader.readHeader(into: header)
     }
 
+    /// ``stepLeavingCellsAfterRow()`` to a row the caller knows the engine's result holds
+    /// (counted by ``rowsLeftInResult``).
+    @inline(__always)
+    package func moveToNextRowOfResult() throws {
+        guard try stepLeavingCellsAfterRow() else {
+            preconditionFailure("a row counted in the engine's result is not there")
+        }
+    }
+
+    /// Reads the current row's header and columns straight into `header` and fields (see
+    /// ``DirectRowReading/readRow(header:fields:into:)``); only when ``readsRowsDirectly``.
+    @inline(__always)
+    package func readRow(
+        header: UnsafeMutablePointer<ModelMapping.HeaderValues>, fields: UnsafeBufferPointer<ModelMapping.Field>,
+        into base: UnsafeMutableRawPointer
+    ) -> Int? {
+        directReader.readRow(header: header, fields: fields, into: base)
+    }
+
+    /// The rows left in the result the engine holds (see ``DirectRowReading/rowsLeftInResult``).
+    @inline(__always)
+    package var rowsLeftInResult: Int { directReader.rowsLeftInResult }
+
+    /// Reads the rows left in the engine's result column after column (see
+    /// ``DirectRowReading/readRows(into:headers:fields:)``); only when ``readsRowsDirectly``.
+    @inline(__always)
+    package func readRows(
+        into records: UnsafeBufferPointer<Model>, headers: UnsafeMutablePointer<ModelMapping.HeaderValues>,
+        fields: UnsafeBufferPointer<ModelMapping.Field>
+    ) -> Bool {
+        directReader.readRows(into: records, headers: headers, fields: fields)
+    }
+
     /// Reads the current row's columns straight into fields (see
     /// ``DirectRowReading/readColumns(_:from:at:into:)``); only when ``readsRowsDirectly``.
     @inline(__always)

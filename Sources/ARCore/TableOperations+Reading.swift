@@ -75,6 +75,8 @@ extension TableOperations {
                 // The engine reads each row straight into its record (no cells made first).
                 guard try statement.stepLeavingCells() else { return records }
                 let fields = mapping.fieldBuffer
+                let left = statement.rowsLeftInResult
+                if left > 1 { return try fetchColumnByColumn(left, from: statement, of: type, mapping: mapping) }
                 // The rows the engine knows of go straight into the array's memory (appending
                 // checks the array's uniqueness and room per record); any after them, appended.
                 var more = true
@@ -113,6 +115,66 @@ extension TableOperations {
         return try connection.withStatement(sql(), arguments, body)
     }
 
+    /// ``fetchRecords(_:key:_:columns:in:bind:make:of:mapping:)``'s direct read of a result the
+    /// engine holds `count` rows of (from the current one): the records are made first (each
+    /// by its `init()`), then read column after column
+    /// (``DirectRowReading/readRows(into:headers:fields:)``), ``columnReadRows`` rows at a time
+    /// (their headers on the stack). When the engine leaves a value to the cells, the same
+    /// records are read row by row instead, as ``decodeDirectly(_:from:fields:)`` reads them (its
+    /// conversions and errors, in row order). Rows after the result (a cursor's next batch)
+    /// are read one by one.
+    @inline(never)
+    private func fetchColumnByColumn(_ count: Int, from statement: Statement, of type: Model.Type, mapping: ModelMapping) throws -> [Model] {
+        let fields = mapping.fieldBuffer
+        var records = [Model](unsafeUninitializedCapacity: count) { buffer, made in
+            while made < count {
+                let record = type.init()
+                record.adopt(mapping)
+                (buffer.baseAddress.unsafelyUnwrapped + made).initialize(to: consume record)
+                made += 1
+            }
+        }
+        var start = 0
+        while start < count {
+            let end = min(count, start + Self.columnReadRows)
+            if start > 0 { try statement.moveToNextRowOfResult() }
+            let readAll = withUnsafeTemporaryAllocation(of: ModelMapping.HeaderValues.self, capacity: end - start) { headers in
+                let base = headers.baseAddress.unsafelyUnwrapped
+                base.initialize(repeating: ModelMapping.HeaderValues(), count: end - start)
+                return records.withUnsafeBufferPointer { records in
+                    let pass = UnsafeBufferPointer(rebasing: records[start..<end])
+                    guard statement.readRows(into: pass, headers: base, fields: fields) else { return false }
+                    for index in 0..<pass.count {
+                        Unretained(pass[index]).with {
+                            $0.header = base[index].header
+                            $0.markAllColumnsSaved(count: fields.count)
+                            $0.didDecode()
+                        }
+                    }
+                    return true
+                }
+            }
+            if !readAll {
+                for index in start..<end {
+                    if index > start { try statement.moveToNextRowOfResult() }
+                    try decodeDirectly(records[index], from: statement, fields: fields)
+                }
+            }
+            start = end
+        }
+        while try statement.stepLeavingCellsAfterRow() {
+            let record = type.init()
+            record.adopt(mapping)
+            try decodeDirectly(record, from: statement, fields: fields)
+            records.append(consume record)
+        }
+        return records
+    }
+
+    /// How many rows ``fetchColumnByColumn(_:from:of:mapping:)`` reads column after column at a
+    /// time: their headers, 40 bytes a row, are kept on the stack.
+    static let columnReadRows = 128
+
     /// The record with this id, decoded into a new `type` given `mapping` (its class's), or
     /// `nil`: a find without an array of results or of arguments (each an allocation per call).
     package func findRecord(id: Int64, in connection: Connection, of type: Model.Type, mapping: ModelMapping) throws -> Model? {
@@ -148,15 +210,14 @@ extension TableOperations {
         _ record: Model, from statement: Statement, fields: UnsafeBufferPointer<ModelMapping.Field>
     ) throws {
         var header = ModelMapping.HeaderValues()
-        guard withUnsafeMutablePointer(to: &header, { statement.readHeader(into: $0) }) else {
+        let base = Unretained(record).address
+        guard var index = withUnsafeMutablePointer(to: &header, { statement.readRow(header: $0, fields: fields, into: base) }) else {
             statement.loadCells()
             return try decode(record, from: statement, columns: nil)
         }
         record.header = header.header
         // Every column is read: the originals a reloaded record kept aside go.
         record.markAllColumnsSaved(count: fields.count)
-        let base = Unretained(record).address
-        var index = statement.readColumns(fields, from: 0, at: 3, into: base)
         while index < fields.count {
             statement.loadCells()
             try decodeColumn(index, of: record, from: statement, at: 3 + Int32(index))

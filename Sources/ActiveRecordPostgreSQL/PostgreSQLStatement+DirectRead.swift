@@ -14,7 +14,81 @@ extension PostgreSQLStatement: DirectRowReading {
         _ fields: UnsafeBufferPointer<ModelMapping.Field>, from start: Int, at first: Int32, into base: UnsafeMutableRawPointer
     ) -> Int {
         // Read once per call, not per column (as in ``row()``).
-        let result = current, row = rowIndex, kinds = self.kinds, columnCount = resultColumnCount
+        readColumns(fields, from: start, at: first, into: base, result: current, row: rowIndex, kinds: kinds)
+    }
+
+    /// The header and the columns in one call, each read as the two functions read them.
+    func readRow(
+        header: UnsafeMutablePointer<ModelMapping.HeaderValues>, fields: UnsafeBufferPointer<ModelMapping.Field>,
+        into base: UnsafeMutableRawPointer
+    ) -> Int? {
+        let result = current, row = rowIndex, kinds = self.kinds
+        guard readHeader(into: header, result: result, row: row, kinds: kinds) else { return nil }
+        return readColumns(fields, from: 0, at: 3, into: base, result: result, row: row, kinds: kinds)
+    }
+
+    var rowsLeftInResult: Int { result == nil || rowIndex < 0 ? 0 : Int(rowCount &- rowIndex) }
+
+    /// Column after column: the header's three for every row, then each field's column for
+    /// every row, by a loop chosen for the column's kind and the field's type (the common
+    /// pairs; any other reads each value as ``readColumns(_:from:at:into:)`` does).
+    func readRows(
+        into records: UnsafeBufferPointer<Model>, headers: UnsafeMutablePointer<ModelMapping.HeaderValues>,
+        fields: UnsafeBufferPointer<ModelMapping.Field>
+    ) -> Bool {
+        let result = current, first = rowIndex, kinds = self.kinds
+        let count = min(records.count, rowsLeftInResult)
+        guard count == records.count, 3 &+ fields.count <= Int(resultColumnCount) else { return false }
+        for index in 0..<count {
+            guard readHeader(into: headers + index, result: result, row: first &+ Int32(truncatingIfNeeded: index), kinds: kinds) else {
+                return false
+            }
+        }
+        for (position, field) in fields.enumerated() {
+            let column = 3 &+ Int32(truncatingIfNeeded: position), offset = field.valueOffset
+            let read = ColumnRead(
+                result: result, first: first, column: column, records: records.baseAddress.unsafelyUnwrapped, offset: offset, count: count)
+            let done: Bool
+            switch (kinds[Int(column)], field.storage) {
+            case (.int8, .int64): done = read.fixed(Int64.self, length: 8) { Int64(bigEndian: $0.loadUnaligned(as: Int64.self)) }
+            case (.int8, .optionalInt64): done = read.fixed(Int64.self, nullable: true, length: 8) { Int64(bigEndian: $0.loadUnaligned(as: Int64.self)) }
+            case (.int8, .int) where MemoryLayout<Int>.size == 8:
+                done = read.fixed(Int.self, length: 8) { Int(Int64(bigEndian: $0.loadUnaligned(as: Int64.self))) }
+            case (.int8, .optionalInt) where MemoryLayout<Int>.size == 8:
+                done = read.fixed(Int.self, nullable: true, length: 8) { Int(Int64(bigEndian: $0.loadUnaligned(as: Int64.self))) }
+            case (.float8, .double): done = read.fixed(Double.self, length: 8) { Self.float8($0) }
+            case (.float8, .optionalDouble): done = read.fixed(Double.self, nullable: true, length: 8) { Self.float8($0) }
+            case (.bool, .bool): done = read.fixed(Bool.self, length: 1) { $0.load(as: UInt8.self) != 0 }
+            case (.bool, .optionalBool): done = read.fixed(Bool.self, nullable: true, length: 1) { $0.load(as: UInt8.self) != 0 }
+            case (.text, .string): done = read.text()
+            case (.text, .optionalString): done = read.text(nullable: true)
+            default:
+                done = (0..<count).allSatisfy { index in
+                    let record = Unretained(records[index]).address
+                    return readColumns(
+                        UnsafeBufferPointer(rebasing: fields[position..<(position &+ 1)]), from: 0, at: column, into: record,
+                        result: result, row: first &+ Int32(truncatingIfNeeded: index), kinds: kinds) == 1
+                }
+            }
+            guard done else { return false }
+        }
+        rowIndex = first &+ Int32(truncatingIfNeeded: count &- 1)
+        return true
+    }
+
+    /// A binary `double precision` value.
+    @inline(__always)
+    static func float8(_ value: UnsafeRawPointer) -> Double {
+        Double(bitPattern: UInt64(bigEndian: value.loadUnaligned(as: UInt64.self)))
+    }
+
+    /// ``readColumns(_:from:at:into:)`` of the current `result`, `row` and column `kinds`.
+    @inline(__always)
+    private func readColumns(
+        _ fields: UnsafeBufferPointer<ModelMapping.Field>, from start: Int, at first: Int32, into base: UnsafeMutableRawPointer,
+        result: OpaquePointer, row: Int32, kinds: UnsafeMutablePointer<ResultColumnKind>
+    ) -> Int {
+        let columnCount = resultColumnCount
         let count = fields.count
         var index = start
         while index < count {
@@ -33,7 +107,7 @@ extension PostgreSQLStatement: DirectRowReading {
                 case .int8 where length == 8:
                     stored = type.store(integer: Int64(bigEndian: value.loadUnaligned(as: Int64.self)), at: address)
                 case .float8 where length == 8:
-                    stored = type.store(real: Double(bitPattern: UInt64(bigEndian: value.loadUnaligned(as: UInt64.self))), at: address)
+                    stored = type.store(real: Self.float8(value), at: address)
                 case .bool where length == 1:
                     stored = type.store(integer: value.load(as: UInt8.self) == 0 ? 0 : 1, at: address)
                 case .text:
@@ -55,7 +129,15 @@ extension PostgreSQLStatement: DirectRowReading {
     /// ``readColumns(_:from:at:into:)`` reads ``ModelMapping/headerFields``; any other column
     /// is left to the cells.
     func readHeader(into header: UnsafeMutablePointer<ModelMapping.HeaderValues>) -> Bool {
-        let result = current, row = rowIndex, kinds = self.kinds
+        readHeader(into: header, result: current, row: rowIndex, kinds: kinds)
+    }
+
+    /// ``readHeader(into:)`` of the current `result`, `row` and column `kinds`.
+    @inline(__always)
+    private func readHeader(
+        into header: UnsafeMutablePointer<ModelMapping.HeaderValues>, result: OpaquePointer, row: Int32,
+        kinds: UnsafeMutablePointer<ResultColumnKind>
+    ) -> Bool {
         guard resultColumnCount >= 3, kinds[0] == .int8, PQgetlength(result, row, 0) == 8 else { return false }
         header.pointee.id = Int64(bigEndian: UnsafeRawPointer(PQgetvalue(result, row, 0).unsafelyUnwrapped).loadUnaligned(as: Int64.self))
         guard let createdAt = timestamp(result, row, 1, kinds[1]), let updatedAt = timestamp(result, row, 2, kinds[2]) else {
@@ -119,5 +201,73 @@ extension PostgreSQLStatement: DirectRowReading {
             bits = 0
         }
         return bits & 0x8080_8080_8080_8080 == 0
+    }
+}
+
+/// One result column read into a field of `count` records (``PostgreSQLStatement/readRows(into:headers:fields:)``),
+/// each loop storing one type: `false` at the first value left to the cells (a `NULL` for a
+/// field that cannot hold one, a value of another length, text that is not UTF-8).
+private struct ColumnRead {
+    let result: OpaquePointer
+    let first: Int32
+    let column: Int32
+    let records: UnsafePointer<Model>
+    let offset: Int
+    let count: Int
+
+    /// The field of record `index`, as a `Field`.
+    @inline(__always)
+    func field<Field>(_ index: Int, _ type: Field.Type) -> UnsafeMutablePointer<Field> {
+        (Unretained(records[index]).address + offset).assumingMemoryBound(to: Field.self)
+    }
+
+    /// A fixed-width binary value of `length` bytes, `decode`d into a `Value` field, or with
+    /// `nullable` a `Value?` one (which `NULL` sets to `nil`).
+    @inline(__always)
+    func fixed<Value>(
+        _ type: Value.Type, nullable: Bool = false, length: Int32, _ decode: (UnsafeRawPointer) -> Value
+    ) -> Bool {
+        var index = 0
+        while index < count {
+            let row = first &+ Int32(truncatingIfNeeded: index)
+            let got = PQgetlength(result, row, column)
+            if got != length {
+                guard nullable, got == 0, PQgetisnull(result, row, column) != 0 else { return false }
+                field(index, Value?.self).pointee = nil
+            } else {
+                let decoded = decode(UnsafeRawPointer(PQgetvalue(result, row, column).unsafelyUnwrapped))
+                if nullable {
+                    field(index, Value?.self).pointee = decoded
+                } else {
+                    field(index, Value.self).pointee = decoded
+                }
+            }
+            index &+= 1
+        }
+        return true
+    }
+
+    /// Text into a `String` field, or with `nullable` a `String?` one (which `NULL` sets to `nil`).
+    @inline(__always)
+    func text(nullable: Bool = false) -> Bool {
+        var index = 0
+        while index < count {
+            let row = first &+ Int32(truncatingIfNeeded: index)
+            let length = PQgetlength(result, row, column)
+            if length == 0, PQgetisnull(result, row, column) != 0 {
+                guard nullable else { return false }
+                field(index, String?.self).pointee = nil
+            } else {
+                let value = UnsafeRawPointer(PQgetvalue(result, row, column).unsafelyUnwrapped)
+                guard let text = PostgreSQLStatement.text(value, count: Int(length)) else { return false }
+                if nullable {
+                    field(index, String?.self).pointee = text
+                } else {
+                    field(index, String.self).pointee = text
+                }
+            }
+            index &+= 1
+        }
+        return true
     }
 }
