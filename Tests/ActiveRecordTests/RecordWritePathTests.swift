@@ -10,7 +10,7 @@ import Testing
 /// stay what they were.
 @Suite("Record write path")
 struct RecordWritePathTests {
-    final class Parcel: Model {
+    final class WritePathRecord: Model {
         @Column var label: String = ""
         @Column var memo: String? = nil
         @Column var contents: Data = Data()
@@ -34,7 +34,7 @@ struct RecordWritePathTests {
             var ids: [Int64] = []
             try db.transaction {
                 for (label, memo, contents, extra) in Self.samples {
-                    let parcel = Parcel()
+                    let parcel = WritePathRecord()
                     parcel.label = label
                     parcel.memo = memo
                     parcel.contents = contents
@@ -44,7 +44,7 @@ struct RecordWritePathTests {
                 }
             }
             for (id, sample) in zip(ids, Self.samples) {
-                let stored = try #require(try Parcel.find(id))
+                let stored = try #require(try WritePathRecord.find(id))
                 #expect(stored.label == sample.0)
                 #expect(stored.memo == sample.1)
                 #expect(stored.contents == sample.2)
@@ -52,7 +52,7 @@ struct RecordWritePathTests {
             }
             // Each sample's values moved one record on: every kind written over every other.
             for (offset, id) in ids.enumerated() {
-                let parcel = try #require(try Parcel.find(id))
+                let parcel = try #require(try WritePathRecord.find(id))
                 let next = Self.samples[(offset + 1) % Self.samples.count]
                 parcel.label = next.0
                 parcel.memo = next.1
@@ -62,7 +62,7 @@ struct RecordWritePathTests {
                 #expect(!parcel.hasChanges)
             }
             for (offset, id) in ids.enumerated() {
-                let stored = try #require(try Parcel.find(id))
+                let stored = try #require(try WritePathRecord.find(id))
                 let next = Self.samples[(offset + 1) % Self.samples.count]
                 #expect([stored.label, stored.memo ?? "nil"] == [next.0, next.1 ?? "nil"])
                 #expect([stored.contents, stored.extra ?? Data("nil".utf8)] == [next.2, next.3 ?? Data("nil".utf8)])
@@ -72,21 +72,21 @@ struct RecordWritePathTests {
 
     @Test(arguments: TestEngine.all) func textWithANulIsStillRefusedOnPostgreSQLAndStoredOnSQLite(engine: TestEngine) throws {
         try withDatabase(engine) { _ throws in
-            let parcel = Parcel()
+            let parcel = WritePathRecord()
             parcel.label = "a\u{0}b"
             if engine == .postgres {
                 _ = expectError(.invalidValue) { try parcel.save() }
                 #expect(parcel.id == nil)
             } else {
                 try parcel.save()
-                #expect(try Parcel.find(parcel.id!)?.label == "a\u{0}b")
+                #expect(try WritePathRecord.find(parcel.id!)?.label == "a\u{0}b")
             }
         }
     }
 
     @Test(arguments: TestEngine.all) func alternatingOneColumnUpdatesEachUseTheirOwnStatement(engine: TestEngine) throws {
         try withDatabase(engine) { db throws in
-            let parcel = try Parcel.create(["label": "p", "weight": 1.0, "count": 1])
+            let parcel = try WritePathRecord.create(["label": "p", "weight": 1.0, "count": 1])
             let recorder = SQLRecorder(db)
             try db.transaction {
                 for step in 1...6 {
@@ -99,14 +99,14 @@ struct RecordWritePathTests {
                 }
             }
             #expect(recorder.all.filter { $0.hasPrefix("UPDATE") } == [
-                #"UPDATE "Parcel" SET "weight" = ?, "updatedAt" = ? WHERE "id" = ?"#,
-                #"UPDATE "Parcel" SET "label" = ?, "updatedAt" = ? WHERE "id" = ?"#,
-                #"UPDATE "Parcel" SET "count" = ?, "updatedAt" = ? WHERE "id" = ?"#,
-                #"UPDATE "Parcel" SET "weight" = ?, "updatedAt" = ? WHERE "id" = ?"#,
-                #"UPDATE "Parcel" SET "label" = ?, "updatedAt" = ? WHERE "id" = ?"#,
-                #"UPDATE "Parcel" SET "count" = ?, "updatedAt" = ? WHERE "id" = ?"#,
+                #"UPDATE "WritePathRecord" SET "weight" = ?, "updatedAt" = ? WHERE "id" = ?"#,
+                #"UPDATE "WritePathRecord" SET "label" = ?, "updatedAt" = ? WHERE "id" = ?"#,
+                #"UPDATE "WritePathRecord" SET "count" = ?, "updatedAt" = ? WHERE "id" = ?"#,
+                #"UPDATE "WritePathRecord" SET "weight" = ?, "updatedAt" = ? WHERE "id" = ?"#,
+                #"UPDATE "WritePathRecord" SET "label" = ?, "updatedAt" = ? WHERE "id" = ?"#,
+                #"UPDATE "WritePathRecord" SET "count" = ?, "updatedAt" = ? WHERE "id" = ?"#,
             ])
-            let stored = try #require(try Parcel.find(parcel.id!))
+            let stored = try #require(try WritePathRecord.find(parcel.id!))
             #expect([stored.label, "\(stored.weight)", "\(stored.count)"] == ["p5", "4.5", "6"])
         }
     }
@@ -173,12 +173,12 @@ struct RecordWritePathTests {
         Self.onPlainThread {
             do {
                 try first.database.use {
-                    let parcel = Parcel()
+                    let parcel = WritePathRecord()
                     parcel.label = "first"
                     try parcel.save()
                     try second.database.use {
-                        try Parcel.create(["label": "second"])
-                        #expect(try Parcel.all().map(\.label) == ["second"], "the second database's only")
+                        try WritePathRecord.create(["label": "second"])
+                        #expect(try WritePathRecord.all().map(\.label) == ["second"], "the second database's only")
                     }
                     parcel.count = 3
                     try parcel.save()
@@ -188,8 +188,8 @@ struct RecordWritePathTests {
             }
         }
         #expect(errors.withLock { $0 } == [])
-        let inFirst = try first.database.use { try Parcel.all().map { "\($0.label) \($0.count)" } }
-        let inSecond = try second.database.use { try Parcel.all().map(\.label) }
+        let inFirst = try first.database.use { try WritePathRecord.all().map { "\($0.label) \($0.count)" } }
+        let inSecond = try second.database.use { try WritePathRecord.all().map(\.label) }
         #expect(inFirst == ["first 3"])
         #expect(inSecond == ["second"])
     }
