@@ -68,8 +68,14 @@ extension Database {
     /// The runtime's entry point is ABI-stable, but read by its symbol: it is used only on the
     /// compilers it was checked with, and ``scopedAddressPortably()`` everywhere else (the
     /// tests check that both find the same database).
+    ///
+    /// On a thread that runs no task, the runtime's look-up reads the thread's own bindings,
+    /// which only a `use(_:)` run there (outside any task) makes: its mirror
+    /// (``threadScopedAddress``) answers instead, one thread-local read against the runtime's
+    /// walk (issue 35: a write reads `current` once).
     @inline(__always)
     private static func scopedAddress() -> UnsafeRawPointer? {
+        if !runsInTask() { return threadScopedAddress }
         #if compiler(>=6.0) && compiler(<7.0)
         return scopedAddressFromRuntime()
         #else
@@ -91,6 +97,28 @@ extension Database {
         $scoped.get().map { UnsafeRawPointer(Unretained($0).address) }
     }
 
+    /// Whether the calling code runs in a task (else its task-local values are its thread's).
+    /// (The runtime's look-up, as `withUnsafeCurrentTask` makes it: that function runs
+    /// unspecialised, dearer than the task-local look-up it would spare.)
+    @inline(__always)
+    package static func runsInTask() -> Bool {
+        guard let task = _getCurrentAsyncTask() else { return false }
+        // The runtime hands the task out unretained, and the compiler releases what it gets:
+        // retained here to balance (as `withUnsafeCurrentTask` does; the pair folds away).
+        _ = Unmanaged.passUnretained(unsafeBitCast(task, to: AnyObject.self)).retain()
+        return true
+    }
+
+    /// The database of the innermost `use(_:)` that runs on this thread outside any task (its
+    /// address, unretained: the `use` keeps it alive), 0 for none: what `$scoped` holds for
+    /// code of this thread that runs in no task, kept by ``use(_:)`` as it binds it.
+    private static let threadScoped = LazyPerThreadWord()
+
+    /// ``threadScoped``'s database.
+    package static var threadScopedAddress: UnsafeRawPointer? {
+        @inline(__always) get { UnsafeRawPointer(bitPattern: threadScoped.value) }
+    }
+
     /// `$scoped`'s address (the task-local key), once read: a global with a constant initial
     /// value is read without the `swift_once` that `$scoped` costs on every read.
     private static let scopedKey = Atomic<UInt>(0)
@@ -106,7 +134,13 @@ extension Database {
     /// thread (and tasks it creates), whatever is configured globally.
     @discardableResult
     public func use<R>(_ body: () throws -> R) rethrows -> R {
-        try Database.$scoped.withValue(self, operation: body)
+        // Outside any task the binding is the thread's, and so is its mirror (see
+        // ``scopedAddress()``), restored as the binding is, on every path.
+        guard !Database.runsInTask() else { return try Database.$scoped.withValue(self, operation: body) }
+        let outer = Database.threadScoped.value
+        Database.threadScoped.value = UInt(bitPattern: Unretained(self).address)
+        defer { Database.threadScoped.value = outer }
+        return try Database.$scoped.withValue(self, operation: body)
     }
 
     /// The async form of ``use(_:)``.

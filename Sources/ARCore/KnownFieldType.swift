@@ -54,6 +54,39 @@ import Foundation
 }
 
 extension KnownFieldType {
+    /// Binds the field at `address` (of type `kind`) to `parameter` of `statement`: a text or
+    /// bytes copied straight from the field, without a ``DatabaseValue`` holding them on the
+    /// way (what their `toSQL()` makes is no other value); any other value as ``BindField``
+    /// binds it. (A switch, not type checks in the generic ``BindField``: an optional's check
+    /// was not folded, and cost a metadata look-up a bind.)
+    @inline(__always)
+    package func bind(_ kind: any ColumnField.Type, at address: FieldAddress, to statement: Statement, parameter: Int32) throws {
+        switch self {
+        case .string: try statement.bindText(copying: address.value(String.self), at: parameter)
+        case .data: try statement.bindBlob(copying: address.value(Data.self), at: parameter)
+        // An optional holding a value is that value's bytes (its `nil` is a spare bit pattern).
+        case .optionalString:
+            guard case .some = address.value(String?.self).pointee else { return try statement.bind(.null, at: parameter) }
+            try statement.bindText(copying: UnsafeRawPointer(address.value).assumingMemoryBound(to: String.self), at: parameter)
+        case .optionalData:
+            guard case .some = address.value(Data?.self).pointee else { return try statement.bind(.null, at: parameter) }
+            try statement.bindBlob(copying: UnsafeRawPointer(address.value).assumingMemoryBound(to: Data.self), at: parameter)
+        // The others as ``apply(_:kind:at:)`` runs them (written out: called from here, it was
+        // compiled out of line).
+        case .int: try BindField(statement: statement, parameter: parameter).run(Int.self, address)
+        case .int64: try BindField(statement: statement, parameter: parameter).run(Int64.self, address)
+        case .double: try BindField(statement: statement, parameter: parameter).run(Double.self, address)
+        case .bool: try BindField(statement: statement, parameter: parameter).run(Bool.self, address)
+        case .date: try BindField(statement: statement, parameter: parameter).run(Date.self, address)
+        case .optionalInt: try BindField(statement: statement, parameter: parameter).run(Int?.self, address)
+        case .optionalInt64: try BindField(statement: statement, parameter: parameter).run(Int64?.self, address)
+        case .optionalDouble: try BindField(statement: statement, parameter: parameter).run(Double?.self, address)
+        case .optionalBool: try BindField(statement: statement, parameter: parameter).run(Bool?.self, address)
+        case .optionalDate: try BindField(statement: statement, parameter: parameter).run(Date?.self, address)
+        case .other: try BindField(statement: statement, parameter: parameter).runGeneric(kind, address)
+        }
+    }
+
     /// Reads `cell` into the field at `address` (its value; see ``DecodeField``) when the
     /// field's type is a known one and the cell holds that type's own storage class (or `NULL`
     /// for an optional): `true` when done. Otherwise (any other type, a conversion, a mismatch,

@@ -462,7 +462,13 @@ open class Model: RecordStorage {
 
     package final func bindColumn(_ index: Int, to statement: Statement, at parameter: Int32) throws {
         do {
-            try apply(BindField(statement: statement, parameter: parameter), toField: index)
+            // The value alone: a bind looks for no original.
+            // The engine only calls these after `mapping()` succeeded.
+            let field = cachedMapping.unsafelyUnwrapped.with { $0.fields[index] }
+            let value = Unretained(self).address + field.valueOffset
+            try withExtendedLifetime(self) {
+                try field.storage.bind(field.kind, at: FieldAddress(value: value, original: value), to: statement, parameter: parameter)
+            }
         } catch {
             throw bindingFailure(error, column: index)
         }
@@ -547,6 +553,23 @@ open class Model: RecordStorage {
         }
     }
 
+    /// The one column a record that keeps one original in place (``OriginalsState/inline``)
+    /// may have changed, checked without ``forEachChangedColumn(count:_:)``'s closure: most
+    /// saves of a loaded record change one number.
+    package final func onlyChangedColumn(count: Int) -> Int {
+        switch originalsState {
+        case .none: return -1
+        case .inline:
+            let index = Int(inlineColumn)
+            guard index < count else { return -1 }
+            let field = cachedMapping.unsafelyUnwrapped.with { $0.fields[index] }
+            let address = FieldAddress(value: Unretained(self).address + field.valueOffset, original: inlineOriginal)
+            let changed = withExtendedLifetime(self) { field.storage.apply(IsFieldChanged(), kind: field.kind, at: address) }
+            return changed ? index : -1
+        case .aside, .defaults: return -2
+        }
+    }
+
     package final func markColumnSaved(_ index: Int) {
         guard originalsState != .none else { return }
         dropOriginal(index)
@@ -561,7 +584,7 @@ open class Model: RecordStorage {
         var parameter = first
         do {
             try forEachValue(count) { field, address in
-                try field.storage.apply(BindField(statement: statement, parameter: parameter), kind: field.kind, at: address)
+                try field.storage.bind(field.kind, at: address, to: statement, parameter: parameter)
                 parameter += 1
             }
         } catch {

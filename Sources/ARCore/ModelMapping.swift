@@ -242,13 +242,23 @@ package final class ModelMapping: Sendable {
     /// ``of(_:)`` without a retain: a mapping lives as long as the process, so a caller may
     /// use it through `_withUnsafeGuaranteedRef`, and threads that use one class do not write
     /// its reference count on every call.
+    ///
+    /// Inlined as far as the last one looked up (a loop over one class: one load and one
+    /// comparison in the caller); the rest out of line.
+    @inline(__always)
     package static func unretained(_ type: Model.Type) throws -> Unretained<ModelMapping> {
+        if let last = mapping(of: ObjectIdentifier(type), in: UnsafeRawPointer(bitPattern: lastShared.load(ordering: .acquiring))) {
+            return last
+        }
+        return try unretainedAfterLast(type)
+    }
+
+    /// ``unretained(_:)`` when the last mapping looked up is another class's.
+    @inline(never)
+    private static func unretainedAfterLast(_ type: Model.Type) throws -> Unretained<ModelMapping> {
         let key = ObjectIdentifier(type)
-        // A loop over one class finds its mapping in the last one looked up, or the thread's
-        // last one, without the lock.
-        if let last = mapping(of: key, in: UnsafeRawPointer(bitPattern: lastShared.load(ordering: .acquiring)))
-            ?? mapping(of: key, in: UnsafeRawPointer(bitPattern: lastEntry.value))
-        {
+        // A loop over one class finds its mapping in the thread's last one, without the lock.
+        if let last = mapping(of: key, in: UnsafeRawPointer(bitPattern: lastEntry.value)) {
             return last
         }
         if let known = mappings.withLock({ $0[key] }) {

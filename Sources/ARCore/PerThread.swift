@@ -1,11 +1,12 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-// The library's thread-local storage: one kind for values, one for words. Every per-thread
-// use goes through these two (no raw pthread key elsewhere).
+// The library's thread-local storage: one kind for values, two for words. Every per-thread
+// use goes through these three (no raw pthread key elsewhere).
 
 /// A word of which each thread has its own (0 until the thread sets it), with nothing to
 /// release when the thread ends: a hint, or the address of something that outlives threads.
@@ -25,6 +26,42 @@ package struct PerThreadWord: @unchecked Sendable {
     package var value: UInt {
         @inline(__always) get { UInt(bitPattern: pthread_getspecific(key)) }
         @inline(__always) nonmutating set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue)) }
+    }
+}
+
+/// A ``PerThreadWord`` whose key is made on first use: as a `static let` its initial value is
+/// a constant, so reading it costs no `swift_once` (a `PerThreadWord`'s key is made by its
+/// initializer, which a `static let` runs through `swift_once` on every read). For the reads
+/// a write does every time (``Database``'s current one, issue 35).
+package struct LazyPerThreadWord: ~Copyable, Sendable {
+    /// The key plus one; 0 until made.
+    private let key = Atomic<UInt>(0)
+
+    package init() {}
+
+    /// The calling thread's word.
+    package var value: UInt {
+        @inline(__always) get { UInt(bitPattern: pthread_getspecific(madeKey)) }
+        @inline(__always) nonmutating set { pthread_setspecific(madeKey, UnsafeRawPointer(bitPattern: newValue)) }
+    }
+
+    @inline(__always)
+    private var madeKey: pthread_key_t {
+        let stored = key.load(ordering: .acquiring)
+        return stored != 0 ? pthread_key_t(truncatingIfNeeded: stored &- 1) : makeKey()
+    }
+
+    /// Makes the key (once: a thread that loses the race deletes its own and takes the winner's).
+    @inline(never)
+    private func makeKey() -> pthread_key_t {
+        var made = pthread_key_t()
+        let status = pthread_key_create(&made, nil)
+        precondition(status == 0, "pthread_key_create failed (\(status))")
+        let (exchanged, original) = key.compareExchange(
+            expected: 0, desired: UInt(truncatingIfNeeded: made) &+ 1, ordering: .acquiringAndReleasing)
+        if exchanged { return made }
+        pthread_key_delete(made)
+        return pthread_key_t(truncatingIfNeeded: original &- 1)
     }
 }
 

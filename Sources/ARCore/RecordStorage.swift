@@ -88,6 +88,11 @@ package protocol RecordStorage: AnyObject {
     /// Calls `body` with the index of each of the first `count` columns (all of them) that
     /// differs from its original value, in order.
     func forEachChangedColumn(count: Int, _ body: (Int) -> Void)
+    /// The changed column among the first `count` when the record can tell at once that no
+    /// other one may have changed (it keeps one column's original, or none): that column's
+    /// index when it changed, -1 when nothing did; -2 when it cannot tell
+    /// (``forEachChangedColumn(count:_:)`` then says). The default says -2.
+    func onlyChangedColumn(count: Int) -> Int
     /// Makes the current value of column `index` its original one, after a save.
     func markColumnSaved(_ index: Int)
     /// Makes the current value of each of the first `count` columns (all of them) its
@@ -121,6 +126,8 @@ extension RecordStorage {
     package func decodeAllColumns(count: Int, from statement: Statement, at first: Int32, other decodeOther: (Int) throws -> Void) throws {
         for index in 0..<count { try decodeOther(index) }
     }
+
+    package func onlyChangedColumn(count: Int) -> Int { -2 }
 
     package func bindAllColumns(count: Int, to statement: Statement, from first: Int32) throws {
         for index in 0..<count { try bindColumn(index, to: statement, at: first + Int32(index)) }

@@ -96,6 +96,26 @@ import Foundation
         }
     }
 
+    /// Binds the text of the string at `text` (a record's field), its UTF-8 copied as
+    /// ``bind(_:at:)`` copies a ``DatabaseValue/text(_:)``'s, without making that value first:
+    /// a record's insert or update binds its texts through here (issue 35).
+    @inline(__always)
+    package func bindText(copying text: UnsafePointer<String>, at index: Int32) throws {
+        guard index >= 1, index <= parameterCount else { throw parameterOutOfRange(index) }
+        parameters[Int(index &- 1)] = .text(parameterBytes.copy(text.pointee))
+        hasNewBindings = true
+    }
+
+    /// Binds the bytes of the `Data` at `bytes` as ``bindText(copying:at:)`` binds a text.
+    /// Out of line: `Data`'s access to its bytes is inlined here, where inlined into a caller's
+    /// loop it was not (and cost a call to its storage's).
+    @inline(never)
+    package func bindBlob(copying bytes: UnsafePointer<Data>, at index: Int32) throws {
+        guard index >= 1, index <= parameterCount else { throw parameterOutOfRange(index) }
+        parameters[Int(index &- 1)] = .blob(parameterBytes.copy(bytes.pointee))
+        hasNewBindings = true
+    }
+
     /// Binds text the caller keeps valid until this parameter is bound again or the
     /// statement is finalized (an engine may read it in place).
     @inline(__always)

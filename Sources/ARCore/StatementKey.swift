@@ -41,8 +41,9 @@ package struct StatementKey: Hashable {
     }
 
     /// The key as one number, different for different keys, or 0 (the kinds with an array,
-    /// serials too large to pack): a statement's key is compared by it without copying the
-    /// key out of the statement. The low three bits tell the kind.
+    /// but for the update of one column; serials too large to pack): a statement's key is
+    /// compared by it without copying the key out of the statement. The low three bits tell
+    /// the kind.
     @inline(__always)
     package var code: UInt64 {
         guard table < 1 << 32 else { return 0 }
@@ -52,7 +53,11 @@ package struct StatementKey: Hashable {
         case .delete: return table << 3 | 3
         case .all: return table << 3 | 4
         case .query(let serial): return serial < 1 << 29 ? table << 32 | serial << 3 | 5 : 0
-        case .update, .upsert: return 0
+        case .update(let columns):
+            // Most saves change one column (a loop of them runs this look-up each time).
+            guard columns.count == 1, columns[0] >= 0, columns[0] < 1 << 29 else { return 0 }
+            return table << 32 | UInt64(columns[0]) << 3 | 6
+        case .upsert: return 0
         }
     }
 }

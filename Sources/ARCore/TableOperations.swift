@@ -25,6 +25,9 @@ package final class TableOperations: Sendable {
     /// `[index]` for each declared column: the ``changedColumns(of:)`` of an update of one
     /// column, made once rather than allocated per update.
     private let singleColumns: [[Int]]
+    /// How many columns the model declares (`schema.columns.count`, read per insert without
+    /// reaching the array).
+    private let columnCount: Int
     /// The tables this one's foreign keys reference (its belongs-to parents), resolved when
     /// first needed: automatic migration creates them first, since a foreign key needs its
     /// parent table to exist (to write to the child table on SQLite, to create it on PostgreSQL).
@@ -53,6 +56,7 @@ package final class TableOperations: Sendable {
         for (index, name) in propertyNames.enumerated() where positions[name] == nil { positions[name] = index + 3 }
         self.positions = positions
         singleColumns = schema.columns.indices.map { [$0] }
+        columnCount = schema.columns.count
     }
 
     package func key(_ kind: StatementKey.Kind) -> StatementKey { StatementKey(table: serial, kind: kind) }
@@ -114,7 +118,7 @@ package final class TableOperations: Sendable {
         let id = try connection.withStatement(key(.insert), sql: { insertSQL(connection.dialect) }) { statement in
             try statement.bind(stamp, at: 1)
             try statement.bind(stamp, at: 2)
-            try record.bindAllColumns(count: schema.columns.count, to: statement, from: 3)
+            try record.bindAllColumns(count: columnCount, to: statement, from: 3)
             return try statement.insert()
         }
         var header = previous
@@ -122,7 +126,7 @@ package final class TableOperations: Sendable {
         header.createdAt = now
         header.updatedAt = now
         record.header = header
-        record.markAllColumnsSaved(count: schema.columns.count)
+        record.markAllColumnsSaved(count: columnCount)
         connection.onRollback(.header(record, previous))
         connection.noteChange(self)
     }
@@ -203,6 +207,9 @@ package final class TableOperations: Sendable {
     package func changedColumns(of record: some RecordStorage) -> [Int] {
         // Most saves change one column: its array is kept (see ``singleColumns``); an array
         // is made only from a second changed column on.
+        let only = record.onlyChangedColumn(count: singleColumns.count)
+        if only >= 0 { return singleColumns[only] }
+        if only == -1 { return [] }
         var first = -1
         var changed: [Int] = []
         record.forEachChangedColumn(count: singleColumns.count) { index in
