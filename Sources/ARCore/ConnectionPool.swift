@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The connections of an engine with ``ConnectionSharing/pool(maximum:wait:)`` sharing:
 /// opened on demand up to a maximum, each used by one thread at a time.
@@ -14,7 +15,7 @@ final class ConnectionPool: Sendable {
     /// (the thread's storage keeps it while it is held).
     @inline(__always)
     private func threadHold() -> Unmanaged<Connection>? {
-        guard let raw = pthread_getspecific(holdKey) else { return nil }
+        guard let slot = ThreadHolds.slot(holdKey), let raw = slot.pointee else { return nil }
         return hold(below: raw)
     }
 
@@ -59,6 +60,20 @@ final class ConnectionPool: Sendable {
     let maximum: Int
     let wait: Duration
     private let state = ConditionLock(State())
+    /// One idle connection kept outside the lock (its retained address; 0: none): the last one
+    /// given back while no thread waited, so that a thread's next statement outside a
+    /// transaction takes it with one atomic exchange, and gives it back with one
+    /// compare-and-exchange, where the idle list costs two lock round trips. It counts among
+    /// the connections opened, as an idle one. A thread that waits takes it under the lock
+    /// (see ``checkOutWaiting()``); a connection given back while one waits goes through the
+    /// lock and wakes it (see ``park(_:)``).
+    private let parked = Atomic<UInt>(0)
+    /// The settings applied to every connection so far (``State/settings``' count), read
+    /// without the lock by a check-out of the ``parked`` connection.
+    private let settingsCount = Atomic<Int>(0)
+    /// How many threads are in ``checkOutWaiting()`` (they may wait for a connection): a
+    /// connection given back goes to the idle list and wakes them rather than to ``parked``.
+    private let waiting = Atomic<Int>(0)
     /// ``threadHoldKey``, read from the pool (a global's every read checks that it was
     /// initialized: a `swift_once` call per hold and per release).
     private let holdKey = threadHoldKey
@@ -76,6 +91,12 @@ final class ConnectionPool: Sendable {
         dialect = engine.dialect
         self.maximum = max(1, maximum)
         self.wait = wait
+    }
+
+    deinit {
+        // The parked connection, closed with the idle ones.
+        let address = parked.load(ordering: .acquiring)
+        if address != 0 { Unmanaged<Connection>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release() }
     }
 
     /// The connection the calling thread holds, if any.
@@ -97,29 +118,32 @@ final class ConnectionPool: Sendable {
     /// ``release()``.
     @inline(__always)
     func holdUnretained() throws -> Unretained<Connection> {
-        let raw = pthread_getspecific(holdKey)
-        if let raw, let held = hold(below: raw) {
+        let slot = ThreadHolds.slot(holdKey)
+        if let slot, let raw = slot.pointee, let held = hold(below: raw) {
             held._withUnsafeGuaranteedRef { $0.poolHold.count += 1 }
             return Unretained(address: held.toOpaque())
         }
-        return try holdFromPool(below: raw)
+        return try holdFromPool(slot: slot)
     }
 
     /// ``holdUnretained()`` of a connection the thread does not hold yet: checked out, and
-    /// kept in the thread's storage (which owns it, and through its `below` the one held before).
+    /// kept in the thread's storage, `slot` (which owns it, and through its `below` the one
+    /// held before; `nil` before the thread's first hold).
     @inline(never)
-    private func holdFromPool(below raw: UnsafeMutableRawPointer?) throws -> Unretained<Connection> {
+    private func holdFromPool(slot: ThreadHolds.Slot?) throws -> Unretained<Connection> {
+        let slot = slot ?? ThreadHolds.makeSlot(holdKey)
         let connection = try checkOut()
-        connection.poolHold = PoolHold(pool: ObjectIdentifier(self), count: 1, below: raw.map { Unmanaged<Connection>.fromOpaque($0) })
+        connection.poolHold = PoolHold(
+            pool: ObjectIdentifier(self), count: 1, below: slot.pointee.map { Unmanaged<Connection>.fromOpaque($0) })
         let owned = Unmanaged.passRetained(connection).toOpaque()
-        pthread_setspecific(holdKey, owned)
+        slot.pointee = owned
         return Unretained(address: owned)
     }
 
     /// Gives back one hold of the calling thread's connection; after the last, the connection
     /// goes back to the pool.
     func release() {
-        guard let top = pthread_getspecific(holdKey), let held = hold(below: top) else { return }
+        guard let slot = ThreadHolds.slot(holdKey), let top = slot.pointee, let held = hold(below: top) else { return }
         let (remaining, below) = held._withUnsafeGuaranteedRef { connection in
             connection.poolHold.count -= 1
             return (connection.poolHold.count, connection.poolHold.below)
@@ -128,7 +152,7 @@ final class ConnectionPool: Sendable {
         // Out of the thread's holds (the last taken, but for holds on several pools ended out
         // of order): what owned this one owns the one below it now.
         if top == held.toOpaque() {
-            pthread_setspecific(holdKey, below?.toOpaque())
+            slot.pointee = below?.toOpaque()
         } else {
             var above = Unmanaged<Connection>.fromOpaque(top)
             while let next = above._withUnsafeGuaranteedRef({ $0.poolHold.below }), next.toOpaque() != held.toOpaque() {
@@ -147,8 +171,17 @@ final class ConnectionPool: Sendable {
     /// A connection of the caller's own, not held by the thread (a cursor's, outside a
     /// transaction). Give it back with ``checkIn(_:)``.
     func checkOut() throws -> Connection {
-        // An idle connection with every setting applied, no metrics backend timing the wait:
-        // one lock, no clock read.
+        // No metrics backend timing the wait: the parked connection, with every setting
+        // applied, without the lock; else an idle one under one lock, no clock read.
+        if !instrumentation.isReporting, let connection = takeParked() {
+            guard connection.appliedSettings == settingsCount.load(ordering: .acquiring) else {
+                // A setting to apply first: among the idle ones, which the wait's path serves.
+                state.withLock { $0.idle.append(Idle(connection: connection)) }
+                return try checkOutWaiting()
+            }
+            instrumentation.connectionsInUse(delta: 1)
+            return connection
+        }
         if !instrumentation.isReporting, let connection = state.withLock({ state -> Connection? in
             // Read in place and moved out: no retain and release of the connection.
             guard let last = state.idle.indices.last, state.idle[last].connection.appliedSettings == state.settings.count else {
@@ -166,6 +199,13 @@ final class ConnectionPool: Sendable {
     /// never opens a connection (for a caller that must not block, which then goes elsewhere).
     /// Give it back with ``checkIn(_:)``.
     func checkOutIdle() -> Connection? {
+        if let connection = takeParked() {
+            if connection.appliedSettings == settingsCount.load(ordering: .acquiring) {
+                instrumentation.connectionsInUse(delta: 1)
+                return connection
+            }
+            state.withLock { $0.idle.append(Idle(connection: connection)) }
+        }
         let connection = state.withLock { state -> Connection? in
             guard let idle = state.idle.last, idle.connection.appliedSettings == state.settings.count else { return nil }
             state.idle.removeLast()
@@ -182,11 +222,16 @@ final class ConnectionPool: Sendable {
         enum Next { case connection(Connection, [@Sendable (Connection) -> Void]), open([@Sendable (Connection) -> Void]) }
         // The wait is timed only for a metrics backend (a clock read each side).
         let started = instrumentation.isReporting ? monotonicNanoseconds() : nil
+        // Counted before the first look at the parked connection, in the order of every
+        // thread's atomics: a thread giving one back then sees this one and does not park it,
+        // or parks it before this look, which finds it (see ``park(_:)``).
+        waiting.add(1, ordering: .sequentiallyConsistent)
+        defer { waiting.subtract(1, ordering: .sequentiallyConsistent) }
         let next = state.wait(timeout: wait) { state -> Next? in
-            if let idle = state.idle.popLast() {
-                let applied = idle.connection.appliedSettings
+            if let connection = state.idle.popLast()?.connection ?? takeParked() {
+                let applied = connection.appliedSettings
                 let pending = applied == state.settings.count ? [] : Array(state.settings[applied...])
-                return .connection(idle.connection, pending)
+                return .connection(connection, pending)
             }
             guard state.opened < maximum else { return nil }
             state.opened += 1
@@ -232,14 +277,17 @@ final class ConnectionPool: Sendable {
         let lost = !connection.isUsable
         let reusable = !lost && connection.transaction.depth == 0 && !connection.isInFailedTransaction
         if reusable {
-            // The common case: back among the idle ones, a waiting thread (if any) woken.
-            state.withLockSignallingWaiters { $0.idle.append(Idle(connection: connection)) }
+            // The common case: parked, or back among the idle ones, a waiting thread (if any)
+            // woken.
             instrumentation.connectionsInUse(delta: -1)
+            park(connection)
             return
         }
         let dropped = state.withLock { state -> [Idle] in
             state.opened -= 1
-            guard lost, !state.idle.isEmpty else { return [] }
+            guard lost else { return [] }
+            if let connection = takeParked() { state.idle.append(Idle(connection: connection)) }
+            guard !state.idle.isEmpty else { return [] }
             let dropped = state.idle
             state.idle.removeAll()
             state.opened -= dropped.count
@@ -259,7 +307,39 @@ final class ConnectionPool: Sendable {
 
     /// Applies a setting (tracing, error verbosity) to every connection, each before its next use.
     func configure(_ apply: @escaping @Sendable (Connection) -> Void) {
-        state.withLock { $0.settings.append(apply) }
+        state.withLock { state in
+            state.settings.append(apply)
+            settingsCount.store(state.settings.count, ordering: .releasing)
+        }
+    }
+
+    /// The ``parked`` connection, taken (`nil` when there is none).
+    @inline(__always)
+    private func takeParked() -> Connection? {
+        let address = parked.exchange(0, ordering: .sequentiallyConsistent)
+        guard address != 0 else { return nil }
+        return Unmanaged<Connection>.fromOpaque(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped).takeRetainedValue()
+    }
+
+    /// Gives back a reusable connection: parked when no thread waits and none is parked yet,
+    /// else among the idle ones, a waiting thread (if any) woken.
+    ///
+    /// A thread that begins to wait between the look at ``waiting`` and the parking is seen by
+    /// the second look, which takes the connection back to the idle list (and wakes it), unless
+    /// that thread (or another) took it meanwhile: every one of these atomics is sequentially
+    /// consistent, so either the waiting thread's count comes before the second look, or its
+    /// look at ``parked`` (under the lock, before it sleeps) comes after the parking.
+    private func park(_ connection: __owned Connection) {
+        if waiting.load(ordering: .sequentiallyConsistent) == 0 {
+            let address = UInt(bitPattern: Unmanaged.passRetained(connection).toOpaque())
+            guard parked.compareExchange(expected: 0, desired: address, ordering: .sequentiallyConsistent).exchanged else {
+                Unmanaged<Connection>.fromOpaque(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped).release()
+                return state.withLockSignallingWaiters { $0.idle.append(Idle(connection: connection)) }
+            }
+            guard waiting.load(ordering: .sequentiallyConsistent) > 0, let reclaimed = takeParked() else { return }
+            return state.withLockSignallingWaiters { $0.idle.append(Idle(connection: reclaimed)) }
+        }
+        state.withLockSignallingWaiters { $0.idle.append(Idle(connection: connection)) }
     }
 }
 
@@ -274,10 +354,35 @@ struct PoolHold {
 }
 
 /// The thread-specific slot where a thread finds its holds on pools (``ConnectionPool``): one
-/// key for the process, per thread the connection it held last (retained), whose
-/// ``PoolHold/below`` keeps the one held before.
+/// key for the process, per thread a word of its own (made at its first hold, freed when the
+/// thread ends) holding the connection it held last (retained), whose ``PoolHold/below``
+/// keeps the one held before. The thread-specific value is set once per thread: a hold and
+/// its release write the thread's word, where `pthread_setspecific` cost each ~35
+/// instructions (see Benchmarks/README.md, Hot-path notes).
 private let threadHoldKey: pthread_key_t = {
     var key = pthread_key_t()
-    precondition(pthread_key_create(&key, nil) == 0, "ActiveRecord: no thread-specific key left for the connection pool")
+    precondition(
+        pthread_key_create(&key) { word in word.map { free($0) } } == 0,
+        "ActiveRecord: no thread-specific key left for the connection pool")
     return key
 }()
+
+/// The thread's word of ``threadHoldKey``.
+private enum ThreadHolds {
+    typealias Slot = UnsafeMutablePointer<UnsafeMutableRawPointer?>
+
+    /// The calling thread's word, `nil` before its first hold.
+    @inline(__always)
+    static func slot(_ key: pthread_key_t) -> Slot? {
+        pthread_getspecific(key).map { $0.assumingMemoryBound(to: UnsafeMutableRawPointer?.self) }
+    }
+
+    /// Makes the calling thread's word (empty), at its first hold.
+    @inline(never)
+    static func makeSlot(_ key: pthread_key_t) -> Slot {
+        let word = UnsafeMutableRawPointer(malloc(MemoryLayout<UnsafeMutableRawPointer?>.size).unsafelyUnwrapped)
+        let slot = word.initializeMemory(as: UnsafeMutableRawPointer?.self, repeating: nil, count: 1)
+        precondition(pthread_setspecific(key, word) == 0, "ActiveRecord: the connection pool's thread-specific slot cannot be set")
+        return slot
+    }
+}
