@@ -160,12 +160,18 @@ final class ConnectionPool: Sendable {
             }
             above._withUnsafeGuaranteedRef { $0.poolHold.below = below }
         }
-        let connection = held.takeRetainedValue()
-        connection.poolHold = PoolHold()
+        let depth = held._withUnsafeGuaranteedRef { connection in
+            connection.poolHold = PoolHold()
+            return connection.transaction.depth
+        }
         // The thread's work on the primary ended outside a transaction (a commit, a write): its
         // next read waits for a replica to have replayed that far.
-        if let replicaSet, connection.transaction.depth == 0 { replicaSet.noteWork() }
-        checkIn(connection)
+        if let replicaSet, depth == 0 { replicaSet.noteWork() }
+        // The thread's storage's reference, parked as it is (no retain and release), or given
+        // to the idle list.
+        guard held._withUnsafeGuaranteedRef({ isReusable($0) }) else { return checkIn(held.takeRetainedValue()) }
+        instrumentation.connectionsInUse(delta: -1)
+        park(held)
     }
 
     /// A connection of the caller's own, not held by the thread (a cursor's, outside a
@@ -274,15 +280,14 @@ final class ConnectionPool: Sendable {
     /// a retried transaction meeting one dead connection per attempt. They are closed, and the
     /// next work opens a new connection (to the new primary, with a multi-host connection string).
     func checkIn(_ connection: __owned Connection) {
-        let lost = !connection.isUsable
-        let reusable = !lost && connection.transaction.depth == 0 && !connection.isInFailedTransaction
-        if reusable {
+        if isReusable(connection) {
             // The common case: parked, or back among the idle ones, a waiting thread (if any)
             // woken.
             instrumentation.connectionsInUse(delta: -1)
-            park(connection)
+            park(Unmanaged.passRetained(connection))
             return
         }
+        let lost = !connection.isUsable
         let dropped = state.withLock { state -> [Idle] in
             state.opened -= 1
             guard lost else { return [] }
@@ -313,6 +318,13 @@ final class ConnectionPool: Sendable {
         }
     }
 
+    /// Whether `connection`, given back, can serve again as it is: its server connection
+    /// still up, and no transaction left open or failed.
+    @inline(__always)
+    private func isReusable(_ connection: Connection) -> Bool {
+        connection.isUsable && connection.transaction.depth == 0 && !connection.isInFailedTransaction
+    }
+
     /// The ``parked`` connection, taken (`nil` when there is none).
     @inline(__always)
     private func takeParked() -> Connection? {
@@ -329,16 +341,16 @@ final class ConnectionPool: Sendable {
     /// that thread (or another) took it meanwhile: every one of these atomics is sequentially
     /// consistent, so either the waiting thread's count comes before the second look, or its
     /// look at ``parked`` (under the lock, before it sleeps) comes after the parking.
-    private func park(_ connection: __owned Connection) {
+    /// `connection` is a reference the caller gives up (retained).
+    private func park(_ connection: Unmanaged<Connection>) {
         if waiting.load(ordering: .sequentiallyConsistent) == 0 {
-            let address = UInt(bitPattern: Unmanaged.passRetained(connection).toOpaque())
-            guard parked.compareExchange(expected: 0, desired: address, ordering: .sequentiallyConsistent).exchanged else {
-                Unmanaged<Connection>.fromOpaque(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped).release()
-                return state.withLockSignallingWaiters { $0.idle.append(Idle(connection: connection)) }
+            let address = UInt(bitPattern: connection.toOpaque())
+            if parked.compareExchange(expected: 0, desired: address, ordering: .sequentiallyConsistent).exchanged {
+                guard waiting.load(ordering: .sequentiallyConsistent) > 0, let reclaimed = takeParked() else { return }
+                return state.withLockSignallingWaiters { $0.idle.append(Idle(connection: reclaimed)) }
             }
-            guard waiting.load(ordering: .sequentiallyConsistent) > 0, let reclaimed = takeParked() else { return }
-            return state.withLockSignallingWaiters { $0.idle.append(Idle(connection: reclaimed)) }
         }
+        let connection = connection.takeRetainedValue()
         state.withLockSignallingWaiters { $0.idle.append(Idle(connection: connection)) }
     }
 }
