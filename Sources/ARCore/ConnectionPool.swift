@@ -369,8 +369,8 @@ struct PoolHold {
 /// key for the process, per thread a word of its own (made at its first hold, freed when the
 /// thread ends) holding the connection it held last (retained), whose ``PoolHold/below``
 /// keeps the one held before. The thread-specific value is set once per thread: a hold and
-/// its release write the thread's word, where `pthread_setspecific` cost each ~35
-/// instructions (see Benchmarks/README.md, Hot-path notes).
+/// its release write the thread's word, cheaper than a `pthread_setspecific` each (see
+/// Benchmarks/README.md, Hot-path notes).
 private let threadHoldKey: pthread_key_t = {
     var key = pthread_key_t()
     precondition(
