@@ -15,7 +15,7 @@ final class ConnectionPool: Sendable {
     /// (the thread's storage keeps it while it is held).
     @inline(__always)
     private func threadHold() -> Unmanaged<Connection>? {
-        guard let slot = ThreadHolds.slot(holdKey), let raw = slot.pointee else { return nil }
+        guard let raw = pthread_getspecific(holdKey) else { return nil }
         return hold(below: raw)
     }
 
@@ -118,32 +118,29 @@ final class ConnectionPool: Sendable {
     /// ``release()``.
     @inline(__always)
     func holdUnretained() throws -> Unretained<Connection> {
-        let slot = ThreadHolds.slot(holdKey)
-        if let slot, let raw = slot.pointee, let held = hold(below: raw) {
+        let raw = pthread_getspecific(holdKey)
+        if let raw, let held = hold(below: raw) {
             held._withUnsafeGuaranteedRef { $0.poolHold.count += 1 }
             return Unretained(address: held.toOpaque())
         }
-        return try holdFromPool(slot: slot)
+        return try holdFromPool(below: raw)
     }
 
     /// ``holdUnretained()`` of a connection the thread does not hold yet: checked out, and
-    /// kept in the thread's storage, `slot` (which owns it, and through its `below` the one
-    /// held before; `nil` before the thread's first hold).
+    /// kept in the thread's storage (which owns it, and through its `below` the one held before).
     @inline(never)
-    private func holdFromPool(slot: ThreadHolds.Slot?) throws -> Unretained<Connection> {
-        let slot = slot ?? ThreadHolds.makeSlot(holdKey)
+    private func holdFromPool(below raw: UnsafeMutableRawPointer?) throws -> Unretained<Connection> {
         let connection = try checkOut()
-        connection.poolHold = PoolHold(
-            pool: ObjectIdentifier(self), count: 1, below: slot.pointee.map { Unmanaged<Connection>.fromOpaque($0) })
+        connection.poolHold = PoolHold(pool: ObjectIdentifier(self), count: 1, below: raw.map { Unmanaged<Connection>.fromOpaque($0) })
         let owned = Unmanaged.passRetained(connection).toOpaque()
-        slot.pointee = owned
+        pthread_setspecific(holdKey, owned)
         return Unretained(address: owned)
     }
 
     /// Gives back one hold of the calling thread's connection; after the last, the connection
     /// goes back to the pool.
     func release() {
-        guard let slot = ThreadHolds.slot(holdKey), let top = slot.pointee, let held = hold(below: top) else { return }
+        guard let top = pthread_getspecific(holdKey), let held = hold(below: top) else { return }
         let (remaining, below) = held._withUnsafeGuaranteedRef { connection in
             connection.poolHold.count -= 1
             return (connection.poolHold.count, connection.poolHold.below)
@@ -152,7 +149,7 @@ final class ConnectionPool: Sendable {
         // Out of the thread's holds (the last taken, but for holds on several pools ended out
         // of order): what owned this one owns the one below it now.
         if top == held.toOpaque() {
-            slot.pointee = below?.toOpaque()
+            pthread_setspecific(holdKey, below?.toOpaque())
         } else {
             var above = Unmanaged<Connection>.fromOpaque(top)
             while let next = above._withUnsafeGuaranteedRef({ $0.poolHold.below }), next.toOpaque() != held.toOpaque() {
@@ -366,35 +363,10 @@ struct PoolHold {
 }
 
 /// The thread-specific slot where a thread finds its holds on pools (``ConnectionPool``): one
-/// key for the process, per thread a word of its own (made at its first hold, freed when the
-/// thread ends) holding the connection it held last (retained), whose ``PoolHold/below``
-/// keeps the one held before. The thread-specific value is set once per thread: a hold and
-/// its release write the thread's word, cheaper than a `pthread_setspecific` each (see
-/// Benchmarks/README.md, Hot-path notes).
+/// key for the process, per thread the connection it held last (retained), whose
+/// ``PoolHold/below`` keeps the one held before.
 private let threadHoldKey: pthread_key_t = {
     var key = pthread_key_t()
-    precondition(
-        pthread_key_create(&key) { word in word.map { free($0) } } == 0,
-        "ActiveRecord: no thread-specific key left for the connection pool")
+    precondition(pthread_key_create(&key, nil) == 0, "ActiveRecord: no thread-specific key left for the connection pool")
     return key
 }()
-
-/// The thread's word of ``threadHoldKey``.
-private enum ThreadHolds {
-    typealias Slot = UnsafeMutablePointer<UnsafeMutableRawPointer?>
-
-    /// The calling thread's word, `nil` before its first hold.
-    @inline(__always)
-    static func slot(_ key: pthread_key_t) -> Slot? {
-        pthread_getspecific(key).map { $0.assumingMemoryBound(to: UnsafeMutableRawPointer?.self) }
-    }
-
-    /// Makes the calling thread's word (empty), at its first hold.
-    @inline(never)
-    static func makeSlot(_ key: pthread_key_t) -> Slot {
-        let word = UnsafeMutableRawPointer(malloc(MemoryLayout<UnsafeMutableRawPointer?>.size).unsafelyUnwrapped)
-        let slot = word.initializeMemory(as: UnsafeMutableRawPointer?.self, repeating: nil, count: 1)
-        precondition(pthread_setspecific(key, word) == 0, "ActiveRecord: the connection pool's thread-specific slot cannot be set")
-        return slot
-    }
-}
