@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The connections of an engine with ``ConnectionSharing/pool(maximum:wait:)`` sharing:
 /// opened on demand up to a maximum, each used by one thread at a time.
@@ -59,6 +60,20 @@ final class ConnectionPool: Sendable {
     let maximum: Int
     let wait: Duration
     private let state = ConditionLock(State())
+    /// One idle connection kept outside the lock (its retained address; 0: none): the last one
+    /// given back while no thread waited, so that a thread's next statement outside a
+    /// transaction takes it with one atomic exchange, and gives it back with one
+    /// compare-and-exchange, where the idle list costs two lock round trips. It counts among
+    /// the connections opened, as an idle one. A thread that waits takes it under the lock
+    /// (see ``checkOutWaiting()``); a connection given back while one waits goes through the
+    /// lock and wakes it (see ``park(_:)``).
+    private let parked = Atomic<UInt>(0)
+    /// The settings applied to every connection so far (``State/settings``' count), read
+    /// without the lock by a check-out of the ``parked`` connection.
+    private let settingsCount = Atomic<Int>(0)
+    /// How many threads are in ``checkOutWaiting()`` (they may wait for a connection): a
+    /// connection given back goes to the idle list and wakes them rather than to ``parked``.
+    private let waiting = Atomic<Int>(0)
     /// ``threadHoldKey``, read from the pool (a global's every read checks that it was
     /// initialized: a `swift_once` call per hold and per release).
     private let holdKey = threadHoldKey
@@ -76,6 +91,12 @@ final class ConnectionPool: Sendable {
         dialect = engine.dialect
         self.maximum = max(1, maximum)
         self.wait = wait
+    }
+
+    deinit {
+        // The parked connection, closed with the idle ones.
+        let address = parked.load(ordering: .acquiring)
+        if address != 0 { Unmanaged<Connection>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release() }
     }
 
     /// The connection the calling thread holds, if any.
@@ -136,19 +157,34 @@ final class ConnectionPool: Sendable {
             }
             above._withUnsafeGuaranteedRef { $0.poolHold.below = below }
         }
-        let connection = held.takeRetainedValue()
-        connection.poolHold = PoolHold()
+        let depth = held._withUnsafeGuaranteedRef { connection in
+            connection.poolHold = PoolHold()
+            return connection.transaction.depth
+        }
         // The thread's work on the primary ended outside a transaction (a commit, a write): its
         // next read waits for a replica to have replayed that far.
-        if let replicaSet, connection.transaction.depth == 0 { replicaSet.noteWork() }
-        checkIn(connection)
+        if let replicaSet, depth == 0 { replicaSet.noteWork() }
+        // The thread's storage's reference, parked as it is (no retain and release), or given
+        // to the idle list.
+        guard held._withUnsafeGuaranteedRef({ isReusable($0) }) else { return checkIn(held.takeRetainedValue()) }
+        instrumentation.connectionsInUse(delta: -1)
+        park(held)
     }
 
     /// A connection of the caller's own, not held by the thread (a cursor's, outside a
     /// transaction). Give it back with ``checkIn(_:)``.
     func checkOut() throws -> Connection {
-        // An idle connection with every setting applied, no metrics backend timing the wait:
-        // one lock, no clock read.
+        // No metrics backend timing the wait: the parked connection, with every setting
+        // applied, without the lock; else an idle one under one lock, no clock read.
+        if !instrumentation.isReporting, let connection = takeParked() {
+            guard connection.appliedSettings == settingsCount.load(ordering: .acquiring) else {
+                // A setting to apply first: among the idle ones, which the wait's path serves.
+                state.withLock { $0.idle.append(Idle(connection: connection)) }
+                return try checkOutWaiting()
+            }
+            instrumentation.connectionsInUse(delta: 1)
+            return connection
+        }
         if !instrumentation.isReporting, let connection = state.withLock({ state -> Connection? in
             // Read in place and moved out: no retain and release of the connection.
             guard let last = state.idle.indices.last, state.idle[last].connection.appliedSettings == state.settings.count else {
@@ -166,6 +202,13 @@ final class ConnectionPool: Sendable {
     /// never opens a connection (for a caller that must not block, which then goes elsewhere).
     /// Give it back with ``checkIn(_:)``.
     func checkOutIdle() -> Connection? {
+        if let connection = takeParked() {
+            if connection.appliedSettings == settingsCount.load(ordering: .acquiring) {
+                instrumentation.connectionsInUse(delta: 1)
+                return connection
+            }
+            state.withLock { $0.idle.append(Idle(connection: connection)) }
+        }
         let connection = state.withLock { state -> Connection? in
             guard let idle = state.idle.last, idle.connection.appliedSettings == state.settings.count else { return nil }
             state.idle.removeLast()
@@ -182,11 +225,16 @@ final class ConnectionPool: Sendable {
         enum Next { case connection(Connection, [@Sendable (Connection) -> Void]), open([@Sendable (Connection) -> Void]) }
         // The wait is timed only for a metrics backend (a clock read each side).
         let started = instrumentation.isReporting ? monotonicNanoseconds() : nil
+        // Counted before the first look at the parked connection, in the order of every
+        // thread's atomics: a thread giving one back then sees this one and does not park it,
+        // or parks it before this look, which finds it (see ``park(_:)``).
+        waiting.add(1, ordering: .sequentiallyConsistent)
+        defer { waiting.subtract(1, ordering: .sequentiallyConsistent) }
         let next = state.wait(timeout: wait) { state -> Next? in
-            if let idle = state.idle.popLast() {
-                let applied = idle.connection.appliedSettings
+            if let connection = state.idle.popLast()?.connection ?? takeParked() {
+                let applied = connection.appliedSettings
                 let pending = applied == state.settings.count ? [] : Array(state.settings[applied...])
-                return .connection(idle.connection, pending)
+                return .connection(connection, pending)
             }
             guard state.opened < maximum else { return nil }
             state.opened += 1
@@ -229,17 +277,19 @@ final class ConnectionPool: Sendable {
     /// a retried transaction meeting one dead connection per attempt. They are closed, and the
     /// next work opens a new connection (to the new primary, with a multi-host connection string).
     func checkIn(_ connection: __owned Connection) {
-        let lost = !connection.isUsable
-        let reusable = !lost && connection.transaction.depth == 0 && !connection.isInFailedTransaction
-        if reusable {
-            // The common case: back among the idle ones, a waiting thread (if any) woken.
-            state.withLockSignallingWaiters { $0.idle.append(Idle(connection: connection)) }
+        if isReusable(connection) {
+            // The common case: parked, or back among the idle ones, a waiting thread (if any)
+            // woken.
             instrumentation.connectionsInUse(delta: -1)
+            park(Unmanaged.passRetained(connection))
             return
         }
+        let lost = !connection.isUsable
         let dropped = state.withLock { state -> [Idle] in
             state.opened -= 1
-            guard lost, !state.idle.isEmpty else { return [] }
+            guard lost else { return [] }
+            if let connection = takeParked() { state.idle.append(Idle(connection: connection)) }
+            guard !state.idle.isEmpty else { return [] }
             let dropped = state.idle
             state.idle.removeAll()
             state.opened -= dropped.count
@@ -259,7 +309,46 @@ final class ConnectionPool: Sendable {
 
     /// Applies a setting (tracing, error verbosity) to every connection, each before its next use.
     func configure(_ apply: @escaping @Sendable (Connection) -> Void) {
-        state.withLock { $0.settings.append(apply) }
+        state.withLock { state in
+            state.settings.append(apply)
+            settingsCount.store(state.settings.count, ordering: .releasing)
+        }
+    }
+
+    /// Whether `connection`, given back, can serve again as it is: its server connection
+    /// still up, and no transaction left open or failed.
+    @inline(__always)
+    private func isReusable(_ connection: Connection) -> Bool {
+        connection.isUsable && connection.transaction.depth == 0 && !connection.isInFailedTransaction
+    }
+
+    /// The ``parked`` connection, taken (`nil` when there is none).
+    @inline(__always)
+    private func takeParked() -> Connection? {
+        let address = parked.exchange(0, ordering: .sequentiallyConsistent)
+        guard address != 0 else { return nil }
+        return Unmanaged<Connection>.fromOpaque(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped).takeRetainedValue()
+    }
+
+    /// Gives back a reusable connection: parked when no thread waits and none is parked yet,
+    /// else among the idle ones, a waiting thread (if any) woken.
+    ///
+    /// A thread that begins to wait between the look at ``waiting`` and the parking is seen by
+    /// the second look, which takes the connection back to the idle list (and wakes it), unless
+    /// that thread (or another) took it meanwhile: every one of these atomics is sequentially
+    /// consistent, so either the waiting thread's count comes before the second look, or its
+    /// look at ``parked`` (under the lock, before it sleeps) comes after the parking.
+    /// `connection` is a reference the caller gives up (retained).
+    private func park(_ connection: Unmanaged<Connection>) {
+        if waiting.load(ordering: .sequentiallyConsistent) == 0 {
+            let address = UInt(bitPattern: connection.toOpaque())
+            if parked.compareExchange(expected: 0, desired: address, ordering: .sequentiallyConsistent).exchanged {
+                guard waiting.load(ordering: .sequentiallyConsistent) > 0, let reclaimed = takeParked() else { return }
+                return state.withLockSignallingWaiters { $0.idle.append(Idle(connection: reclaimed)) }
+            }
+        }
+        let connection = connection.takeRetainedValue()
+        state.withLockSignallingWaiters { $0.idle.append(Idle(connection: connection)) }
     }
 }
 

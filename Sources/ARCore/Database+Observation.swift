@@ -14,11 +14,15 @@ extension Database {
     /// Tells the observers of the tables `connection`'s committed writes changed.
     @inline(never)
     func publishChanges(of connection: Connection) {
+        // Nobody observes: no lock to take, and the changes dropped without a copy. An observer
+        // added meanwhile fetches first anyway.
+        guard isObserved.load(ordering: .acquiring) else {
+            connection.changes.unpublished = TableChanges()
+            return connection.forgetNotedTable()
+        }
         let changes = connection.changes.unpublished
         connection.changes.unpublished = TableChanges()
         connection.forgetNotedTable()
-        // Nobody observes: no lock to take. An observer added meanwhile fetches first anyway.
-        guard isObserved.load(ordering: .acquiring) else { return }
         let due = observers.withLock { registry in
             registry.entries.isEmpty ? [] : registry.entries.values.filter { changes.touches($0.tables) }.map(\.changed)
         }
