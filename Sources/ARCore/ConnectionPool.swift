@@ -174,45 +174,32 @@ final class ConnectionPool: Sendable {
     /// A connection of the caller's own, not held by the thread (a cursor's, outside a
     /// transaction). Give it back with ``checkIn(_:)``.
     func checkOut() throws -> Connection {
-        // No metrics backend timing the wait: the parked connection, with every setting
-        // applied, without the lock; else an idle one under one lock, no clock read.
-        if !instrumentation.isReporting, let connection = takeParked() {
-            guard connection.appliedSettings == settingsCount.load(ordering: .acquiring) else {
-                // A setting to apply first: among the idle ones, which the wait's path serves.
-                state.withLock { $0.idle.append(Idle(connection: connection)) }
-                return try checkOutWaiting()
-            }
-            instrumentation.connectionsInUse(delta: 1)
-            return connection
-        }
-        if !instrumentation.isReporting, let connection = state.withLock({ state -> Connection? in
-            // Read in place and moved out: no retain and release of the connection.
-            guard let last = state.idle.indices.last, state.idle[last].connection.appliedSettings == state.settings.count else {
-                return nil
-            }
-            return state.idle.removeLast().connection
-        }) {
-            instrumentation.connectionsInUse(delta: 1)
-            return connection
-        }
+        // No metrics backend timing the wait: an idle connection without the wait's path.
+        if !instrumentation.isReporting, let connection = checkOutIdle() { return connection }
         return try checkOutWaiting()
     }
 
     /// An idle connection with every setting applied, or `nil` when there is none: never waits,
     /// never opens a connection (for a caller that must not block, which then goes elsewhere).
-    /// Give it back with ``checkIn(_:)``.
+    /// The parked connection without the lock, else the last idle one under one lock, no clock
+    /// read. Give it back with ``checkIn(_:)``.
+    @inline(__always)
     func checkOutIdle() -> Connection? {
         if let connection = takeParked() {
-            if connection.appliedSettings == settingsCount.load(ordering: .acquiring) {
-                instrumentation.connectionsInUse(delta: 1)
-                return connection
+            guard connection.appliedSettings == settingsCount.load(ordering: .acquiring) else {
+                // A setting to apply first: among the idle ones, which the wait's path serves.
+                state.withLock { $0.idle.append(Idle(connection: connection)) }
+                return nil
             }
-            state.withLock { $0.idle.append(Idle(connection: connection)) }
+            instrumentation.connectionsInUse(delta: 1)
+            return connection
         }
         let connection = state.withLock { state -> Connection? in
-            guard let idle = state.idle.last, idle.connection.appliedSettings == state.settings.count else { return nil }
-            state.idle.removeLast()
-            return idle.connection
+            // Read in place and moved out: no retain and release of the connection.
+            guard let last = state.idle.indices.last, state.idle[last].connection.appliedSettings == state.settings.count else {
+                return nil
+            }
+            return state.idle.removeLast().connection
         }
         if connection != nil { instrumentation.connectionsInUse(delta: 1) }
         return connection
