@@ -41,6 +41,17 @@ public struct FieldCondition {
     public static func equal(_ value: (any ColumnValue)?) -> FieldCondition { comparison(.equal, value) }
     /// `column <> value`; `nil` matches non-`NULL` (`IS NOT NULL`).
     public static func notEqual(_ value: (any ColumnValue)?) -> FieldCondition { comparison(.notEqual, value) }
+    /// `column = value`, for a value of a known type: the same condition as `equal(_:)` of an optional
+    /// existential (an optional's `nil` matches `NULL`), chosen over it when the value is not a `nil` literal
+    /// or an existential, so that a condition built in a loop makes no existential of its value.
+    ///
+    /// ```swift
+    /// User.query().where("age", .equal(age))
+    /// ```
+    public static func equal(_ value: some ColumnValue) -> FieldCondition { comparison(.equal, value) }
+    /// `column <> value`, for a value of a known type: the same condition as
+    /// `notEqual(_:)` of an optional existential, without an existential of the value.
+    public static func notEqual(_ value: some ColumnValue) -> FieldCondition { comparison(.notEqual, value) }
     /// `column < value`.
     public static func lessThan(_ value: some ColumnValue) -> FieldCondition { comparison(.less, value) }
     /// `column <= value`.
@@ -98,6 +109,13 @@ public struct FieldCondition {
     /// allocates (and frees) no tree nodes, only its arguments.
     func predicate(on column: String, of qualifier: String? = nil) -> (FieldTree.Key, QueryArgument.Sources) {
         (FieldTree.Key(form: form, column: column, qualifier: qualifier), arguments)
+    }
+
+    /// The query condition ``predicate(on:of:)`` describes, made in one piece (no tuple of its
+    /// key and arguments to copy into it).
+    @inline(__always)
+    consuming func condition(on column: String, of qualifier: String? = nil) -> QueryClauses.Condition {
+        .field(FieldTree.Key(form: form, column: column, qualifier: qualifier), arguments: arguments)
     }
 }
 

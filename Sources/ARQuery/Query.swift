@@ -86,7 +86,8 @@ public struct Query<Record: Model> {
     /// literal, not an existential). It makes no array of the arguments and no existential of
     /// each, so that a query built in a loop allocates, copies and frees less.
     public consuming func `where`<Argument: ColumnValue>(_ format: String, _ argument: Argument) -> Query {
-        with { $0.clauses.add(.format(format, arguments: QueryArgument.Sources(QueryArgument.Source(argument)))) }
+        changing().clauses.add(.format(format, arguments: QueryArgument.Sources(QueryArgument.Source(argument))))
+        return self
     }
 
     /// `where(_:_:)` (a format and variadic values) with two arguments of known types: the same
@@ -94,9 +95,8 @@ public struct Query<Record: Model> {
     public consuming func `where`<First: ColumnValue, Second: ColumnValue>(
         _ format: String, _ first: First, _ second: Second
     ) -> Query {
-        with {
-            $0.clauses.add(.format(format, arguments: .init(QueryArgument.Source(first), [QueryArgument.Source(second)])))
-        }
+        changing().clauses.add(.format(format, arguments: .init(QueryArgument.Source(first), [QueryArgument.Source(second)])))
+        return self
     }
 
     /// `where(_:_:)` (a format and variadic values) with arguments given as database values.
@@ -109,33 +109,33 @@ public struct Query<Record: Model> {
     /// ```swift
     /// .where("age", .greaterThan(30)).where("name", .in(["Alex", "John"]))
     /// ```
-    public consuming func `where`(_ column: String, _ condition: FieldCondition) -> Query {
-        let (key, arguments) = condition.predicate(on: column)
-        return with {
-            $0.clauses.add(.field(key, arguments: arguments))
-        }
+    public consuming func `where`(_ column: String, _ condition: consuming FieldCondition) -> Query {
+        changing().clauses.add(condition.condition(on: column))
+        return self
     }
 
     /// A condition on a column of one of the query's tables (or models), named apart from the
     /// column: `where(column: "userId", of: "UserProject", .in(ids))`.
     package consuming func `where`(column: String, of table: String, _ condition: FieldCondition) -> Query {
-        let (key, arguments) = condition.predicate(on: column, of: table)
-        return with {
-            $0.clauses.add(.field(key, arguments: arguments))
-        }
+        changing().clauses.add(condition.condition(on: column, of: table))
+        return self
     }
 
     // MARK: Shape
 
     /// At most `count` records.
-    public consuming func limit(_ count: Int) -> Query { with { $0.clauses.limitCount = count } }
+    public consuming func limit(_ count: Int) -> Query {
+        changing().clauses.limitCount = count
+        return self
+    }
 
     /// Skips the first `count` records.
     public consuming func offset(_ count: Int) -> Query { with { $0.clauses.offsetCount = count } }
 
     /// Orders by a column (or `Table.column` of a joined model); several calls sort by each key in turn.
     public consuming func order(by column: String, ascending: Bool = true) -> Query {
-        with { $0.clauses.orderings.append(.init(column: column, ascending: ascending)) }
+        changing().clauses.orderings.append(.init(column: column, ascending: ascending))
+        return self
     }
 
     /// Orders randomly (`ORDER BY random()`), after any keys given before.
@@ -208,10 +208,19 @@ public struct Query<Record: Model> {
     /// temporary query changes its one box in place. `change` gets the box, not the generic
     /// query: an `inout Query<Record>` closure costs a metadata look-up per call.
     consuming func with(_ change: (QueryState) -> Void) -> Query {
+        change(changing())
+        return self
+    }
+
+    /// The box, made this query's own and no longer pristine, to change in place: what
+    /// ``with(_:)`` gives its closure. The most used calls (`where`, `order`, `limit`) change it
+    /// straight, with no closure: one capturing the condition copied it through its type's
+    /// metadata (a tuple of a key and arguments: ~110 instructions a call).
+    @inline(__always)
+    private mutating func changing() -> QueryState {
         makeUnique()
         state.isPristine = false
-        change(state)
-        return self
+        return state
     }
 }
 
