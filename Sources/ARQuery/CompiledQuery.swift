@@ -79,6 +79,8 @@ final class CompiledShape {
 
     let tables: [QueryTable]
     let tableEngines: [TableOperations]
+    /// The base table's model mapping (`tables[0].mapping`), read without copying the table out.
+    let baseMapping: ModelMapping?
     let body: String
     let tail: String
     let selectedColumns: [Int]?
@@ -106,6 +108,7 @@ final class CompiledShape {
     ) {
         self.tables = tables
         tableEngines = tables.map(\.table)
+        baseMapping = tables[0].mapping
         self.body = body
         self.tail = tail
         self.selectedColumns = selectedColumns

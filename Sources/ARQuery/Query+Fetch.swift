@@ -16,22 +16,25 @@ extension Query {
     /// - Throws: `.invalidPredicate` (syntax or argument count, with the position),
     ///   `.unknownColumn` / `.unknownTable` (naming the model's columns), SQLite errors.
     public func fetch() throws -> [Record] {
-        if let records = recordsInMemory { return records }
+        // Only a relation's own query (pristine) may answer from memory: looked at first here,
+        // so that any other query calls nothing for it.
+        if state.isPristine, let records = recordsInMemory { return records }
         // The compiled shape, its values bound straight from the clauses: no compiled query,
         // no array of the values (`compile()` makes both, for the other terminal calls).
         let database = try Database.current
         let shape = try QueryClauses.shape(
             &state.clauses, QueryTable(Record.self), caching: Record.self, for: database, defaultsToIdOrder: true)
         try shape.checkLimits(state.clauses.limitCount, state.clauses.offsetCount)
-        let mapping = try shape.tables[0].mapping ?? Record.mapping()
+        let mapping = try shape.baseMapping ?? Record.mapping()
         let state = state
         let records = try database.withReader(shape.tableEngines) { connection in
             try mapping.table.fetchRecords(
                 shape.recordsSQL, key: shape.recordsStatement, [], columns: shape.selectedColumns, in: connection,
                 bind: { try shape.bind(&state.clauses, to: $0) }, of: Record.self, mapping: mapping)
         }
-        for preload in preloaders { try preload(records) }
-        return records.asRecords(of: Record.self)  // each made by `Record()`
+        if state.hasExtras { for preload in preloaders { try preload(records) } }
+        // Each made by `Record()`; cast here (a call to `asRecords(of:)` is not inlined).
+        return unsafeBitCast(records, to: [Record].self)
     }
 
     /// The first record: in the query's order, else the lowest id. Runs the query with `LIMIT 1`.

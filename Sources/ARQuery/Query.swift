@@ -248,6 +248,9 @@ final class QueryState {
         }
     }
 
+    /// Whether the query has a relation or eager loading (most have neither).
+    var hasExtras: Bool { extras != nil }
+
     var relation: (any QueryRelation)? {
         get { extras?.relation }
         set { extras = Extras(relation: newValue, preloaders: preloaders) }

@@ -39,11 +39,21 @@ extension PostgreSQLStatement: DirectRowReading {
         let result = current, first = rowIndex, kinds = self.kinds
         let count = min(records.count, rowsLeftInResult)
         guard count == records.count, 3 &+ fields.count <= Int(resultColumnCount) else { return false }
-        for index in 0..<count {
-            guard readHeader(into: headers + index, result: result, row: first &+ Int32(truncatingIfNeeded: index), kinds: kinds) else {
-                return false
-            }
+        // The header's three columns a column at a time too: `id` (a binary `bigint`, not
+        // `NULL`), then each timestamp (a binary `double precision` or `NULL`), as
+        // ``readHeader(into:)`` reads them row by row.
+        guard kinds[0] == .int8 else { return false }
+        var index = 0
+        while index < count {
+            let row = first &+ Int32(truncatingIfNeeded: index)
+            guard PQgetlength(result, row, 0) == 8 else { return false }
+            headers[index].id = Int64(bigEndian: UnsafeRawPointer(PQgetvalue(result, row, 0).unsafelyUnwrapped).loadUnaligned(as: Int64.self))
+            index &+= 1
         }
+        let timestamps = TimestampColumnRead(result: result, first: first, headers: headers, count: count)
+        guard timestamps.read(column: 1, kind: kinds[1], at: TimestampColumnRead.createdAtOffset),
+              timestamps.read(column: 2, kind: kinds[2], at: TimestampColumnRead.updatedAtOffset)
+        else { return false }
         for (position, field) in fields.enumerated() {
             let column = 3 &+ Int32(truncatingIfNeeded: position), offset = field.valueOffset
             let read = ColumnRead(
@@ -201,6 +211,42 @@ extension PostgreSQLStatement: DirectRowReading {
             bits = 0
         }
         return bits & 0x8080_8080_8080_8080 == 0
+    }
+}
+
+/// A header timestamp column read into `count` rows' headers (``PostgreSQLStatement/readRows(into:headers:fields:)``),
+/// as ``PostgreSQLStatement/readHeader(into:)`` reads one: `NULL` as `nil`, else a binary
+/// `double precision`; `false` at the first other value.
+private struct TimestampColumnRead {
+    let result: OpaquePointer
+    let first: Int32
+    let headers: UnsafeMutablePointer<ModelMapping.HeaderValues>
+    let count: Int
+
+    /// Where each timestamp is in a header (a store through a key path would look it up per row).
+    static let createdAtOffset = MemoryLayout<ModelMapping.HeaderValues>.offset(of: \.createdAt)!
+    static let updatedAtOffset = MemoryLayout<ModelMapping.HeaderValues>.offset(of: \.updatedAt)!
+
+    /// Reads the timestamp column `column` (of `kind`) into the `Double?` at `offset` of each header.
+    @inline(__always)
+    func read(column: Int32, kind: ResultColumnKind, at offset: Int) -> Bool {
+        let base = UnsafeMutableRawPointer(headers) + offset
+        let stride = MemoryLayout<ModelMapping.HeaderValues>.stride
+        var index = 0
+        while index < count {
+            let row = first &+ Int32(truncatingIfNeeded: index)
+            let length = PQgetlength(result, row, column)
+            let value: Double?
+            if length == 0, PQgetisnull(result, row, column) != 0 {
+                value = nil
+            } else {
+                guard kind == .float8, length == 8 else { return false }
+                value = PostgreSQLStatement.float8(UnsafeRawPointer(PQgetvalue(result, row, column).unsafelyUnwrapped))
+            }
+            (base + index &* stride).assumingMemoryBound(to: Double?.self).pointee = value
+            index &+= 1
+        }
+        return true
     }
 }
 
