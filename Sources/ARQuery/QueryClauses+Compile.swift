@@ -63,13 +63,11 @@ extension QueryClauses {
         // A condition that failed to build, or an argument that does not convert, matches no
         // cached shape: the full compilation then reports the first error, as it finds them.
         // The closures capture no clauses (a capture of `self` would copy every field).
-        if let last = QueryShape.cache.withValue({ $0.last }), last.shape.matches(self, target) {
-            return last.compiled
-        }
+        if let compiled = QueryShape.cache.withValue({ $0.last })?.compiled(matching: self, target) { return compiled }
         let key = fingerprint(target)
-        if let entry = QueryShape.cache.withValue({ $0.entries[key] }), entry.shape.matches(self, target) {
+        if let entry = QueryShape.cache.withValue({ $0.entries[key] }), let compiled = entry.compiled(matching: self, target) {
             QueryShape.cache.withValue { $0.last = entry }
-            return entry.compiled
+            return compiled
         }
         let compiled = try compileShape(try base(), dialect: database.dialect, defaultsToIdOrder: defaultsToIdOrder)
         compiled.markCached()

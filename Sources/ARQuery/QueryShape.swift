@@ -170,6 +170,13 @@ final class QueryShape {
             self.shape = shape
             self.compiled = compiled
         }
+
+        /// The compiled shape when `clauses` for `target` have this entry's shape, else `nil`:
+        /// the shape matched as the entry holds it (read from the entry outside, it was
+        /// retained for the call).
+        func compiled(matching clauses: QueryClauses, _ target: Target) -> CompiledShape? {
+            shape.matches(clauses, target) ? compiled : nil
+        }
     }
     static let cacheLimit = 500
 }
