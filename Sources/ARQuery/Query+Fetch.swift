@@ -33,8 +33,7 @@ extension Query {
                 bind: { try shape.bind(&state.clauses, to: $0) }, of: Record.self, mapping: mapping)
         }
         if state.hasExtras { for preload in preloaders { try preload(records) } }
-        // Each made by `Record()`; cast here (a call to `asRecords(of:)` is not inlined).
-        return unsafeBitCast(records, to: [Record].self)
+        return records.asRecords(of: Record.self)  // each made by `Record()`
     }
 
     /// The first record: in the query's order, else the lowest id. Runs the query with `LIMIT 1`.

@@ -214,8 +214,8 @@ public struct Query<Record: Model> {
 
     /// The box, made this query's own and no longer pristine, to change in place: what
     /// ``with(_:)`` gives its closure. The most used calls (`where`, `order`, `limit`) change it
-    /// straight, with no closure: one capturing the condition copied it through its type's
-    /// metadata (a tuple of a key and arguments: ~110 instructions a call).
+    /// straight, with no closure: one capturing the condition (a tuple of a key and arguments)
+    /// copied it through the tuple's metadata on every call.
     @inline(__always)
     private mutating func changing() -> QueryState {
         makeUnique()
