@@ -128,9 +128,7 @@ final class QueryShape {
     }
 
     /// Whether `condition` has the text and argument shapes of `shape`. Each text is compared
-    /// where it is stored (a `case` binding of the shape's would copy it). Inlined into the
-    /// walk over the conditions, which then passes no copy of each condition to a call.
-    @inline(__always)
+    /// where it is stored (a `case` binding of the shape's would copy it).
     private static func matches(_ condition: QueryClauses.Condition, _ shape: ConditionShape) -> Bool {
         switch condition {
         case .format(let otherFormat, let sources):
