@@ -83,85 +83,30 @@ struct ParameterLayout {
     /// ``PostgreSQLStatement``'s execution).
     mutating func encode(_ bound: UnsafeBufferPointer<Cell>, count: Int, serverTypes: UnsafePointer<Oid>?) -> Int {
         reserve(count)
-        if let serverTypes { return encodeDescribed(bound, count: count, serverTypes: serverTypes) }
-        // A slot of 32 bytes per parameter (a number, binary or as text), and room for the
-        // copies of texts sent as text: counted only when there are some (no server types).
-        var needed = count &* 32
-        if serverTypes == nil {
+        // A slot of 32 bytes per parameter (a number, binary or as text); without server types,
+        // room for the copies of the texts (all sent as text) too.
+        var room = count &* 32
+        guard let serverTypes else {
             for index in 0..<min(count, bound.count) {
-                if case .text(let utf8) = bound[index] { needed &+= utf8.count &+ 1 }
+                if case .text(let utf8) = bound[index] { room &+= utf8.count &+ 1 }
             }
+            reserveBytes(room)
+            return encode(bound, count: count, serverTypes: nil, room: room)
         }
-        reserveBytes(needed)
-        var offset = 0
-        var signature: UInt64 = 0
-        for index in 0..<count {
-            let value = index < bound.count ? bound[index] : .null
-            let serverType = serverTypes.map { Int($0[index]) } ?? 0
-            var format: Int32 = 1
-            var length: Int32
-            let slot = bytes + offset
-            var pointer = UnsafeRawPointer(slot)
-            switch value {
-            case .null:
-                types[index] = 0
-                signature = signature &* 3
-                values[index] = nil
-                lengths[index] = 0
-                formats[index] = 0
-                continue
-            case .integer(let int):
-                types[index] = 0
-                signature = signature &* 3
-                (length, format) = Self.write(int, as: serverType, to: slot)
-                offset &+= 32
-            case .real(let double):
-                types[index] = Oid(AR_PG_FLOAT8)
-                signature = signature &* 3 &+ 1
-                (length, format) = Self.write(double, as: serverType, to: slot)
-                offset &+= 32
-            case .text(let utf8):
-                types[index] = 0
-                signature = signature &* 3
-                length = Int32(utf8.count)
-                if let base = utf8.baseAddress, Self.containsNUL(base, count: utf8.count) { return index &+ 1 }
-                if Self.takesTextAsBinary(serverType) {
-                    // The binary form of text is its bytes; a NULL pointer would be SQL NULL.
-                    if let base = utf8.baseAddress { pointer = UnsafeRawPointer(base) }
-                } else {
-                    // Sent as text (a `uuid`, a `numeric`, a date): a copy with its NUL, in the
-                    // slots' room when it fits, else in bytes of its own (``encodeAsText``).
-                    guard serverTypes == nil || offset &+ utf8.count &+ 1 &+ 32 &* (count &- index &- 1) <= count &* 32 else {
-                        return encodeAsText(bound, count: count)
-                    }
-                    if let base = utf8.baseAddress { slot.copyMemory(from: base, byteCount: utf8.count) }
-                    slot.storeBytes(of: 0, toByteOffset: utf8.count, as: UInt8.self)
-                    offset &+= utf8.count &+ 1
-                    format = 0
-                }
-            case .blob(let blob):
-                types[index] = Oid(AR_PG_BYTEA)
-                signature = signature &* 3 &+ 2
-                length = Int32(blob.count)
-                if let base = blob.baseAddress { pointer = base }
-            }
-            values[index] = pointer.assumingMemoryBound(to: CChar.self)
-            lengths[index] = length
-            formats[index] = format
-        }
-        self.signature = signature
-        return 0
+        reserveBytes(room)
+        return encode(bound, count: count, serverTypes: serverTypes, room: room)
     }
 
-    /// ``encode(_:count:serverTypes:)`` with the server's types (a prepared form's: what every
-    /// run of a cached statement after its first takes). The layout's pointers are read once
-    /// into locals (stores through them would otherwise make the compiler read them again per
-    /// parameter), the cells without a bounds check, and a text's NUL check inline
-    /// (``containsNUL(_:count:)``) rather than a call to `memchr`.
+    /// ``encode(_:count:serverTypes:)``'s loop, with `room` bytes reserved (inlined twice: with
+    /// the server's types, a prepared form's, which every run of a cached statement after its
+    /// first takes; and without). The layout's pointers are read once into locals (stores
+    /// through them would otherwise make the compiler read them again per parameter), the
+    /// cells without a bounds check, and a text's NUL check inline (``containsNUL(_:count:)``)
+    /// rather than a call to `memchr`.
     @inline(__always)
-    private mutating func encodeDescribed(_ bound: UnsafeBufferPointer<Cell>, count: Int, serverTypes: UnsafePointer<Oid>) -> Int {
-        let room = count &* 32
-        reserveBytes(room)
+    private mutating func encode(
+        _ bound: UnsafeBufferPointer<Cell>, count: Int, serverTypes: UnsafePointer<Oid>?, room: Int
+    ) -> Int {
         let values = self.values, lengths = self.lengths, formats = self.formats, types = self.types, bytes = self.bytes
         let boundCount = min(count, bound.count)
         let cells = bound.baseAddress
@@ -169,7 +114,7 @@ struct ParameterLayout {
         var signature: UInt64 = 0
         var index = 0
         while index < boundCount {
-            let serverType = Int(serverTypes[index])
+            let serverType = serverTypes.map { Int($0[index]) } ?? 0
             var format: Int32 = 1
             var length: Int32
             let slot = bytes + offset
@@ -203,8 +148,10 @@ struct ParameterLayout {
                         // The binary form of text is its bytes; a NULL pointer would be SQL NULL.
                         pointer = base
                     } else {
-                        // Sent as text (a `uuid`, a `numeric`, a date): a copy with its NUL, in the
-                        // slots' room when it fits, else every parameter as text (``encodeAsText``).
+                        // Sent as text (a `uuid`, a `numeric`, a date; every text without server
+                        // types): a copy with its NUL, in the slots' room when it fits (always
+                        // without server types: the room counts the texts), else every parameter
+                        // as text (``encodeAsText``).
                         guard offset &+ utf8.count &+ 1 &+ 32 &* (count &- index &- 1) <= room else {
                             return encodeAsText(bound, count: count)
                         }
