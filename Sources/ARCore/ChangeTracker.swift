@@ -32,8 +32,14 @@ package struct ChangeTracker {
     /// a loop of writes to one table compares its name (the same string, so at once) instead
     /// of hashing it.
     private var lastNotedTable: String?
-    /// The serial of the ``TableOperations`` noted last (0: none, or a name), compared first.
+    /// The serial of the ``TableOperations`` noted last (0: none, or a name), compared first;
+    /// with ``droppedBit`` set while its changes are dropped unpublished
+    /// (``unpublishedDropped``), so that the check of a transaction's writes stays one
+    /// comparison.
     private var lastNotedSerial: UInt64 = 0
+    /// Set in ``lastNotedSerial`` while the changes to its table are dropped unpublished (no
+    /// serial has it: they count from 1).
+    private static let droppedBit: UInt64 = 1 << 63
 
     package init() {}
 
@@ -54,20 +60,30 @@ package struct ChangeTracker {
     /// to it compares a number, without reading (and retaining) its name.
     @inline(__always)
     package mutating func note(_ table: TableOperations, inTransaction: Bool) {
-        if table.serial == lastNotedSerial { return noteAgain() }
+        if table.serial == lastNotedSerial { return }
+        noteAnother(table, inTransaction: inTransaction)
+    }
+
+    /// ``note(_:inTransaction:)-(TableOperations,_)`` of a table other than the one noted last,
+    /// or of that one after its changes were dropped unpublished: out of line, off the inlined
+    /// check of a transaction's writes.
+    @inline(never)
+    private mutating func noteAnother(_ table: TableOperations, inTransaction: Bool) {
+        if table.serial | Self.droppedBit == lastNotedSerial { return noteAgain() }
         note(table.schema.name, inTransaction: inTransaction)
         lastNotedSerial = table.serial
     }
 
     /// A write to the table noted last, into the same set: nothing to note, but for changes
-    /// dropped unpublished since (``dropUnpublished()``), which are that table alone: unpublished
+    /// dropped unpublished since its last write (``dropUnpublished()``), which are that table
+    /// alone, outside a transaction (a level's beginning would have emptied them): unpublished
     /// again.
     @inline(__always)
     private mutating func noteAgain() {
-        if unpublishedDropped {
-            unpublishedDropped = false
-            hasUnpublished = true
-        }
+        guard unpublishedDropped else { return }
+        unpublishedDropped = false
+        hasUnpublished = true
+        lastNotedSerial &= ~Self.droppedBit
     }
 
     /// Drops the unpublished changes, which nobody observes. When they are the one table noted
@@ -78,6 +94,7 @@ package struct ChangeTracker {
         if byLevel.isEmpty, !unpublishedDropped, let table = lastNotedTable, storedUnpublished.holdsOnly(table) {
             unpublishedDropped = true
             hasUnpublished = false
+            if lastNotedSerial != 0 { lastNotedSerial |= Self.droppedBit }
             return
         }
         unpublished = TableChanges()
