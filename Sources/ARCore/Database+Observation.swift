@@ -16,10 +16,7 @@ extension Database {
     func publishChanges(of connection: Connection) {
         // Nobody observes: no lock to take, and the changes dropped without a copy. An observer
         // added meanwhile fetches first anyway.
-        guard isObserved.load(ordering: .acquiring) else {
-            connection.changes.unpublished = TableChanges()
-            return connection.forgetNotedTable()
-        }
+        guard isObserved.load(ordering: .acquiring) else { return connection.changes.dropUnpublished() }
         let changes = connection.changes.unpublished
         connection.changes.unpublished = TableChanges()
         connection.forgetNotedTable()

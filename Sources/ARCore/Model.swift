@@ -242,14 +242,23 @@ open class Model: RecordStorage {
     /// (``captureOriginal(_:)``). What a `@Column` property's setter calls, with the address of
     /// the property's storage; one that is not a column's (which no setter passes) keeps every
     /// column's original (``captureOriginals()``).
+    ///
+    /// The first write to a new record (the setters filling it in) is checked here, before the
+    /// column is looked up: a record still holding its class's defaults takes them as its
+    /// originals, and nothing else is done.
     @usableFromInline @inline(never)
     package final func captureOriginal(ofFieldAt address: UInt) {
         guard originalsState != .defaults, cachedMapping != nil || adoptMappingToCapture() else { return }
+        let checkedDefaults = originalsState == .none && header.id == nil
+        if checkedDefaults, holdsDefaults() {
+            originalsState = .defaults
+            return
+        }
         let offset = Int(bitPattern: address &- UInt(bitPattern: Unretained(self).address))
         guard let index = cachedMapping.unsafelyUnwrapped.with({ $0.fieldIndex(atOffset: offset) }) else {
             return captureOriginals()
         }
-        captureOriginal(index)
+        captureOriginal(index, checkedDefaults: checkedDefaults)
     }
 
     /// Keeps the value of column `index` as its original, before the first write to it since
@@ -259,13 +268,20 @@ open class Model: RecordStorage {
     /// ``extras``. Does nothing for an instance reflection makes (its class may have no
     /// mapping yet), or one of a class that cannot be reflected.
     package final func captureOriginal(_ index: Int) {
+        captureOriginal(index, checkedDefaults: false)
+    }
+
+    /// ``captureOriginal(_:)``; `checkedDefaults`: the caller found that the record does not
+    /// hold its class's defaults (not checked again).
+    @inline(__always)
+    private final func captureOriginal(_ index: Int, checkedDefaults: Bool) {
         switch originalsState {
         case .defaults: return
         case .aside: if unretainedExtras.isCaptured(index) { return }
         case .inline: if index == Int(inlineColumn) { return }
         case .none:
             guard cachedMapping != nil || adoptMappingToCapture() else { return }
-            if header.id == nil, holdsDefaults() {
+            if !checkedDefaults, header.id == nil, holdsDefaults() {
                 originalsState = .defaults
                 return
             }
@@ -329,6 +345,7 @@ open class Model: RecordStorage {
 
     /// Finds the record's mapping before its first capture; `false` for an instance
     /// reflection makes, or one of a class that cannot be reflected.
+    @inline(__always)
     private final func adoptMappingToCapture() -> Bool {
         guard !ColumnDeclarations.isRecording, let mapping = try? ModelMapping.unretained(type(of: self)) else { return false }
         cachedMapping = mapping
@@ -337,15 +354,12 @@ open class Model: RecordStorage {
 
     /// Whether every column holds its class's default value (its value in the instance
     /// reflection made): the same bytes, or else an equivalent value.
+    @inline(__always)
     private final func holdsDefaults() -> Bool {
         let base = UnsafeRawPointer(Unretained(self).address)
         return withExtendedLifetime(self) {
             cachedMapping.unsafelyUnwrapped.with { mapping in
-                for word in mapping.defaultWords
-                where (base.load(fromByteOffset: word.offset, as: UInt64.self) ^ word.bits) & word.mask != 0 {
-                    return holdsEquivalentDefaults(mapping)
-                }
-                return true
+                mapping.defaultWords.areHeld(at: base) || holdsEquivalentDefaults(mapping)
             }
         }
     }

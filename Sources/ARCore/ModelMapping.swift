@@ -70,14 +70,39 @@ package final class ModelMapping: Sendable {
     /// without a copy of its own (``Model/captureOriginals()``). Immutable once made, and kept
     /// as long as the process (as the mappings are); shared by a class's two mappings.
     nonisolated(unsafe) package let defaultOriginals: UnsafeRawPointer
-    /// The defaults' bytes as the object holds them, by aligned 8-byte word: each word's offset
-    /// in the object, its bits and the mask of the bytes that are column values (not padding),
-    /// so that a record is seen holding its defaults in a few instructions a column.
-    package let defaultWords: [(offset: Int, bits: UInt64, mask: UInt64)]
+    /// The defaults' bytes as the object holds them, by aligned 8-byte word, from the first
+    /// column's word to the last one's (``DefaultWords``), so that a record is seen holding its
+    /// defaults in a few instructions a word.
+    package let defaultWords: DefaultWords
+
+    /// The words of the object that hold column values, as a prototype holds them: from the
+    /// object's byte ``start``, ``count`` aligned 8-byte words, each as its bits and the mask of
+    /// the bytes that are column values (0 for padding and for what is not a column): the bits
+    /// at ``bits``, the masks after them (``count`` words on). Kept as long as the process (as the mappings are).
+    /// `@unchecked Sendable`: the words are written once, while the mapping is made, before any
+    /// other thread can reach it, and only read after.
+    package struct DefaultWords: @unchecked Sendable {
+        package let start: Int
+        package let count: Int
+        package let bits: UnsafePointer<UInt64>
+
+        /// Whether the object at `base` holds these bits in every byte a mask covers: one pass
+        /// over the words, without a branch per word.
+        @inline(__always)
+        package func areHeld(at base: UnsafeRawPointer) -> Bool {
+            let words = base + start
+            let masks = bits + count
+            var differing: UInt64 = 0
+            for index in 0..<count {
+                differing |= (words.load(fromByteOffset: index &* 8, as: UInt64.self) ^ bits[index]) & masks[index]
+            }
+            return differing == 0
+        }
+    }
 
     private init(
         hasCallbacks: Bool, validates: Bool, table: TableOperations, fields: [Field], hooks: [Hook], propertyNames: [String],
-        defaultOriginals: UnsafeRawPointer, defaultWords: [(offset: Int, bits: UInt64, mask: UInt64)]
+        defaultOriginals: UnsafeRawPointer, defaultWords: DefaultWords
     ) {
         self.hasCallbacks = hasCallbacks
         self.validates = validates
@@ -103,20 +128,26 @@ package final class ModelMapping: Sendable {
 
     /// ``defaultWords`` of `prototype`'s columns. (The object is 16-byte aligned and its block
     /// a multiple of 8 bytes long, so an aligned word holding a column's byte is inside it.)
-    private static func defaultWords(of prototype: Model, _ fields: [Field]) -> [(offset: Int, bits: UInt64, mask: UInt64)] {
+    private static func defaultWords(of prototype: Model, _ fields: [Field]) -> DefaultWords {
         var masks: [Int: UInt64] = [:]
         for field in fields {
             for byte in field.valueOffset..<(field.valueOffset + field.size) {
                 masks[byte & ~7, default: 0] |= UInt64(0xFF) << (UInt64(byte & 7) * 8)
             }
         }
+        let start = masks.keys.min() ?? 0
+        let count = masks.isEmpty ? 0 : ((masks.keys.max() ?? 0) - start) / 8 + 1
+        let bits = UnsafeMutablePointer<UInt64>.allocate(capacity: max(2 * count, 1))
         let base = UnsafeRawPointer(Unretained(prototype).address)
-        return withExtendedLifetime(prototype) {
-            masks.keys.sorted().map { offset in
+        withExtendedLifetime(prototype) {
+            for index in 0..<count {
+                let offset = start + 8 * index
                 let mask = masks[offset] ?? 0
-                return (offset, base.load(fromByteOffset: offset, as: UInt64.self) & mask, mask)
+                bits[index] = base.load(fromByteOffset: offset, as: UInt64.self) & mask
+                bits[count + index] = mask
             }
         }
+        return DefaultWords(start: start, count: count, bits: UnsafePointer(bits))
     }
 
     /// The size and alignment of the originals of `fields`: at least 16, the alignment of the

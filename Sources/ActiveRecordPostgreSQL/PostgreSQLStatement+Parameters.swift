@@ -83,31 +83,50 @@ struct ParameterLayout {
     /// ``PostgreSQLStatement``'s execution).
     mutating func encode(_ bound: UnsafeBufferPointer<Cell>, count: Int, serverTypes: UnsafePointer<Oid>?) -> Int {
         reserve(count)
-        // A slot of 32 bytes per parameter (a number, binary or as text), and room for the
-        // copies of texts sent as text: counted only when there are some (no server types).
-        var needed = count &* 32
-        if serverTypes == nil {
+        // A slot of 32 bytes per parameter (a number, binary or as text); without server types,
+        // room for the copies of the texts (all sent as text) too.
+        var room = count &* 32
+        guard let serverTypes else {
             for index in 0..<min(count, bound.count) {
-                if case .text(let utf8) = bound[index] { needed &+= utf8.count &+ 1 }
+                if case .text(let utf8) = bound[index] { room &+= utf8.count &+ 1 }
             }
+            reserveBytes(room)
+            return encode(bound, count: count, serverTypes: nil, room: room)
         }
-        reserveBytes(needed)
+        reserveBytes(room)
+        return encode(bound, count: count, serverTypes: serverTypes, room: room)
+    }
+
+    /// ``encode(_:count:serverTypes:)``'s loop, with `room` bytes reserved (inlined twice: with
+    /// the server's types, a prepared form's, which every run of a cached statement after its
+    /// first takes; and without). The layout's pointers are read once into locals (stores
+    /// through them would otherwise make the compiler read them again per parameter), the
+    /// cells without a bounds check, and a text's NUL check inline (``containsNUL(_:count:)``)
+    /// rather than a call to `memchr`.
+    @inline(__always)
+    private mutating func encode(
+        _ bound: UnsafeBufferPointer<Cell>, count: Int, serverTypes: UnsafePointer<Oid>?, room: Int
+    ) -> Int {
+        let values = self.values, lengths = self.lengths, formats = self.formats, types = self.types, bytes = self.bytes
+        let boundCount = min(count, bound.count)
+        let cells = bound.baseAddress
         var offset = 0
         var signature: UInt64 = 0
-        for index in 0..<count {
-            let value = index < bound.count ? bound[index] : .null
+        var index = 0
+        while index < boundCount {
             let serverType = serverTypes.map { Int($0[index]) } ?? 0
             var format: Int32 = 1
             var length: Int32
             let slot = bytes + offset
             var pointer = UnsafeRawPointer(slot)
-            switch value {
+            switch cells.unsafelyUnwrapped[index] {
             case .null:
                 types[index] = 0
                 signature = signature &* 3
                 values[index] = nil
                 lengths[index] = 0
                 formats[index] = 0
+                index &+= 1
                 continue
             case .integer(let int):
                 types[index] = 0
@@ -123,19 +142,27 @@ struct ParameterLayout {
                 types[index] = 0
                 signature = signature &* 3
                 length = Int32(utf8.count)
-                if let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil { return index &+ 1 }
-                if Self.takesTextAsBinary(serverType) {
-                    // The binary form of text is its bytes; a NULL pointer would be SQL NULL.
-                    if let base = utf8.baseAddress { pointer = UnsafeRawPointer(base) }
-                } else {
-                    // Sent as text (a `uuid`, a `numeric`, a date): a copy with its NUL, in the
-                    // slots' room when it fits, else in bytes of its own (``encodeAsText``).
-                    guard serverTypes == nil || offset &+ utf8.count &+ 1 &+ 32 &* (count &- index &- 1) <= count &* 32 else {
-                        return encodeAsText(bound, count: count)
+                if let base = utf8.baseAddress {
+                    if Self.containsNUL(base, count: utf8.count) { return index &+ 1 }
+                    if Self.takesTextAsBinary(serverType) {
+                        // The binary form of text is its bytes; a NULL pointer would be SQL NULL.
+                        pointer = base
+                    } else {
+                        // Sent as text (a `uuid`, a `numeric`, a date; every text without server
+                        // types): a copy with its NUL, in the slots' room when it fits (always
+                        // without server types: the room counts the texts), else every parameter
+                        // as text (``encodeAsText``).
+                        guard offset &+ utf8.count &+ 1 &+ 32 &* (count &- index &- 1) <= room else {
+                            return encodeAsText(bound, count: count)
+                        }
+                        slot.copyMemory(from: base, byteCount: utf8.count)
+                        slot.storeBytes(of: 0, toByteOffset: utf8.count, as: UInt8.self)
+                        offset &+= utf8.count &+ 1
+                        format = 0
                     }
-                    if let base = utf8.baseAddress { slot.copyMemory(from: base, byteCount: utf8.count) }
-                    slot.storeBytes(of: 0, toByteOffset: utf8.count, as: UInt8.self)
-                    offset &+= utf8.count &+ 1
+                } else if !Self.takesTextAsBinary(serverType) {
+                    slot.storeBytes(of: 0, as: UInt8.self)
+                    offset &+= 1
                     format = 0
                 }
             case .blob(let blob):
@@ -147,9 +174,49 @@ struct ParameterLayout {
             values[index] = pointer.assumingMemoryBound(to: CChar.self)
             lengths[index] = length
             formats[index] = format
+            index &+= 1
+        }
+        // The parameters not bound: `NULL`.
+        while index < count {
+            types[index] = 0
+            signature = signature &* 3
+            values[index] = nil
+            lengths[index] = 0
+            formats[index] = 0
+            index &+= 1
         }
         self.signature = signature
         return 0
+    }
+
+    /// Whether the `count` bytes at `base` hold a 0, read a word (or half a word) at a time: a
+    /// text parameter's check, cheaper than a call to `memchr` for the short texts of a row.
+    @inline(__always)
+    static func containsNUL(_ base: UnsafeRawPointer, count: Int) -> Bool {
+        // A word holds a 0 byte when subtracting 1 from each byte borrows into a byte whose
+        // high bit was clear.
+        @inline(__always) func hasZero(_ word: UInt64) -> Bool {
+            (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080 != 0
+        }
+        @inline(__always) func hasZero(_ word: UInt32) -> Bool {
+            (word &- 0x0101_0101) & ~word & 0x8080_8080 != 0
+        }
+        if count >= 8 {
+            var offset = 0
+            while offset &+ 8 < count {
+                if hasZero(base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) { return true }
+                offset &+= 8
+            }
+            // The last 8 bytes (overlapping those read when the count is not a multiple of 8).
+            return hasZero(base.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self))
+        }
+        if count >= 4 {
+            return hasZero(base.loadUnaligned(as: UInt32.self)) || hasZero(base.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self))
+        }
+        // 0 to 3 bytes: the first, the middle and the last.
+        guard count > 0 else { return false }
+        return base.load(as: UInt8.self) == 0 || base.load(fromByteOffset: count &>> 1, as: UInt8.self) == 0
+            || base.load(fromByteOffset: count &- 1, as: UInt8.self) == 0
     }
 
     /// ``encode(_:count:serverTypes:)`` of a statement whose one parameter is an integer (a

@@ -211,20 +211,25 @@ final class PostgreSQLStatement: EngineStatement {
             // another one when the parameter types changed since.
             try layOut(count: count, serverTypes: lastForm?._withUnsafeGuaranteedRef { UnsafePointer($0.parameterTypes) })
             if connection.transactionPooling { return try executeUnnamed() }
-            let form: PreparedForm
+            // The form reached without a retain and release (``prepared`` keeps it).
+            let form: Unmanaged<PreparedForm>
             if let last = lastForm, last._withUnsafeGuaranteedRef({ $0.matches(parameters, count: count) }) {
-                form = last.takeUnretainedValue()
+                form = last
             } else {
-                form = try preparedForm()
-                lastForm = Unmanaged.passUnretained(form)
-                try layOut(count: count, serverTypes: UnsafePointer(form.parameterTypes))
+                let made = try preparedForm()
+                form = Unmanaged.passUnretained(made)
+                lastForm = form
+                try layOut(count: count, serverTypes: UnsafePointer(made.parameterTypes))
             }
-            let layout = parameters
-            let executed = try connection.exchange {
-                PQsendQueryPrepared(
-                    connection.handle, form.cString, Int32(count), layout.values, layout.lengths, layout.formats, form.binary ? 1 : 0)
+            try form._withUnsafeGuaranteedRef { form in
+                let layout = parameters
+                let executed = try connection.exchange {
+                    PQsendQueryPrepared(
+                        connection.handle, form.cString, Int32(count), layout.values, layout.lengths, layout.formats,
+                        form.binary ? 1 : 0)
+                }
+                try adopt(executed, form: form, on: connection)
             }
-            try adopt(executed, form: form, on: connection)
         }
     }
 
