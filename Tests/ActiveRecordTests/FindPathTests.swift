@@ -156,6 +156,48 @@ final class CountedFind: Model {
         }
     }
 
+    /// On a SQLite file, a find outside a transaction reads through a reader connection and does
+    /// not see another thread's uncommitted row, while that thread's own find (on the writer)
+    /// does; once committed, the row is found. (The table is made first: a table made inside the
+    /// other thread's transaction would be waited for.)
+    @Test func sqliteFindOnAReaderAndOnTheWriter() throws {
+        try withDatabase(.sqlite, file: true) { db throws in
+            let first = CountedFind()
+            first.name = "before"
+            try first.save()
+            let inserted = DispatchSemaphore(value: 0), checked = DispatchSemaphore(value: 0)
+            let finished = DispatchSemaphore(value: 0)
+            let seenByWriter = Lock<String?>(nil)
+            let id = Lock<Int64?>(nil)
+            let thread = Thread {
+                defer { finished.signal() }
+                _ = try? db.use {
+                    try db.transaction {
+                        let record = CountedFind()
+                        record.name = "writer's"
+                        try record.save()
+                        id.withLock { $0 = record.id }
+                        let seen = try CountedFind.find(record.id!)?.name
+                        seenByWriter.withLock { $0 = seen }
+                        inserted.signal()
+                        // Bounded, so that a find that waited for this writer fails the test
+                        // instead of hanging it.
+                        _ = checked.wait(timeout: .now() + 10)
+                    }
+                }
+            }
+            thread.start()
+            #expect(inserted.wait(timeout: .now() + 10) == .success)
+            let pending = try #require(id.withLock { $0 })
+            #expect(try CountedFind.find(pending) == nil)
+            #expect(try CountedFind.find(first.id!)?.name == "before")
+            checked.signal()
+            finished.wait()
+            #expect(seenByWriter.withLock { $0 } == "writer's")
+            #expect(try CountedFind.find(pending)?.name == "writer's")
+        }
+    }
+
     /// With the SQL logged with its values, a find and a delete by id run aside (the logged
     /// path) and still find, miss and delete as they do unlogged; the logged SQL carries the id.
     @Test(arguments: TestEngine.all) func loggedFindsAndDeletes(_ engine: TestEngine) throws {
