@@ -240,6 +240,27 @@ import Logging
         return statement
     }
 
+    /// Runs `body` with `statement` (a ``keyedStatement(_:sql:)``, not yet stepped) with `value`
+    /// bound as its one parameter, and resets it afterwards: ``withStatement(_:sql:_:_:)`` for a
+    /// find by id, inlined into its caller (no call through a closure, no array of arguments).
+    @inline(__always)
+    package func run<R>(_ statement: Unretained<Statement>, binding value: Int64, _ body: (Statement) throws -> R) throws -> R {
+        try statement.with { statement in
+            if statement.isInUse || runsAside {
+                return try runAside(statement, []) { statement in
+                    try statement.bind(.integer(value), at: 1)
+                    return try body(statement)
+                }
+            }
+            statement.isInUse = true
+            defer { endRun(statement) }
+            try startStatement()
+            if let tracer { tracer(statement.sql) }
+            try statement.bind(.integer(value), at: 1)
+            return try body(statement)
+        }
+    }
+
     /// Runs `statement` (a ``keyedStatement(_:sql:)``), whose one parameter is an integer and
     /// which returns no rows (a `DELETE` by id), with `value` bound, and returns how many rows
     /// it changed: ``withStatement(_:sql:_:_:)`` without a closure to call.

@@ -77,15 +77,7 @@ extension ModelClassMethods where Self: Model {
 
     /// The record with this id, or `nil`.
     public static func find(_ id: Int64) throws -> Self? {
-        // The mapping, its table and the database are shared by every thread that finds:
-        // reached without a retain, so that no reference count of theirs is written per call.
-        let found = try ModelMapping.unretained(self).with { mapping in
-            try Database.withCurrent { database in
-                try database.withReader(mapping.table) { connection in
-                    try mapping.table.findRecord(id: id, in: connection, of: self, mapping: mapping)
-                }
-            }
-        }
+        let found = try Model.findRecord(id: id, of: self)
         // Not `found.map { … }`: `Optional.map` ran unspecialised here, a generic call on every
         // find (see Benchmarks/README.md, Hot-path notes).
         guard let found else { return nil }
@@ -104,11 +96,7 @@ extension ModelClassMethods where Self: Model {
     /// - Throws: the engine's errors (a foreign key that still points at the row).
     @discardableResult
     public static func delete(id: Int64) throws -> Bool {
-        try ModelMapping.unretained(self).with { mapping in
-            try Database.withCurrent { database in
-                try database.withWriter(mapping.table) { connection in try mapping.table.delete(id: id, in: connection) }
-            }
-        }
+        try Model.deleteRow(id: id, of: self)
     }
 
     /// The first record (lowest id) whose `column` equals `value` (`IS NULL` for `nil`).
@@ -204,5 +192,35 @@ extension ModelClassMethods where Self: Model {
             deleted = before - (try count())
         }
         return deleted
+    }
+}
+
+extension Model {
+    /// ``ModelClassMethods/find(_:)``'s work for every class, compiled once and not generic:
+    /// in the generic method, each closure layer took the class's metadata along.
+    /// The mapping, its table and the database are shared by every thread that finds: reached
+    /// without a retain, so that no reference count of theirs is written per call.
+    @inline(never)
+    package static func findRecord(id: Int64, of type: Model.Type) throws -> Model? {
+        let unretained = try ModelMapping.unretained(type)
+        return try unretained.with { mapping in
+            try Database.withCurrent { database in
+                // The closure takes the mapping unretained too: given the mapping itself, its
+                // specialised callee retained and released it on every find.
+                try database.withReader(mapping.table) { connection in
+                    try unretained.with { mapping in try mapping.table.findRecord(id: id, in: connection, of: type, mapping: mapping) }
+                }
+            }
+        }
+    }
+
+    /// ``ModelClassMethods/delete(id:)``'s work for every class, as ``findRecord(id:of:)``.
+    @inline(never)
+    package static func deleteRow(id: Int64, of type: Model.Type) throws -> Bool {
+        try ModelMapping.unretained(type).with { mapping in
+            try Database.withCurrent { database in
+                try database.withWriter(mapping.table) { connection in try mapping.table.delete(id: id, in: connection) }
+            }
+        }
     }
 }

@@ -178,8 +178,7 @@ extension TableOperations {
     /// The record with this id, decoded into a new `type` given `mapping` (its class's), or
     /// `nil`: a find without an array of results or of arguments (each an allocation per call).
     package func findRecord(id: Int64, in connection: Connection, of type: Model.Type, mapping: ModelMapping) throws -> Model? {
-        try connection.withStatement(key(.find), sql: { findSQL }) { statement in
-            try statement.bind(.integer(id), at: 1)
+        try connection.run(connection.keyedStatement(key(.find), sql: { findSQL }), binding: id) { statement in
             if statement.readsRowsDirectly { return try findDirectly(statement, of: type, mapping: mapping) }
             guard try statement.step() else { return nil }
             let record = type.init()

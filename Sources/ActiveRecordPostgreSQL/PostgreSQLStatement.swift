@@ -211,26 +211,27 @@ final class PostgreSQLStatement: EngineStatement {
             // another one when the parameter types changed since.
             try layOut(count: count, serverTypes: lastForm?._withUnsafeGuaranteedRef { UnsafePointer($0.parameterTypes) })
             if connection.transactionPooling { return try executeUnnamed() }
-            // The form reached without a retain and release (``prepared`` keeps it).
-            let form: Unmanaged<PreparedForm>
+            // The form run last, reached without a retain and release (the connection's forms
+            // keep it alive): every find, save and delete by id runs it.
             if let last = lastForm, last._withUnsafeGuaranteedRef({ $0.matches(parameters, count: count) }) {
-                form = last
-            } else {
-                let made = try preparedForm()
-                form = Unmanaged.passUnretained(made)
-                lastForm = form
-                try layOut(count: count, serverTypes: UnsafePointer(made.parameterTypes))
+                return try last._withUnsafeGuaranteedRef { try run(form: $0, count: count, on: connection) }
             }
-            try form._withUnsafeGuaranteedRef { form in
-                let layout = parameters
-                let executed = try connection.exchange {
-                    PQsendQueryPrepared(
-                        connection.handle, form.cString, Int32(count), layout.values, layout.lengths, layout.formats,
-                        form.binary ? 1 : 0)
-                }
-                try adopt(executed, form: form, on: connection)
-            }
+            let form = try preparedForm()
+            lastForm = Unmanaged.passUnretained(form)
+            try layOut(count: count, serverTypes: UnsafePointer(form.parameterTypes))
+            try run(form: form, count: count, on: connection)
         }
+    }
+
+    /// Runs prepared `form` with the parameters laid out for it, and keeps its result.
+    @inline(__always)
+    private func run(form: PreparedForm, count: Int, on connection: PostgreSQLConnection) throws {
+        let layout = parameters
+        let executed = try connection.exchange {
+            PQsendQueryPrepared(
+                connection.handle, form.cString, Int32(count), layout.values, layout.lengths, layout.formats, form.binary ? 1 : 0)
+        }
+        try adopt(executed, form: form, on: connection)
     }
 
     /// Declares the statement's server cursor (its first batch is fetched by the next step).
