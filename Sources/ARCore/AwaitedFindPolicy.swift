@@ -16,9 +16,9 @@ public enum AwaitedFindPolicy: Sendable, Hashable, CaseIterable, CustomStringCon
     /// look-up; nothing waits on a network). PostgreSQL: on the calling thread only while it
     /// is cheap and bounded — one such find at a time per database (others go to the
     /// database's threads), while the server's recent finds took under
-    /// 100 µs on average (measured on every awaited find; until the first
+    /// 75 µs on average (measured on every awaited find; until the first
     /// ones have, on the database's threads), and not within a second of a find that took longer
-    /// than 1 ms. At most one cooperative thread is blocked by the
+    /// than 10 ms. At most one cooperative thread is blocked by the
     /// database's finds at any time, and only while its server answers quickly.
     case automatic
     /// On the calling thread whenever a connection (a reader on SQLite) is idle, however many
@@ -32,6 +32,7 @@ public enum AwaitedFindPolicy: Sendable, Hashable, CaseIterable, CustomStringCon
     /// per find (measured +10 to +50 µs on a 2-core machine).
     case onExecutor
 
+    /// The case's name as written in Swift (`automatic`, `onCallingThread`, `onExecutor`).
     public var description: String {
         switch self {
         case .automatic: "automatic"
@@ -68,13 +69,27 @@ package final class AwaitedFindGate: Sendable {
     static let onCallingThread: UInt8 = 1
     static let onExecutor: UInt8 = 2
 
-    /// Below this estimate of a find's round trip a find may run on the calling thread: 100 µs.
-    /// A find answered by a server on the same machine measured 40–45 µs here (a synchronous
-    /// find, the library's work included); a server across a network takes 100–500 µs, which
-    /// keeps it on the database's threads.
-    package static let defaultRoundTripLimit: UInt64 = 100_000
-    /// A find that takes longer than this (1 ms: 20× a near server's round trip) is a stall.
-    package static let defaultStallLimit: UInt64 = 1_000_000
+    /// Below this estimate of a find's round trip a find may run on the calling thread: 75 µs.
+    /// A find answered by a server on the same machine took 15–48 µs here (a synchronous find
+    /// in a release build, the library's work included, medians at load averages of 4–10 on 2
+    /// cores); one across a network takes 100–500 µs, which keeps it on the database's threads.
+    /// (50 µs lost the find at once at a load average of 10 here; 100 µs is the edge of a
+    /// LAN.) A server busy enough that its finds take over 75 µs gets them on the database's
+    /// threads too, where waiting blocks no thread of the pool.
+    package static let defaultRoundTripLimit: UInt64 = 75_000
+    /// A find on the calling thread that takes longer than this is a stall: 10 ms. Not less:
+    /// on this 2-core machine at a load average of 8 (other processes' builds), 0.47% of
+    /// finds to a server on the same machine took over 1 ms, 0.34% over 2 ms and 0.014% over
+    /// 5 ms (the client or the server's process waiting for a core, not the server stalling),
+    /// none of 139,000 over 10 ms; a limit of 1–5 ms turned finds on the calling thread off
+    /// nearly all the time there.
+    package static let defaultStallLimit: UInt64 = 10_000_000
+    /// The most one find adds to the estimate, as if it took 1 ms: from any estimate under
+    /// the round-trip limit, one such find puts it over (by at least 1/8 of 900 µs), and about
+    /// 20 finds at a near server's speed bring it back (a connection's first find, preparing
+    /// its statement, or a find that waited for a core costs a few finds on the executor, not
+    /// more).
+    package static let sampleCeiling: UInt64 = 1_000_000
     /// How long finds stay off the calling thread after a stall: 1 s.
     package static let defaultStallBackOff: UInt64 = 1_000_000_000
 
@@ -137,12 +152,9 @@ package final class AwaitedFindGate: Sendable {
         record(monotonicNanoseconds() &- started)
     }
 
-    /// Takes a find's round trip into the estimate, at most the stall limit of it: a stall
-    /// (or a table's first find, which checks its schema) puts the estimate over its limit
-    /// (from any estimate under it, by over 100 µs) without keeping it there for more than
-    /// about 20 fast finds.
+    /// Takes a find's round trip into the estimate, at most ``sampleCeiling`` of it.
     private func record(_ sample: UInt64) {
-        let sample = max(min(sample, stallLimit.load(ordering: .relaxed)), 1)
+        let sample = max(min(sample, Self.sampleCeiling), 1)
         let old = roundTrip.load(ordering: .relaxed)
         roundTrip.store(old == 0 ? sample : old - old / 8 + sample / 8, ordering: .relaxed)
     }
@@ -158,9 +170,9 @@ extension Database {
     /// ```
     ///
     /// `.automatic` runs a PostgreSQL find on the calling thread only one at a time per database,
-    /// while the server's finds take under 100 µs on average (an exponentially weighted average
+    /// while the server's finds take under 75 µs on average (an exponentially weighted average
     /// of the database's recent awaited finds, wherever they ran, each new one weighing 1/8), and
-    /// not within a second of one that took over 1 ms (a stall; the finds of that second, on the
+    /// not within a second of one that took over 10 ms (a stall; the finds of that second, on the
     /// database's threads, measure the server again): there it costs
     /// what a synchronous find does (measured within 1 µs of it, against +10 to +50 µs through the
     /// database's threads), and at most one cooperative thread waits for the database's finds.

@@ -66,8 +66,8 @@ struct AwaitedFindPolicyTests {
         let test = try engine.makeDatabase()
         defer { test.drop() }
         #expect(test.database.awaitedFinds == .automatic)
-        #expect(AwaitedFindGate.defaultRoundTripLimit == 100_000)
-        #expect(AwaitedFindGate.defaultStallLimit == 1_000_000)
+        #expect(AwaitedFindGate.defaultRoundTripLimit == 75_000)
+        #expect(AwaitedFindGate.defaultStallLimit == 10_000_000)
         #expect(AwaitedFindGate.defaultStallBackOff == 1_000_000_000)
         test.database.awaitedFinds = .onExecutor
         #expect(test.database.awaitedFinds == .onExecutor)
@@ -119,12 +119,12 @@ struct AwaitedFindPolicyTests {
         while !onCallingThread, clock.now - started < .seconds(3) {
             onCallingThread = try await findsUntilOnCallingThread(db, id, threads, limit: 100) != nil
         }
-        if median < .microseconds(50) {
-            // Fast: under the 100 µs limit with margin, so the estimate gets there.
+        if median < .microseconds(35) {
+            // Fast: under the 75 µs limit with margin, so the estimate gets there.
             #expect(onCallingThread, "synchronous finds took \(median) (median), the estimate is \(String(describing: db.awaitedFindRoundTripEstimate))")
         } else if onCallingThread {
             // A find ran on the calling thread: only with an estimate under the limit.
-            #expect(try #require(db.awaitedFindRoundTripEstimate) <= .microseconds(100 + 100 / 8 + 1))
+            #expect(try #require(db.awaitedFindRoundTripEstimate) <= .microseconds(75 + 1_000 / 8 + 1))
         }
         // Too slow a server (or machine): finds stay on the database's threads.
         db.setAwaitedFindLimits(roundTrip: 1)
