@@ -157,14 +157,16 @@ if [[ $sections == *" async "* ]]; then
   async_rows=${ASYNC_ROWS:-1000}
   calls=${ASYNC_CALLS:-2000}
   engines=sqlite
-  # postgres-calling-thread: the same with Database.awaitedFindsOnCallingThread set (opt-in).
-  [ -n "$postgres_server" ] && engines="sqlite postgres postgres-calling-thread"
+  # postgres: Database.awaitedFinds at its default, .automatic; postgres-calling-thread: set to
+  # .onCallingThread; postgres-executor: .onExecutor (every find through the database's thread).
+  [ -n "$postgres_server" ] && engines="sqlite postgres postgres-calling-thread postgres-executor"
   for engine in $engines; do
     base=$(count_process async "$async_rows" --engine "$engine" --count sync 0)
     synchronous=$(count_process async "$async_rows" --engine "$engine" --count sync "$calls")
     awaited=$(count_process async "$async_rows" --engine "$engine" --count async "$calls")
     label="async find overhead, $engine"
     [ "$engine" = postgres-calling-thread ] && label="async find overhead, pg caller thread"
+    [ "$engine" = postgres-executor ] && label="async find overhead, pg executor"
     printf '%-38s %s  %s\n' "$label" \
       "$(awk -v b="$base" -v s="$synchronous" -v a="$awaited" -v n="$calls" \
         'BEGIN { printf "%12.0f %12.0f %8s %8s", (s - b) / n, (a - b) / n, sprintf("%+.0f", (a - s) / n), "-" }')" \

@@ -186,10 +186,9 @@ extension Database {
     /// Runs `body` at once on the calling thread, on a reader connection that is idle now
     /// (SQLite), for an awaited read of one row by its primary key (``Model``'s
     /// `find(_:on:)`); `nil` when it cannot, and the call then goes to the executor:
-    /// no reader is idle, the database has no readers, `table` is not
-    /// migrated yet (automatic migration takes the writer, which may wait), or the calling
-    /// thread holds a writer. On PostgreSQL, only when ``awaitedFindsOnCallingThread`` is set
-    /// (see ``pooledReadingAtOnce(_:_:)``).
+    /// ``awaitedFinds`` is `.onExecutor`, no reader is idle, the database has no readers, `table`
+    /// is not migrated yet (automatic migration takes the writer, which may wait), or the calling
+    /// thread holds a writer. On PostgreSQL, see ``pooledReadingAtOnce(_:_:)``.
     ///
     /// Why on the caller's thread: handing a read of a few microseconds to another thread and
     /// back costs more than the read (issue 35, point 8: measured in Benchmarks/README.md). Why
@@ -200,6 +199,7 @@ extension Database {
     /// runs, the read is over before a cancellation could interrupt it.
     package func readingAtOnce<R>(_ table: TableOperations, _ body: (Connection) throws -> R) throws -> R? {
         guard let unretainedReaders else { return try pooledReadingAtOnce(table, body) }
+        guard awaitedFindGate.policy.load(ordering: .relaxed) != AwaitedFindGate.onExecutor else { return nil }
         if Task.isCancelled { throw CancellationError() }
         guard isPrepared(table) else { return nil }
         let routing = ThreadRouting.word.value
@@ -219,54 +219,53 @@ extension Database {
             || migratedTables.withLock({ $0.contains(table.serial) })
     }
 
-    /// ``readingAtOnce(_:_:)`` on a pooled engine (PostgreSQL), when the database was told to
-    /// (``awaitedFindsOnCallingThread``): on a connection idle in the pool now, taken without
-    /// waiting and without opening one; `nil` otherwise (none idle, the database has replicas,
-    /// `table` not migrated yet), and the call goes to the executor.
+    /// ``readingAtOnce(_:_:)`` on a pooled engine (PostgreSQL), as ``awaitedFinds`` says: on a
+    /// connection idle in the pool now, taken without waiting and without opening one; `nil`
+    /// otherwise (`.onExecutor`, none idle, the database has replicas, `table` not migrated
+    /// yet; under `.automatic` also another find on a calling thread running, no round-trip
+    /// estimate yet or one over its limit, a stall's back-off), and the call goes to the
+    /// executor.
     ///
     /// The calling thread (a thread of the cooperative pool) is blocked for the find's round
-    /// trip to the server: the trade-off the setting's documentation states. A task
-    /// cancelled before the call throws `CancellationError` and runs nothing; once the
-    /// statement is sent it runs to its end (bounded by ``statementTimeout`` when set).
+    /// trip to the server: under `.automatic` one thread at a time, while the server answers
+    /// quickly (``AwaitedFindGate``). A task cancelled before the call throws
+    /// `CancellationError` and runs nothing; once the statement is sent it runs to its end
+    /// (bounded by ``statementTimeout`` when set).
     @inline(never)
     private func pooledReadingAtOnce<R>(_ table: TableOperations, _ body: (Connection) throws -> R) throws -> R? {
-        guard findsOnCallingThread.load(ordering: .relaxed), replicas == nil, let pool else { return nil }
+        let gate = awaitedFindGate
+        let policy = gate.policy.load(ordering: .relaxed)
+        guard policy != AwaitedFindGate.onExecutor, replicas == nil, let pool else { return nil }
         if Task.isCancelled { throw CancellationError() }
-        guard isPrepared(table), let connection = pool.checkOutIdle() else { return nil }
-        defer { pool.checkIn(connection) }
+        guard isPrepared(table) else { return nil }
+        if policy == AwaitedFindGate.onCallingThread {
+            guard let connection = pool.checkOutIdle() else { return nil }
+            defer { pool.checkIn(connection) }
+            return try body(connection)
+        }
+        guard let started = gate.admitInline() else { return nil }
+        guard let connection = pool.checkOutIdle() else {
+            gate.releaseSlot()
+            return nil
+        }
+        defer {
+            pool.checkIn(connection)
+            gate.finishInline(startedAt: started)
+        }
         return try body(connection)
     }
 
-    /// Whether an awaited `find(_:on:)` on PostgreSQL runs at once on the calling thread when
-    /// a pooled connection is idle (`false` by default: it runs on one of the database's own
-    /// threads, as every other awaited call does).
-    ///
-    /// ```swift
-    /// let db = try Database(.postgres(url))
-    /// db.awaitedFindsOnCallingThread = true   // finds by id: no thread hop, a blocked round trip
-    /// ```
-    ///
-    /// The trade-off: set, a find by primary key costs what a synchronous one does (no hand-over
-    /// to the database's thread and back, which costs a wake-up of a thread of the cooperative
-    /// pool, measured at several to tens of microseconds on a small machine), but the calling
-    /// thread — a thread of Swift concurrency's cooperative pool, of which there is one per
-    /// core — is blocked for the statement's round trip to the server (tens of microseconds
-    /// on one machine, a network round trip otherwise), and for as long as a slow server takes
-    /// (bounded by ``statementTimeout`` when set). Meanwhile that core runs no other task.
-    /// Set it when the server is near and answers finds quickly, and the tasks of the process
-    /// are mostly such calls; leave it off when the server is far, may stall, or the process
-    /// has other async work that must stay responsive.
-    ///
-    /// Only finds by primary key run so, and only when a connection is idle in the pool, no
-    /// replica is configured, and the model's table was already checked by automatic
-    /// migration; otherwise the find goes to the database's threads. A task cancelled before
-    /// the call throws `CancellationError`; a cancellation that comes while the find runs is
-    /// seen after it (the record is returned). SQLite databases ignore the setting: their
-    /// finds run on the calling thread whenever a reader is idle (nothing there waits on a
-    /// network).
-    public var awaitedFindsOnCallingThread: Bool {
-        get { findsOnCallingThread.load(ordering: .relaxed) }
-        set { findsOnCallingThread.store(newValue, ordering: .relaxed) }
+    /// Runs `body`, an awaited find on the database's thread, measuring its round trip for
+    /// ``AwaitedFindPolicy/automatic`` on a pooled engine without replicas (two clock reads);
+    /// anywhere else it just runs `body`.
+    @inline(__always)
+    package func measuringAwaitedFind<R>(_ body: () throws -> R) rethrows -> R {
+        guard pool != nil, replicas == nil, awaitedFindGate.policy.load(ordering: .relaxed) == AwaitedFindGate.automatic else {
+            return try body()
+        }
+        let started = monotonicNanoseconds()
+        defer { awaitedFindGate.finishOnExecutor(startedAt: started) }
+        return try body()
     }
 
     /// On the lane's thread: takes a connection for `kind`, runs `body` in `scope` with the

@@ -99,8 +99,8 @@ public final class Database: @unchecked Sendable {
     /// ``connectionWaitTimeout`` in nanoseconds (`UInt64.max`: none), read by every async call
     /// without a lock or a `Duration`'s conversion.
     let connectionWaitNanoseconds = Atomic<UInt64>(.max)
-    /// See ``awaitedFindsOnCallingThread``.
-    let findsOnCallingThread = Atomic<Bool>(false)
+    /// Where awaited finds run, and what `.automatic` decides by (see ``awaitedFinds``).
+    let awaitedFindGate = AwaitedFindGate()
     /// What the database reports to metrics and tracing (see ``refreshInstrumentation()``).
     package let instrumentation: DatabaseInstrumentation
 

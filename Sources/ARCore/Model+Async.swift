@@ -14,11 +14,12 @@
 extension ModelClassMethods where Self: Model {
     /// ``find(_:)`` on `database`, from async code.
     ///
-    /// On SQLite, when one of the database's readers is idle, the find runs at once on the
-    /// calling thread (one indexed look-up; see `UsingItInAServer`); on PostgreSQL so too when
-    /// ``Database/awaitedFindsOnCallingThread`` is set and a pooled connection is idle (the
-    /// calling thread then waits for the round trip); otherwise on one of the database's own
-    /// threads.
+    /// Where it runs is the database's ``Database/awaitedFinds``: by default
+    /// (``AwaitedFindPolicy/automatic``) on SQLite at once on the calling thread when one of
+    /// the database's readers is idle (one indexed look-up; see `UsingItInAServer`); on
+    /// PostgreSQL so too when a pooled connection is idle, no other find runs on a calling
+    /// thread and the server has been answering quickly (the calling thread then waits for the
+    /// round trip); otherwise on one of the database's own threads.
     nonisolated(nonsending) public static func find(_ id: Int64, on database: Database) async throws -> sending Self? {
         let atOnce = try ModelMapping.unretained(self).with { mapping in
             try database.readingAtOnce(mapping.table) { connection in
@@ -29,7 +30,7 @@ extension ModelClassMethods where Self: Model {
             guard let found = atOnce else { return nil }
             return unsafeDowncast(found, to: Self.self)
         }
-        return try await database.perform(.reads, .reads, timeout: nil) { try find(id) }
+        return try await database.perform(.reads, .reads, timeout: nil) { try database.measuringAwaitedFind { try find(id) } }
     }
 
     /// ``all()`` on `database`, from async code.

@@ -4,10 +4,11 @@ import ActiveRecordPostgreSQL
 import Foundation
 import Testing
 
-/// `Database.awaitedFindsOnCallingThread` (issue 35, point 8 on PostgreSQL): off by default,
-/// an awaited find on PostgreSQL runs on the database's own threads; set, it runs at once on
+/// `Database.awaitedFinds` (issue 35, point 8 on PostgreSQL): `.onExecutor`, an awaited find on
+/// PostgreSQL runs on the database's own threads; `.onCallingThread`, it runs at once on
 /// the calling thread when a pooled connection is idle, and goes to the database's threads
 /// otherwise (every connection held), as before; a task cancelled before it reads nothing.
+/// (The default, `.automatic`: AwaitedFindPolicyTests.)
 
 final class CallingThreadNote: Model {
     @Column var body: String = ""
@@ -40,7 +41,7 @@ private final class HeldConnection: Sendable {
     }
 }
 
-@Suite("Awaited finds on the calling thread (PostgreSQL opt-in)", .serialized)
+@Suite("Awaited finds on the calling thread (PostgreSQL, .onCallingThread and .onExecutor)", .serialized)
 struct AsyncFindsOnCallingThreadTests {
     /// A PostgreSQL test database with a pool of `connections`, its note table made and one
     /// note saved; `nil` when the suite runs without a server.
@@ -54,12 +55,12 @@ struct AsyncFindsOnCallingThreadTests {
         return (test, try #require(id))
     }
 
-    @Test("Off by default: an awaited find on PostgreSQL runs on one of the database's threads")
+    @Test("On the executor: an awaited find on PostgreSQL runs on one of the database's threads")
     func offByDefaultFindsHop() async throws {
         guard let (test, id) = try postgresDatabase() else { return }
         defer { test.drop() }
         let db = test.database
-        #expect(db.awaitedFindsOnCallingThread == false)
+        db.awaitedFinds = .onExecutor
         let threads = StatementThreads()
         db.trace { _ in threads.record() }
         for _ in 0..<5 {
@@ -71,12 +72,12 @@ struct AsyncFindsOnCallingThreadTests {
         db.trace(nil)
     }
 
-    @Test("Set: the find runs on the calling thread with an idle connection, and returns the record or nil")
+    @Test("On the calling thread: the find runs on the calling thread with an idle connection, and returns the record or nil")
     func setFindsRunOnTheCallingThread() async throws {
         guard let (test, id) = try postgresDatabase() else { return }
         defer { test.drop() }
         let db = test.database
-        db.awaitedFindsOnCallingThread = true
+        db.awaitedFinds = .onCallingThread
         let threads = StatementThreads()
         db.trace { _ in threads.record() }
         // A connection takes a new setting (the tracer) on a check-out that may wait: the first
@@ -94,12 +95,12 @@ struct AsyncFindsOnCallingThreadTests {
         db.trace(nil)
     }
 
-    @Test("Set, with every connection held: the find goes to the database's threads and waits for one")
+    @Test("On the calling thread, with every connection held: the find goes to the database's threads and waits for one")
     func setWithEveryConnectionHeldWaits() async throws {
         guard let (test, id) = try postgresDatabase(connections: 1) else { return }
         defer { test.drop() }
         let db = test.database
-        db.awaitedFindsOnCallingThread = true
+        db.awaitedFinds = .onCallingThread
         let held = HeldConnection(db)
         let threads = StatementThreads()
         db.trace { _ in threads.record() }
@@ -115,12 +116,12 @@ struct AsyncFindsOnCallingThreadTests {
         db.trace(nil)
     }
 
-    @Test("Set: a find from a task already cancelled throws CancellationError and reads nothing")
+    @Test("On the calling thread: a find from a task already cancelled throws CancellationError and reads nothing")
     func setFindFromACancelledTaskReadsNothing() async throws {
         guard let (test, id) = try postgresDatabase() else { return }
         defer { test.drop() }
         let db = test.database
-        db.awaitedFindsOnCallingThread = true
+        db.awaitedFinds = .onCallingThread
         let threads = StatementThreads()
         db.trace { _ in threads.record() }
         let task = Task {

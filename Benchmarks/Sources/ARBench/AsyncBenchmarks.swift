@@ -3,8 +3,8 @@ import ActiveRecordPostgreSQL
 import Foundation
 import Synchronization
 
-/// The async path (issue 35, point 8): an awaited `BenchUser.find(id, on: db)` (the find runs on
-/// one of the database's executor threads while the caller's task waits) against the same
+/// The async path (issue 35, point 8): an awaited `BenchUser.find(id, on: db)` (on the calling
+/// thread or one of the database's executor threads, as `db.awaitedFinds` decides) against the same
 /// synchronous `BenchUser.find(id)` inside `db.use`, on SQLite and on PostgreSQL, on a table of
 /// N rows, every found record checked.
 ///
@@ -27,23 +27,26 @@ enum AsyncSection {
     static let warmUp = 100
 
     enum Engine: String, CaseIterable {
+        /// SQLite and PostgreSQL with the default `awaitedFinds` (`.automatic`).
         case sqlite, postgres
-        /// PostgreSQL with `awaitedFindsOnCallingThread` set: the opt-in that blocks the
-        /// calling thread for the round trip instead of hopping to the database's thread.
+        /// PostgreSQL with `awaitedFinds = .onCallingThread`: every find on the calling thread
+        /// with a connection idle (no one-at-a-time or speed conditions).
         case postgresCallingThread = "postgres-calling-thread"
+        /// PostgreSQL with `awaitedFinds = .onExecutor`: every find hops to the database's thread.
+        case postgresExecutor = "postgres-executor"
 
         var isPostgres: Bool { self != .sqlite }
     }
 
     /// The engines to measure: SQLite, and PostgreSQL (both ways) when a server is given.
     static var engines: [Engine] {
-        PostgresSection.configuredConnection == nil ? [.sqlite] : [.sqlite, .postgres, .postgresCallingThread]
+        PostgresSection.configuredConnection == nil ? [.sqlite] : [.sqlite, .postgres, .postgresCallingThread, .postgresExecutor]
     }
 
-    /// `ARBench async [N] [--engine sqlite|postgres|postgres-calling-thread] [--count sync|async K]`;
+    /// `ARBench async [N] [--engine sqlite|postgres|postgres-calling-thread|postgres-executor] [--count sync|async K]`;
     /// returns the exit status.
     static func main(_ arguments: ArraySlice<String>) -> Int32 {
-        let usage = "usage: ARBench async [N] [--engine sqlite|postgres|postgres-calling-thread] [--count sync|async K]"
+        let usage = "usage: ARBench async [N] [--engine sqlite|postgres|postgres-calling-thread|postgres-executor] [--count sync|async K]"
         var arguments = arguments
         var rowCount = defaultRowCount
         var chosen: [Engine]?
@@ -209,7 +212,7 @@ struct AsyncTable {
             let directory = try TemporaryDirectory()
             database = try Database(.file(directory.path + "/async.sqlite"))
             remove = { directory.remove() }
-        case .postgres, .postgresCallingThread:
+        case .postgres, .postgresCallingThread, .postgresExecutor:
             let connection = PostgresSection.configuredConnection ?? ""
             let admin = try RawPostgres(connection)
             try admin.execute("SET client_min_messages = warning")  // no NOTICE for the dropped table
@@ -217,7 +220,11 @@ struct AsyncTable {
             try admin.execute("CREATE SCHEMA \(schema)")
             database = try Database(.postgres(connection + " options='-csearch_path=\(schema)'"))
             remove = { try? admin.execute("DROP SCHEMA \(schema) CASCADE") }
-            database.awaitedFindsOnCallingThread = engine == .postgresCallingThread
+            switch engine {
+            case .postgresCallingThread: database.awaitedFinds = .onCallingThread
+            case .postgresExecutor: database.awaitedFinds = .onExecutor
+            default: break
+            }
         }
         let rows = RowValues.table(rowCount)
         try database.use {

@@ -1,6 +1,7 @@
+import ActiveRecord
 import Foundation
 
-/// The command line: `--host`, `--port`, `--database`, `--seed`, `--pool`.
+/// The command line: `--host`, `--port`, `--database`, `--seed`, `--pool`, `--awaited-finds`.
 struct Options {
     var host = "127.0.0.1"
     var port = 8080
@@ -11,14 +12,21 @@ struct Options {
     /// PostgreSQL connections (and so database threads): by default twice the cores, since the
     /// server and PostgreSQL share them; more only queue inside PostgreSQL.
     var pool = 2 * ProcessInfo.processInfo.activeProcessorCount
+    /// Where awaited finds by id run (`Database.awaitedFinds`): `automatic` by default, or the
+    /// environment's `AWAITED_FINDS` (for benchmarks comparing them).
+    var awaitedFinds: AwaitedFindPolicy = .automatic
 
     static let usage = """
         usage: ActiveRecordServer [--host 127.0.0.1] [--port 8080] [--database ./server.sqlite | postgresql://…] [--seed N] [--pool N]
+                                [--awaited-finds automatic|onCallingThread|onExecutor]
           --port 0 picks a free port; the first line printed says which ("listening on http://HOST:PORT").
         """
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
+        if let policy = ProcessInfo.processInfo.environment["AWAITED_FINDS"] {
+            awaitedFinds = try Self.policy(policy, from: "AWAITED_FINDS")
+        }
         func value(_ flag: String) throws -> String {
             guard let value = rest.popFirst() else { throw OptionError("\(flag) needs a value") }
             return value
@@ -39,10 +47,19 @@ struct Options {
                 let text = try value(flag)
                 guard let pool = Int(text), (1...1000).contains(pool) else { throw OptionError("--pool must be 1...1000 connections, not \(text)") }
                 self.pool = pool
+            case "--awaited-finds": awaitedFinds = try Self.policy(try value(flag), from: flag)
             case "--help", "-h": throw OptionError(nil)
             default: throw OptionError("unknown option \(flag)")
             }
         }
+    }
+
+    /// The policy named `name` (its Swift case name), else an error naming `source`.
+    private static func policy(_ name: String, from source: String) throws -> AwaitedFindPolicy {
+        guard let policy = AwaitedFindPolicy.allCases.first(where: { $0.description == name }) else {
+            throw OptionError("\(source) must be automatic, onCallingThread or onExecutor, not \(name)")
+        }
+        return policy
     }
 
     /// Whether `database` names a PostgreSQL server.

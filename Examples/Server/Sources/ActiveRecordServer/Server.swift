@@ -29,6 +29,7 @@ struct Server {
 
     static func run(_ options: Options) async throws {
         let db = try Database(options.isPostgreSQL ? .postgres(options.database, maximumConnections: options.pool) : .file(options.database))
+        db.awaitedFinds = options.awaitedFinds
         if options.seed > 0 { try await seed(db, authors: options.seed) }
 
         let router = Router()
@@ -45,7 +46,8 @@ struct Server {
             onServerRunning: { channel in
                 // The port actually bound (`--port 0` asks for a free one), for scripts to read.
                 let port = channel.localAddress?.port ?? options.port
-                FileHandle.standardOutput.write(Data("listening on http://\(options.host):\(port) (\(db.location))\n".utf8))
+                FileHandle.standardOutput.write(
+                    Data("listening on http://\(options.host):\(port) (\(db.location); awaited finds \(db.awaitedFinds))\n".utf8))
             },
             logger: logger)
         try await app.runService()      // until SIGINT or SIGTERM, then a graceful shutdown
