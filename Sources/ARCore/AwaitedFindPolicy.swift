@@ -185,6 +185,32 @@ extension Database {
         set { awaitedFindGate.policy.store(newValue.code, ordering: .relaxed) }
     }
 
+    /// The average round trip under which ``AwaitedFindPolicy/automatic`` runs a PostgreSQL
+    /// find on the calling thread: 75 µs by default (a server on the same machine answers a find
+    /// in 15–50 µs; one across a network in 100–500 µs).
+    ///
+    /// ```swift
+    /// db.awaitedFindRoundTripLimit = .microseconds(200)   // a server one switch away
+    /// ```
+    ///
+    /// Raise it for a near server on a fast network whose finds should still run at once (each
+    /// then holds a cooperative thread for that long); lower it, or choose `.onExecutor`, to keep
+    /// cooperative threads from waiting. Zero or less turns `.automatic`'s finds on the calling
+    /// thread off on PostgreSQL. SQLite databases ignore it.
+    public var awaitedFindRoundTripLimit: Duration {
+        get { .nanoseconds(Int64(clamping: awaitedFindGate.roundTripLimit.load(ordering: .relaxed))) }
+        set {
+            let (seconds, attoseconds) = newValue.components
+            var nanoseconds: UInt64 = 0
+            if seconds > 0 || (seconds == 0 && attoseconds > 0) {
+                let whole = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+                let sum = whole.partialValue.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
+                nanoseconds = whole.overflow || sum.overflow ? .max : sum.partialValue
+            }
+            awaitedFindGate.roundTripLimit.store(nanoseconds, ordering: .relaxed)
+        }
+    }
+
     /// Sets `.automatic`'s limits, in nanoseconds (tests, and tuning experiments); `nil` keeps one.
     package func setAwaitedFindLimits(roundTrip: UInt64? = nil, stall: UInt64? = nil, backOff: UInt64? = nil) {
         if let roundTrip { awaitedFindGate.roundTripLimit.store(roundTrip, ordering: .relaxed) }
