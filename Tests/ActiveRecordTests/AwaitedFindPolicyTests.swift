@@ -219,6 +219,29 @@ struct AwaitedFindPolicyTests {
         db.trace(nil)
     }
 
+    @Test("awaitedFindRoundTripLimit: 75 µs by default, read back as set; zero or less keeps automatic finds on the database's threads")
+    func roundTripLimitIsPublicAndDecides() async throws {
+        guard TestEngine.postgresConnection != nil else { return }
+        let (test, id, threads) = try database(.postgres)
+        defer { test.drop() }
+        let db = test.database
+        #expect(db.awaitedFindRoundTripLimit == .microseconds(75))
+        db.awaitedFindRoundTripLimit = .milliseconds(50)
+        #expect(db.awaitedFindRoundTripLimit == .milliseconds(50))
+        db.setAwaitedFindLimits(stall: Self.generousLimit)
+        #expect(try await findsUntilOnCallingThread(db, id, threads, limit: 5) != nil)
+        db.awaitedFindRoundTripLimit = .zero
+        #expect(db.awaitedFindRoundTripLimit == .zero)
+        for _ in 0..<10 { #expect(try await findRanOnCallingThread(db, id, threads) == false) }
+        db.awaitedFindRoundTripLimit = .milliseconds(-3)
+        #expect(db.awaitedFindRoundTripLimit == .zero)
+        #expect(try await findRanOnCallingThread(db, id, threads) == false)
+        db.awaitedFindRoundTripLimit = .seconds(Int64.max)   // no overflow: the largest limit
+        #expect(db.awaitedFindRoundTripLimit > .seconds(1_000_000))
+        #expect(try await findsUntilOnCallingThread(db, id, threads, limit: 3) != nil)
+        db.trace(nil)
+    }
+
     @Test("On the executor: an awaited find never runs on the calling thread", arguments: TestEngine.all)
     func onExecutorNeverOnTheCallingThread(engine: TestEngine) async throws {
         let (test, id, threads) = try database(engine)
