@@ -6,6 +6,14 @@ import Testing
 /// A model for the read-block and found-by-id paths of a find.
 final class ScopedFind: Model {
     @Column var name: String = ""
+
+    /// A new record of this name, saved.
+    static func saved(_ name: String) throws -> ScopedFind {
+        let record = ScopedFind()
+        record.name = name
+        try record.save()
+        return record
+    }
 }
 
 /// A find by id takes its row's id from the id it looked for (the row `WHERE id = ?` found),
@@ -16,12 +24,7 @@ final class ScopedFind: Model {
     /// missing id finds nothing; the same cached statement serves each find.
     @Test(arguments: TestEngine.all) func foundRecordHasItsRowsIDAndTimestamps(_ engine: TestEngine) throws {
         try withDatabase(engine) { _ throws in
-            let records = try (0..<3).map { index -> ScopedFind in
-                let record = ScopedFind()
-                record.name = "record \(index)"
-                try record.save()
-                return record
-            }
+            let records = try (0..<3).map { try ScopedFind.saved("record \($0)") }
             for record in records.reversed() {
                 let found = try #require(try ScopedFind.find(record.id!))
                 #expect(found.id == record.id && found.name == record.name)
@@ -45,9 +48,7 @@ final class ScopedFind: Model {
     /// the find sees the write.
     @Test(arguments: TestEngine.all) func findsInsideReadBlockKeepTheirSnapshot(_ engine: TestEngine) throws {
         try withDatabase(engine, file: true) { database in
-            let record = ScopedFind()
-            record.name = "before"
-            try record.save()
+            let record = try ScopedFind.saved("before")
             let id = record.id!
             try database.read {
                 #expect(try ScopedFind.find(id)?.name == "before")
@@ -66,13 +67,9 @@ final class ScopedFind: Model {
     /// find on each reads through its own block (the outer one found past the inner one).
     @Test(arguments: TestEngine.all) func nestedBlocksOfTwoDatabasesEachReadTheirOwn(_ engine: TestEngine) throws {
         try withDatabase(engine, file: true) { first in
-            let one = ScopedFind()
-            one.name = "first before"
-            try one.save()
+            let one = try ScopedFind.saved("first before")
             try withDatabase(engine, file: true) { second in
-                let two = ScopedFind()
-                two.name = "second before"
-                try two.save()
+                let two = try ScopedFind.saved("second before")
                 try first.read {
                     #expect(try first.use { try ScopedFind.find(one.id!)?.name } == "first before")
                     try second.read {
@@ -100,9 +97,7 @@ final class ScopedFind: Model {
     /// snapshot, the other thread's find sees a write the block does not.
     @Test(arguments: TestEngine.all) func blockOnAnotherThreadDoesNotPinThisThread(_ engine: TestEngine) throws {
         try withDatabase(engine, file: true) { database in
-            let record = ScopedFind()
-            record.name = "before"
-            try record.save()
+            let record = try ScopedFind.saved("before")
             let id = record.id!
             let opened = DispatchSemaphore(value: 0), written = DispatchSemaphore(value: 0)
             let seen = Lock<[String?]>([])
@@ -138,9 +133,7 @@ final class ScopedFind: Model {
     @Test(arguments: TestEngine.all) func blockLeftByAnErrorLeavesNoScope(_ engine: TestEngine) throws {
         struct Stop: Error {}
         try withDatabase(engine, file: true) { database in
-            let record = ScopedFind()
-            record.name = "before"
-            try record.save()
+            let record = try ScopedFind.saved("before")
             let id = record.id!
             var seenInBlock: String?
             do {
