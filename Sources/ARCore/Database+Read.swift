@@ -78,42 +78,48 @@ extension Database {
     /// Runs `body` with the reads of this database on the calling thread going to
     /// `connection` (a read scope without a transaction of its own).
     func pinning<R>(to connection: Connection, _ body: () throws -> R) rethrows -> R {
-        let key = ObjectIdentifier(self)
-        Self.readScopes.withValue { $0.append(ReadScope(database: key, connection: connection)) }
-        openReadScopes.add(1, ordering: .relaxed)
-        defer {
-            openReadScopes.subtract(1, ordering: .relaxed)
-            Self.readScopes.withValue { scopes in
-                if let index = scopes.lastIndex(where: { $0.database == key }) { scopes.remove(at: index) }
+        let outer = Self.innermostReadScope.value
+        var scope = ReadScope(database: ObjectIdentifier(self), connection: connection, outer: outer)
+        return try withUnsafeMutablePointer(to: &scope) { scope in
+            // The scope lives on this stack frame, the thread's word pointing to it while the
+            // block runs: blocks nest on a thread, so each ends before the one around it.
+            Self.innermostReadScope.value = UInt(bitPattern: scope)
+            openReadScopes.add(1, ordering: .relaxed)
+            defer {
+                openReadScopes.subtract(1, ordering: .relaxed)
+                Self.innermostReadScope.value = outer
             }
+            return try body()
         }
-        return try body()
     }
 
     /// The connection of the calling thread's ``read(_:)`` block on this database, if any.
-    /// One relaxed atomic load when no block is open anywhere. Unretained: the block's entry
-    /// keeps the connection, and the block outlasts any use of it on its thread.
+    /// One relaxed atomic load when no block is open anywhere; else one thread-specific read
+    /// and a walk from the innermost block out. Unretained: the block's scope keeps the
+    /// connection, and the block outlasts any use of it on its thread.
     @inline(__always)
     var readScope: Unretained<Connection>? {
         guard openReadScopes.load(ordering: .relaxed) > 0 else { return nil }
         let key = ObjectIdentifier(self)
-        return Self.readScopes.withValue { scopes in
-            // Innermost first; a thread has a block or two open at once, one per database.
-            for scope in scopes.reversed() where scope.database == key {
-                return Unretained(scope.connection)
-            }
-            return nil
+        var address = Self.innermostReadScope.value
+        // Innermost first; a thread has a block or two open at once, one per database.
+        while let scope = UnsafePointer<ReadScope>(bitPattern: address) {
+            if scope.pointee.database == key { return Unretained(scope.pointee.connection) }
+            address = scope.pointee.outer
         }
+        return nil
     }
 
-    /// An open ``read(_:)`` block: its database and the connection its snapshot is on.
+    /// An open ``read(_:)`` block: its database, the connection its snapshot is on, and the
+    /// address of the block around it on the thread (0 for none).
     private struct ReadScope {
         let database: ObjectIdentifier
         let connection: Connection
+        let outer: UInt
     }
 
-    /// Each thread's open read scopes, innermost last. A list rather than a dictionary keyed
-    /// by database: a find in a block then looks its connection up without hashing (see
-    /// Benchmarks/README.md, Hot-path notes).
-    private static let readScopes = PerThread { [ReadScope]() }
+    /// The address of each thread's innermost open read scope (0 for none), a list through
+    /// their `outer`: a find in a block looks its connection up without hashing or a lazily
+    /// made global (see Benchmarks/README.md, Hot-path notes).
+    private static let innermostReadScope = LazyPerThreadWord()
 }

@@ -38,6 +38,14 @@ package protocol DirectRowReading: AnyObject {
         into base: UnsafeMutableRawPointer
     ) -> Int?
 
+    /// ``readRow(header:fields:into:)`` of a row selected by its `id` (`WHERE id = ?` bound to
+    /// `id`): its `id` column is neither `NULL` nor another value (the comparison found the
+    /// row), so `header`'s id is `id`, not read.
+    func readRow(
+        foundByID id: Int64, header: UnsafeMutablePointer<ModelMapping.HeaderValues>,
+        fields: UnsafeBufferPointer<ModelMapping.Field>, into base: UnsafeMutableRawPointer
+    ) -> Int?
+
     /// How many rows of the result the statement holds are left from the current one on (it
     /// included), when it reads them with ``readRows(into:headers:fields:)``; else 0.
     var rowsLeftInResult: Int { get }
@@ -75,6 +83,13 @@ extension DirectRowReading {
     ) -> Int? {
         guard readHeader(into: header) else { return nil }
         return readColumns(fields, from: 0, at: 3, into: base)
+    }
+
+    func readRow(
+        foundByID id: Int64, header: UnsafeMutablePointer<ModelMapping.HeaderValues>,
+        fields: UnsafeBufferPointer<ModelMapping.Field>, into base: UnsafeMutableRawPointer
+    ) -> Int? {
+        readRow(header: header, fields: fields, into: base)
     }
 }
 

@@ -234,6 +234,16 @@ import Foundation
         directReader.readRow(header: header, fields: fields, into: base)
     }
 
+    /// ``readRow(header:fields:into:)`` of a row selected by its `id` (see
+    /// ``DirectRowReading/readRow(foundByID:header:fields:into:)``).
+    @inline(__always)
+    package func readRow(
+        foundByID id: Int64, header: UnsafeMutablePointer<ModelMapping.HeaderValues>,
+        fields: UnsafeBufferPointer<ModelMapping.Field>, into base: UnsafeMutableRawPointer
+    ) -> Int? {
+        directReader.readRow(foundByID: id, header: header, fields: fields, into: base)
+    }
+
     /// The rows left in the result the engine holds (see ``DirectRowReading/rowsLeftInResult``).
     @inline(__always)
     package var rowsLeftInResult: Int { directReader.rowsLeftInResult }

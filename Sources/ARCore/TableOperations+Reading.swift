@@ -179,7 +179,7 @@ extension TableOperations {
     /// `nil`: a find without an array of results or of arguments (each an allocation per call).
     package func findRecord(id: Int64, in connection: Connection, of type: Model.Type, mapping: ModelMapping) throws -> Model? {
         try connection.run(connection.keyedStatement(key(.find), sql: { findSQL }), binding: id) { statement in
-            if statement.readsRowsDirectly { return try findDirectly(statement, of: type, mapping: mapping) }
+            if statement.readsRowsDirectly { return try findDirectly(statement, id: id, of: type, mapping: mapping) }
             guard try statement.step() else { return nil }
             let record = type.init()
             record.adopt(mapping)
@@ -191,11 +191,11 @@ extension TableOperations {
     /// ``findRecord(id:in:of:mapping:)``'s step and read on an engine that reads rows straight
     /// into records (out of line: the other engines' finds stay as short as they were).
     @inline(never)
-    private func findDirectly(_ statement: Statement, of type: Model.Type, mapping: ModelMapping) throws -> Model? {
+    private func findDirectly(_ statement: Statement, id: Int64, of type: Model.Type, mapping: ModelMapping) throws -> Model? {
         guard try statement.stepLeavingCells() else { return nil }
         let record = type.init()
         record.adopt(mapping)
-        try decodeDirectly(record, from: statement, fields: mapping.fieldBuffer)
+        try decodeDirectly(record, from: statement, fields: mapping.fieldBuffer, foundByID: id)
         return record
     }
 
@@ -206,11 +206,16 @@ extension TableOperations {
     /// made then, as ``decode(_:from:at:columns:)`` reads it (its conversions and errors).
     @inline(__always)
     private func decodeDirectly(
-        _ record: Model, from statement: Statement, fields: UnsafeBufferPointer<ModelMapping.Field>
+        _ record: Model, from statement: Statement, fields: UnsafeBufferPointer<ModelMapping.Field>, foundByID id: Int64? = nil
     ) throws {
         var header = ModelMapping.HeaderValues()
         let base = Unretained(record).address
-        guard var index = withUnsafeMutablePointer(to: &header, { statement.readRow(header: $0, fields: fields, into: base) }) else {
+        // A find's row has the id it was found by (`WHERE id = ?`): not read again.
+        let read = withUnsafeMutablePointer(to: &header) { header in
+            if let id { return statement.readRow(foundByID: id, header: header, fields: fields, into: base) }
+            return statement.readRow(header: header, fields: fields, into: base)
+        }
+        guard var index = read else {
             statement.loadCells()
             return try decode(record, from: statement, columns: nil)
         }

@@ -27,6 +27,22 @@ extension PostgreSQLStatement: DirectRowReading {
         return readColumns(fields, from: 0, at: 3, into: base, result: result, row: row, kinds: kinds)
     }
 
+    /// ``readRow(header:fields:into:)`` with the `id` column not read: a binary `bigint`
+    /// column matched by `id = $1` holds `id` (not `NULL`, so of 8 bytes).
+    func readRow(
+        foundByID id: Int64, header: UnsafeMutablePointer<ModelMapping.HeaderValues>,
+        fields: UnsafeBufferPointer<ModelMapping.Field>, into base: UnsafeMutableRawPointer
+    ) -> Int? {
+        let result = current, row = rowIndex, kinds = self.kinds
+        guard resultColumnCount >= 3, kinds[0] == .int8, let createdAt = timestamp(result, row, 1, kinds[1]),
+              let updatedAt = timestamp(result, row, 2, kinds[2])
+        else { return nil }
+        header.pointee.id = id
+        header.pointee.createdAt = createdAt
+        header.pointee.updatedAt = updatedAt
+        return readColumns(fields, from: 0, at: 3, into: base, result: result, row: row, kinds: kinds)
+    }
+
     var rowsLeftInResult: Int { result == nil || rowIndex < 0 ? 0 : Int(rowCount &- rowIndex) }
 
     /// Column after column: the header's three for every row, then each field's column for
