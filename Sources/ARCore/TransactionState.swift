@@ -14,7 +14,9 @@ package struct TransactionState {
     /// level rolls back, they are not destroyed any more. Apart from ``undoLog``, since that is
     /// all a destroy has to undo (see the benchmark notes: a reference here is cheaper than an
     /// ``UndoEntry``).
-    package var destroyed = ChunkedLog<any RecordStorage>()
+    /// Each entry holds its record retained by hand: end them with ``forgetDestroyed()`` (a
+    /// commit) or ``undestroy(from:)`` (a rollback).
+    package private(set) var destroyed = ChunkedLog<DestroyedRecord>()
     /// Per level, where its entries in ``undoLog`` and ``destroyed`` start.
     package var levelStarts: [UndoLevelStart] = []
     /// Per level, the records whose `afterCommit`/`afterRollback` callbacks wait for it to end.
@@ -42,12 +44,47 @@ package struct TransactionState {
     @inline(__always)
     package mutating func undestroyOnRollback(_ record: any RecordStorage) {
         guard depth > 0, !levelStarts.isEmpty else { return }
-        destroyed.append(record)
+        destroyed.append(DestroyedRecord(record))
+    }
+
+    /// Forgets every destroyed record: the transaction committed, their destroys stay.
+    package mutating func forgetDestroyed() {
+        destroyed.forEach { $0.release() }
+        destroyed.removeAll()
+    }
+
+    /// The records destroyed from position `start` of ``destroyed`` on are not destroyed any
+    /// more: their level rolled back.
+    package mutating func undestroy(from start: Int) {
+        for entry in destroyed.removeEntries(from: start) { entry.undestroy() }
     }
 
     /// Keeps `record` for its `afterCommit` or `afterRollback` callback (nothing outside a transaction).
     package mutating func awaitOutcome(_ record: Model) {
         guard depth > 0, !recordsAwaitingOutcome.isEmpty else { return }
         recordsAwaitingOutcome[recordsAwaitingOutcome.count - 1].append(record)
+    }
+}
+
+/// A record destroyed in the current transaction, kept for its level's rollback, retained by
+/// hand: a log of plain words, which a commit empties with one release per record, where a log
+/// of `any RecordStorage` called the existential's value witness for each as well (issue 35:
+/// a destroy in a transaction).
+package struct DestroyedRecord {
+    private let object: Unmanaged<AnyObject>
+
+    /// Retains `record` until ``release()`` or ``undestroy()``.
+    @inline(__always)
+    init(_ record: any RecordStorage) { object = .passRetained(record) }
+
+    /// Gives the record up: its destroy committed.
+    @inline(__always)
+    func release() { object.release() }
+
+    /// Marks the record not destroyed (its destroy rolled back) and gives it up.
+    func undestroy() {
+        // Only a RecordStorage is ever stored (``init(_:)``).
+        let record = object.takeRetainedValue() as! any RecordStorage
+        record.header.isDestroyed = false
     }
 }
