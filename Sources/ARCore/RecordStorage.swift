@@ -200,12 +200,6 @@ package struct ChunkedLog<Entry> {
         tail.reserveCapacity(Self.chunkCapacity)
     }
 
-    /// Calls `body` with each entry, in the order written.
-    package func forEach(_ body: (Entry) -> Void) {
-        for chunk in full { for entry in chunk { body(entry) } }
-        for entry in tail { body(entry) }
-    }
-
     /// Removes every entry.
     package mutating func removeAll() {
         full = []
