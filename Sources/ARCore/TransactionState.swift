@@ -13,9 +13,8 @@ package struct TransactionState {
     /// The records destroyed in the current transaction, in the order destroyed: when their
     /// level rolls back, they are not destroyed any more. Apart from ``undoLog``, since that is
     /// all a destroy has to undo (see the benchmark notes: a reference here is cheaper than an
-    /// ``UndoEntry``).
-    /// Each entry holds its record retained by hand: end them with ``forgetDestroyed()`` (a
-    /// commit) or ``undestroy(from:)`` (a rollback).
+    /// ``UndoEntry``). Each entry holds its record retained by hand, given up by
+    /// ``forgetDestroyed()`` (a commit) or ``undestroy(from:)`` (a rollback).
     package private(set) var destroyed = DestroyedLog()
     /// Per level, where its entries in ``undoLog`` and ``destroyed`` start.
     package var levelStarts: [UndoLevelStart] = []
