@@ -172,6 +172,30 @@ struct DestroyPathTests {
         }
     }
 
+    /// A `DynamicRecord` (the C API's records) shares the destroyed records' log with models:
+    /// a rollback brings it back too, beside a model destroyed in the same transaction.
+    @Test(arguments: TestEngine.all) func aRolledBackDestroyOfADynamicRecordRestoresIt(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
+            let model = DynamicModel(try TableSchema(name: "DestroyPathRow", columns: [ColumnSchema(name: "n", type: .integer)]))
+            let record = model.makeRecord()
+            try record.set("n", .integer(7))
+            try record.save()
+            let plain = try DestroyPathPlain.create(["title": "beside"])
+            let outcome = try db.transaction {
+                try record.destroy()
+                try plain.destroy()
+                #expect(record.isDestroyed && plain.isDestroyed)
+                throw Rollback()
+            }
+            #expect(outcome == .rolledBack)
+            #expect(!record.isDestroyed && !plain.isDestroyed)
+            #expect(try model.all().count == 1)
+            try db.transaction { try record.destroy() }
+            #expect(record.isDestroyed)
+            #expect(try model.all().isEmpty)
+        }
+    }
+
     /// A record locked optimistically: destroyed while it holds the row's version, refused
     /// (`.staleRecord`, nothing deleted, the record not destroyed) once another write moved it.
     @Test(arguments: TestEngine.all) func aLockedRecordIsDestroyedOnlyAtItsVersion(engine: TestEngine) throws {
