@@ -141,7 +141,7 @@ extension Database {
         connection.transaction.levelStarts.removeLast()
         if connection.transaction.levelStarts.isEmpty {
             connection.transaction.undoLog.removeAll()
-            connection.transaction.destroyed.removeAll()
+            connection.transaction.forgetDestroyed()
         }
         connection.transaction.depth -= 1
         if depth == 0, !connection.transaction.migratedTables.isEmpty {
@@ -203,9 +203,7 @@ extension Database {
         let start = connection.transaction.levelStarts.removeLast()
         let undo = connection.transaction.undoLog.removeEntries(from: start.log)
         for entry in undo.reversed() { entry.undo() }
-        for record in connection.transaction.destroyed.removeEntries(from: start.destroyed) {
-            record.header.isDestroyed = false
-        }
+        connection.transaction.undestroy(from: start.destroyed)
         // What this transaction's automatic migration made may be undone: check again.
         connection.transaction.migratedTables = []
         if depth == 0 {

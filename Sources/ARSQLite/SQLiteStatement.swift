@@ -113,7 +113,14 @@ final class SQLiteStatement: EngineStatement {
     /// leaves them as the run left them).
     @inline(__always)
     func execute(binding parameters: UnsafeBufferPointer<Cell>) throws -> Int? {
-        try bind(parameters)
+        // A delete by id: its one integer bound straight, without the loop over cells and its
+        // switch on their kinds (issue 35: every delete and destroy of a record).
+        if parameters.count == 1, case .integer(let id) = parameters[0] {
+            let code = sqlite3_bind_int64(handle, 1, id)
+            if code != SQLITE_OK { try fail(code) }
+        } else {
+            try bind(parameters)
+        }
         while try step() {}
         sqlite3_reset(handle)
         return Int(sqlite3_changes64(database))
