@@ -89,6 +89,9 @@ import Logging
     deinit {
         statements.removeAll()
         engine.close()
+        // Records destroyed in a transaction that never ended (the connection dropped with
+        // it): given up, as the log holds them retained by hand.
+        transaction.forgetDestroyed()
     }
 
     // MARK: Statement timeouts
