@@ -131,7 +131,7 @@ test: deps
 	$(MAKE) --no-print-directory check-doc-snippets
 	$(MAKE) --no-print-directory lib
 	scripts/with-postgres.sh $(MAKE) --no-print-directory test-engines
-	$(MAKE) --no-print-directory check-header check-snippets check-seams package-graph swift-examples test-install test-lib-replace docs
+	$(MAKE) --no-print-directory check-header check-snippets check-seams package-graph swift-examples test-install test-lib-replace test-cleanup docs
 
 # What runs on both engines: the Swift tests (each parameterised over SQLite and, when
 # AR_TEST_POSTGRES names a server, PostgreSQL), the C examples and the C tests. make test
@@ -148,6 +148,13 @@ test-engines:
 test-pgbouncer: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(MAKE) --no-print-directory test-pgbouncer-run
+
+# Throwaway servers never outlive their run: scripts/with-postgres.sh and with-pgbouncer.sh killed
+# with SIGKILL (no trap runs) still leave no server, pgbouncer or directory (their guard,
+# scripts/guard.sh, cleans up). About 10 seconds.
+.PHONY: test-cleanup
+test-cleanup:
+	scripts/test-cleanup.sh
 
 test-pgbouncer-run:
 	scripts/with-pgbouncer.sh $(SWIFT) test --skip-build --filter TransactionPoolingTests

@@ -17,16 +17,6 @@
 # the `postgres` user (runuser), as the server does.
 set -euo pipefail
 
-if [ -z "${AR_TEST_POSTGRES:-}" ]; then
-  exec "$(dirname "$0")/with-postgres.sh" "$0" "$@"
-fi
-command -v pgbouncer > /dev/null || { echo "with-pgbouncer: no pgbouncer (install the Debian package pgbouncer)" >&2; exit 1; }
-
-server_dir=$(sed -n 's/.*host=\([^ ]*\).*/\1/p' <<< "$AR_TEST_POSTGRES")
-server_user=$(sed -n 's/.*user=\([^ ]*\).*/\1/p' <<< "$AR_TEST_POSTGRES")
-[ -S "$server_dir/.s.PGSQL.5432" ] || { echo "with-pgbouncer: AR_TEST_POSTGRES does not name a server socket: $AR_TEST_POSTGRES" >&2; exit 1; }
-
-dir=$(mktemp -d /tmp/activerecord-bouncer.XXXXXX)
 as_bouncer() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
@@ -39,8 +29,28 @@ stop() {
   fi
   rm -rf "$dir"
 }
+here=$(cd "$(dirname "$0")" && pwd)
+# `with-pgbouncer.sh --cleanup DIR`: what the guard (scripts/guard.sh) runs once a run is gone.
+if [ "${1:-}" = --cleanup ]; then
+  dir=$2
+  [ -d "$dir" ] && stop
+  exit 0
+fi
+
+if [ -z "${AR_TEST_POSTGRES:-}" ]; then
+  exec "$(dirname "$0")/with-postgres.sh" "$0" "$@"
+fi
+command -v pgbouncer > /dev/null || { echo "with-pgbouncer: no pgbouncer (install the Debian package pgbouncer)" >&2; exit 1; }
+
+server_dir=$(sed -n 's/.*host=\([^ ]*\).*/\1/p' <<< "$AR_TEST_POSTGRES")
+server_user=$(sed -n 's/.*user=\([^ ]*\).*/\1/p' <<< "$AR_TEST_POSTGRES")
+[ -S "$server_dir/.s.PGSQL.5432" ] || { echo "with-pgbouncer: AR_TEST_POSTGRES does not name a server socket: $AR_TEST_POSTGRES" >&2; exit 1; }
+
+dir=$(mktemp -d /tmp/activerecord-bouncer.XXXXXX)
 trap stop EXIT
 trap 'exit 130' INT TERM
+# SIGKILL runs no trap: a guard in a session of its own stops pgbouncer once this script is gone.
+setsid "$here/guard.sh" $$ "$here/with-pgbouncer.sh" --cleanup "$dir" </dev/null >/dev/null 2>&1 &
 if [ "$(id -u)" -eq 0 ]; then chown postgres "$dir"; fi
 chmod 755 "$dir"
 

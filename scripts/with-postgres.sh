@@ -19,7 +19,7 @@ if [ ! -x "$bindir/initdb" ]; then
 fi
 [ -x "$bindir/initdb" ] || { echo "with-postgres: no initdb (install the Debian package postgresql)" >&2; exit 1; }
 
-dir=$(mktemp -d /tmp/activerecord-pg.XXXXXX)
+here=$(cd "$(dirname "$0")" && pwd)
 as_server() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
@@ -27,8 +27,18 @@ stop() {
   as_server "$bindir/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
   rm -rf "$dir"
 }
+# `with-postgres.sh --cleanup DIR`: what the guard (scripts/guard.sh) runs once a run is gone.
+if [ "${1:-}" = --cleanup ]; then
+  dir=$2
+  [ -d "$dir" ] && stop
+  exit 0
+fi
+
+dir=$(mktemp -d /tmp/activerecord-pg.XXXXXX)
 trap stop EXIT
 trap 'exit 130' INT TERM
+# SIGKILL runs no trap: a guard in a session of its own stops the server once this script is gone.
+setsid "$here/guard.sh" $$ "$here/with-postgres.sh" --cleanup "$dir" </dev/null >/dev/null 2>&1 &
 if [ "$(id -u)" -eq 0 ]; then chown postgres "$dir"; fi
 chmod 755 "$dir"
 

@@ -35,6 +35,19 @@
 #   AR_TOPO_SYNC            1 with --sync, else 0
 set -euo pipefail
 
+here=$(cd "$(dirname "$0")" && pwd)
+stop() {
+  "$here/topology-ctl.sh" stop-all >/dev/null 2>&1 || true
+  rm -rf "$dir"
+}
+# `with-topology.sh --cleanup DIR`: what the guard (scripts/guard.sh) runs once a run is gone.
+if [ "${1:-}" = --cleanup ]; then
+  dir=$2
+  export AR_TOPO_DIR=$dir
+  [ -d "$dir" ] && stop
+  exit 0
+fi
+
 sync=0 bouncer=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -47,7 +60,6 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || { echo "usage: scripts/with-topology.sh [--sync] [--bouncer] CMD..." >&2; exit 2; }
 
-here=$(cd "$(dirname "$0")" && pwd)
 bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -x "$bindir/initdb" ] || { echo "with-topology: no initdb (install the Debian package postgresql)" >&2; exit 1; }
 if [ "$bouncer" = 1 ] && ! command -v pgbouncer >/dev/null; then
@@ -56,12 +68,11 @@ fi
 
 dir=$(mktemp -d /tmp/activerecord-topo.XXXXXX)
 export AR_TOPO_DIR=$dir
-stop() {
-  "$here/topology-ctl.sh" stop-all >/dev/null 2>&1 || true
-  rm -rf "$dir"
-}
 trap stop EXIT
 trap 'exit 130' INT TERM
+# SIGKILL runs no trap: a guard in a session of its own stops the topology once this script is
+# gone (`--cleanup DIR`, handled before the options).
+setsid "$here/guard.sh" $$ "$here/with-topology.sh" --cleanup "$dir" </dev/null >/dev/null 2>&1 &
 if [ "$(id -u)" -eq 0 ]; then chown postgres "$dir"; fi
 chmod 755 "$dir"
 as_server() {
