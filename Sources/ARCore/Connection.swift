@@ -249,18 +249,10 @@ import Logging
     @inline(__always)
     package func run<R>(_ statement: Unretained<Statement>, binding value: Int64, _ body: (Statement) throws -> R) throws -> R {
         try statement.with { statement in
-            if statement.isInUse || runsAside {
-                return try runAside(statement, []) { statement in
-                    try statement.bind(.integer(value), at: 1)
-                    return try body(statement)
-                }
+            try run(statement, []) { statement in
+                try statement.bind(.integer(value), at: 1)
+                return try body(statement)
             }
-            statement.isInUse = true
-            defer { endRun(statement) }
-            try startStatement()
-            if let tracer { tracer(statement.sql) }
-            try statement.bind(.integer(value), at: 1)
-            return try body(statement)
         }
     }
 

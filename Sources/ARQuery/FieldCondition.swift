@@ -150,11 +150,6 @@ enum FieldTree {
     /// program that makes column names at run time).
     static let cacheLimit = 256
 
-    /// The tree of `form` on `column` of `qualifier`, from the calling thread's cache.
-    static func node(_ form: Form, on column: String, of qualifier: String?) -> PredicateNode {
-        node(Key(form: form, column: column, qualifier: qualifier))
-    }
-
     /// The tree of `key`, from the calling thread's cache.
     static func node(_ key: Key) -> PredicateNode {
         cache.withValue { cache in

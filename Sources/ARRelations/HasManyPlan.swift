@@ -2,7 +2,7 @@
 import ARQuery
 
 /// What the queries of one `@HasMany` property share, for its owner class: the key column,
-/// its condition (``RelationKeyCondition``, the tree made once) and where the relation's
+/// its condition (``RelationKeyCondition``, its key made once) and where the relation's
 /// field sits inside an owner. Found once per property on each thread (``of(_:owner:)``), so
 /// that a relation's getter, run per owner, reads no key path and builds no condition: read
 /// through its key path, the field cost more than the rest of the relation's query.
