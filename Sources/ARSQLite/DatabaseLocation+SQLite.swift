@@ -56,11 +56,14 @@ extension DatabaseLocation {
 
     /// A separate test database: a new, empty file in a fresh temporary
     /// directory (a file rather than memory, so WAL and several connections work).
+    ///
+    /// The directory and its files are removed when the `Database` is released (its last
+    /// reference goes), so tests leave nothing behind; copy the file first to keep it.
     public static let temporary = sqlite("temporary file", identity: "temporary") { _ in
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("activerecord-\(UUID().uuidString)").path
         try Database.createDirectory(directory)
-        return SQLiteLocation(path: directory + "/test.sqlite")
+        return SQLiteLocation(path: directory + "/test.sqlite", temporaryDirectory: TemporaryDirectory(path: directory))
     }
 
     /// An SQLite location: its description and identity, and how its path is resolved
@@ -72,7 +75,7 @@ extension DatabaseLocation {
             let resolved = try resolve(readOnly)
             return SQLiteEngine(
                 path: resolved.path, isURI: resolved.isURI, isMemory: resolved.isMemory, readOnly: readOnly,
-                notes: resolved.notes)
+                notes: resolved.notes, temporaryDirectory: resolved.temporaryDirectory)
         }
     }
 
@@ -82,6 +85,7 @@ extension DatabaseLocation {
         var isURI = false
         var isMemory = false
         var notes: [String] = []
+        var temporaryDirectory: TemporaryDirectory?
     }
 
     private static func requireNoNUL(_ path: String) throws {

@@ -1,4 +1,6 @@
 @_spi(Engines) import ARCore
+import Foundation
+
 /// SQLite, in a file or in memory: one writer connection and, for a file opened for writing,
 /// up to four reader connections (WAL lets them read while the writer writes).
 package struct SQLiteEngine: DatabaseEngine {
@@ -8,16 +10,23 @@ package struct SQLiteEngine: DatabaseEngine {
     package let isMemory: Bool
     package let readOnly: Bool
     package let notes: [String]
+    /// The directory of a ``DatabaseLocation/temporary`` database, removed with its files once
+    /// the last copy of the engine (the `Database` holds it) is gone.
+    package let temporaryDirectory: TemporaryDirectory?
 
     /// How many reader connections a file database opens at most.
     package static let maximumReaders = 4
 
-    package init(path: String, isURI: Bool = false, isMemory: Bool = false, readOnly: Bool = false, notes: [String] = []) {
+    package init(
+        path: String, isURI: Bool = false, isMemory: Bool = false, readOnly: Bool = false, notes: [String] = [],
+        temporaryDirectory: TemporaryDirectory? = nil
+    ) {
         self.path = path
         self.isURI = isURI
         self.isMemory = isMemory
         self.readOnly = readOnly
         self.notes = notes
+        self.temporaryDirectory = temporaryDirectory
     }
 
     package var dialect: any SQLDialect { SQLiteDialect() }
@@ -35,5 +44,19 @@ package struct SQLiteEngine: DatabaseEngine {
 
     package func connect(_ role: ConnectionRole) throws -> any EngineConnection {
         try SQLiteConnection(path: path, readOnly: readOnly, uri: isURI, role: role)
+    }
+}
+
+/// A directory made for one database (``DatabaseLocation/temporary``), removed with everything
+/// in it when this object goes: when the `Database` that opened it is released.
+package final class TemporaryDirectory: Sendable {
+    package let path: String
+
+    package init(path: String) { self.path = path }
+
+    deinit {
+        // The connections may still be closing (they are released with the database): an open
+        // file's name can be removed, and SQLite creates no file in a directory that is gone.
+        try? FileManager.default.removeItem(atPath: path)
     }
 }

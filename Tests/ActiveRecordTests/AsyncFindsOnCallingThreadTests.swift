@@ -2,6 +2,7 @@
 import ActiveRecord
 import ActiveRecordPostgreSQL
 import Foundation
+import Synchronization
 import Testing
 
 /// `Database.awaitedFinds` (issue 35, point 8 on PostgreSQL): `.onExecutor`, an awaited find on
@@ -147,9 +148,16 @@ struct AsyncFindsOnCallingThreadTests {
         let db = test.database
         _ = try await CallingThreadNote.count(on: db)
         db.connectionWaitTimeout = .zero
-        // The lane's one thread busy for 300 ms; the next write waits for it, past 0 ms.
-        let busy = Task { try await db.write { Thread.sleep(forTimeInterval: 0.3) } }
-        try await Task.sleep(for: .milliseconds(50))
+        // The lane's one thread busy for 300 ms once it has started (waited for: under load a
+        // fixed pause may end before the busy block runs); the next write waits for it, past 0 ms.
+        let entered = EnteredFlag()
+        let busy = Task {
+            try await db.write {
+                entered.value.store(true, ordering: .releasing)
+                Thread.sleep(forTimeInterval: 0.3)
+            }
+        }
+        for _ in 0..<1_000 where !entered.value.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(1)) }
         let started = ContinuousClock.now
         do {
             try await db.write { _ = try CallingThreadNote.count() }
@@ -161,4 +169,9 @@ struct AsyncFindsOnCallingThreadTests {
         #expect(ContinuousClock.now - started < .milliseconds(250))
         try await busy.value
     }
+}
+
+/// Set by a block once it runs, read by the task waiting for it.
+private final class EnteredFlag: Sendable {
+    let value = Atomic<Bool>(false)
 }
