@@ -27,11 +27,8 @@ extension Database {
             let tables = try dialect.tableNames(connection)
                 .filter { name in !Self.bookkeepingTables.contains { dialect.sameName($0, name) } }
                 .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            var text = ""
-            for table in tables {
-                text += try Self.dump(table, steps, connection)
-            }
-            return text
+            // One table after another, a blank line between.
+            return try tables.map { try Self.dump($0, steps, connection) }.joined(separator: "\n")
         }
     }
 
@@ -58,6 +55,6 @@ extension Database {
             text += "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(index.name.quotedIdentifier) ON \(table.quotedIdentifier) ("
                 + index.columns.map(\.quotedIdentifier).joined(separator: ", ") + ")" + (index.isPartial ? "; -- partial\n" : ";\n")
         }
-        return text + "\n"
+        return text
     }
 }
