@@ -34,7 +34,7 @@ extension MigrationContext {
 
     /// Creates a table from its description: the declared columns (types, nullability,
     /// defaults, indexes, belongs-to references) and the implied `id`, `createdAt`,
-    /// `updatedAt`, as ``TableSchema/init(name:columns:lockingColumn:)`` describes them.
+    /// `updatedAt`, as `TableSchema.init(name:columns:lockingColumn:)` describes them.
     /// Reversible: reverting drops it.
     ///
     /// ```swift
@@ -54,7 +54,7 @@ extension MigrationContext {
         }
     }
 
-    /// ``createTable(_:)-(TableSchema)`` with the name and columns given here.
+    /// `createTable(_:)` of a `TableSchema` with the name and columns given here.
     ///
     /// ```swift
     /// try context.createTable("Tag", columns: [ColumnSchema(name: "label", type: .text)])
@@ -65,7 +65,7 @@ extension MigrationContext {
 
     /// Drops a table and its rows (`DROP TABLE`; its indexes, triggers and constraints go with
     /// it). Irreversible: a migration that drops a table by name is reverted only by its `down`;
-    /// ``dropTable(_:)-(TableSchema)`` is reversible.
+    /// `dropTable(_:)` of a `TableSchema` is reversible.
     ///
     /// ```swift
     /// try context.dropTable("Legacy")
