@@ -97,6 +97,7 @@ public struct MigrationContext: Sendable {
 
     /// Drops a column: on SQLite by rebuilding the table (indexes on other columns are
     /// recreated), on PostgreSQL with `ALTER TABLE … DROP COLUMN` (its indexes go with it).
+    /// On both engines the CHECK constraints that name it go too.
     /// Irreversible (its data is gone): a migration that drops one is reverted only by its `down`.
     public func dropColumn(_ column: String, from table: String) throws {
         if let recorder { return recorder.irreversible("dropColumn(\"\(column)\", from: \"\(table)\")") }

@@ -91,7 +91,7 @@ struct SQLiteRebuild {
                 return (name, sql)
             }
         for view in views { try execute("DROP VIEW \(view.name.quotedIdentifier)") }
-        let checks = try carriedChecks()
+        let checks = try carriedChecks(keeping: keptNames)
         let constraints = try tableConstraints(keeping: keptNames) + checks
         let body = (try kept.map { try $0.sql() } + constraints + addedConstraints).joined(separator: ", ")
         do {
@@ -187,14 +187,18 @@ struct SQLiteRebuild {
 }
 
 extension SQLiteRebuild {
-    /// The table's table-level CHECK constraints (but ``droppedCheck``), as the table wrote
+    /// The table's table-level CHECK constraints (but ``droppedCheck``, and those that name a
+    /// column the rebuild drops, as PostgreSQL's `DROP COLUMN` drops them), as the table wrote
     /// them: `CONSTRAINT "name" CHECK (…)`. The expression is carried over as its text, which
     /// must be one balanced expression (as ``defaultExpression(_:)`` checks).
-    func carriedChecks() throws -> [String] {
+    func carriedChecks(keeping kept: Set<String>) throws -> [String] {
         guard let sql = try connection.rows("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(table)])
             .first?.first?.schemaText else { return [] }
+        let dropped = Set(try SQLiteDialect().columns(of: table, connection).map { foldedName($0.name) }).subtracting(kept)
         return try checkConstraints(ofCreateTable: sql).compactMap { check in
             if let name = check.name, let droppedCheck, isSameName(name, droppedCheck) { return nil }
+            let names = sqlWords(check.expression).filter { !$0.hasPrefix("'") }.map { foldedName(unquoted($0)) }
+            if names.contains(where: dropped.contains) { return nil }
             _ = try defaultExpression(check.expression)  // one balanced expression, or an error
             return (check.name.map { "CONSTRAINT \($0.quotedIdentifier) " } ?? "") + "CHECK (\(check.expression))"
         }

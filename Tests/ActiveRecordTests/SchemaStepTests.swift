@@ -270,6 +270,16 @@ struct SchemaStepTests {
             }
             #expect(error?.message.contains("StepBook has no CHECK constraint named 'StepBook_none'") == true)
 
+            // Dropping a column drops the checks that use it, on both engines (PostgreSQL's rule); the others stay.
+            try applyStep(db, &migrator, "status") { context in
+                try context.execute("ALTER TABLE \"StepBook\" ADD COLUMN \"status\" TEXT NOT NULL DEFAULT 'draft'")
+                try context.addCheck("StepBook_status_known", on: "StepBook", "status IN ('draft', 'live', 'pages')")
+                try context.addCheck("StepBook_status_short", on: "StepBook", "length(\"status\") < 10")
+            }
+            #expect(try MigrationContextProbe.checkNames(db, "StepBook") == ["StepBook_pages_positive", "StepBook_status_known", "StepBook_status_short"])
+            try applyStep(db, &migrator, "no status") { try $0.dropColumn("status", from: "StepBook") }
+            #expect(try MigrationContextProbe.checkNames(db, "StepBook") == ["StepBook_pages_positive"])
+
             try applyStep(db, &migrator, "drop check") { try $0.dropCheck("StepBook_pages_positive", from: "StepBook") }
             try db.execute(#"INSERT INTO "StepBook" ("pages") VALUES (-3)"#)
             #expect(try MigrationContextProbe.checkNames(db, "StepBook").isEmpty)
