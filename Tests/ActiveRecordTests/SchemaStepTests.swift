@@ -70,6 +70,23 @@ struct SchemaStepTests {
         }
     }
 
+    /// Names are quoted, never spliced: a hostile table, column or index name is just a name.
+    @Test(arguments: TestEngine.all) func hostileNamesAreNames(engine: TestEngine) throws {
+        try withMigratedDatabase(engine) { db in
+            var migrator = Migrator()
+            let table = #"x"); DROP TABLE "Seed"; --"#
+            let column = #"c" TEXT); DROP TABLE "Seed"; --"#
+            try applyStep(db, &migrator, "hostile") { context in
+                try context.createTable(table, columns: [ColumnSchema(name: column, type: .text)])
+                try context.addIndex(on: table, columns: [column], name: #"i"; DROP TABLE "Seed"; --"#)
+            }
+            #expect(try db.tableNames().contains("Seed"))
+            #expect(try db.tableNames().contains(table))
+            #expect(try columnNames(db, table).last == column)
+            #expect(try indexNames(db, table) == [#"i"; DROP TABLE "Seed"; --"#])
+        }
+    }
+
     @Test(arguments: TestEngine.all) func dropTable(engine: TestEngine) throws {
         try withMigratedDatabase(engine) { db in
             var migrator = Migrator()
