@@ -7,6 +7,9 @@
 /// PostgreSQL exactly (the library quotes every name).
 public struct MigrationContext: Sendable {
     let database: Database
+    /// When set, the steps are not run but recorded with their inverses (how ``Migrator``
+    /// reverts a migration registered without a `down`); reads still read the database.
+    var recorder: StepRecorder?
 
     private func sameName(_ lhs: String, _ rhs: String) -> Bool { database.dialect.sameName(lhs, rhs) }
 
@@ -57,14 +60,18 @@ public struct MigrationContext: Sendable {
     // MARK: Changing it
 
     /// Runs one SQL statement with bound arguments (anything the named operations do not cover).
+    /// Irreversible: a migration that runs one is reverted only by its `down`.
     public func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {
+        if let recorder { return recorder.irreversible("execute(\"\(sql)\")") }
         try database.execute(sql, arguments)
     }
 
     /// Renames a table (`ALTER TABLE … RENAME TO`, which also updates its indexes, triggers
     /// and the foreign keys and views that name it). Indexes named after the table by the
     /// library's convention (`Client_phone_index`) are renamed with it (`Customer_phone_index`).
+    /// Reversible: reverting renames it back.
     public func renameTable(_ table: String, to newName: String) throws {
+        if let recorder { return recorder.reversible { try $0.renameTable(newName, to: table) } }
         try requireTable(table)
         let conventional = try conventionalIndexes(of: table)
         try execute("ALTER TABLE \(table.quotedIdentifier) RENAME TO \(newName.quotedIdentifier)")
@@ -76,8 +83,10 @@ public struct MigrationContext: Sendable {
     /// Renames a column (`ALTER TABLE … RENAME COLUMN`, which also updates the indexes and
     /// views that use it). Indexes named after the column by the library's convention
     /// (`Bookmark_link_index`) are renamed with it (`Bookmark_url_index`), so that automatic
-    /// migration finds them under the names it would give them.
+    /// migration finds them under the names it would give them. Reversible: reverting renames
+    /// it back.
     public func renameColumn(_ column: String, to newName: String, in table: String) throws {
+        if let recorder { return recorder.reversible { try $0.renameColumn(newName, to: column, in: table) } }
         let existing = try requireColumn(column, in: table)
         let conventional = try conventionalIndexes(of: table).filter { sameName($0.column, existing) }
         try execute("ALTER TABLE \(table.quotedIdentifier) RENAME COLUMN \(existing.quotedIdentifier) TO \(newName.quotedIdentifier)")
@@ -88,7 +97,10 @@ public struct MigrationContext: Sendable {
 
     /// Drops a column: on SQLite by rebuilding the table (indexes on other columns are
     /// recreated), on PostgreSQL with `ALTER TABLE … DROP COLUMN` (its indexes go with it).
+    /// On both engines the CHECK constraints that name it go too.
+    /// Irreversible (its data is gone): a migration that drops one is reverted only by its `down`.
     public func dropColumn(_ column: String, from table: String) throws {
+        if let recorder { return recorder.irreversible("dropColumn(\"\(column)\", from: \"\(table)\")") }
         let existing = try requireColumn(column, in: table)
         try database.withSchema { connection, dialect in try dialect.dropColumn(existing, from: table, connection) }
     }
@@ -97,8 +109,10 @@ public struct MigrationContext: Sendable {
     /// as they are, and SQLite applies the new type's affinity: text `'42'` into INTEGER becomes
     /// 42); on PostgreSQL with `ALTER COLUMN … TYPE`, converting each value (a value that does
     /// not convert fails the step). `kind` picks PostgreSQL's narrower type (`BOOLEAN`, `NUMERIC`,
-    /// `UUID`); SQLite stores every kind in `type`'s storage class.
+    /// `UUID`); SQLite stores every kind in `type`'s storage class. Irreversible (the old type
+    /// is not known): a migration that changes one is reverted only by its `down`.
     public func changeColumnType(_ column: String, in table: String, to type: SQLType, kind: ColumnKind = .plain) throws {
+        if let recorder { return recorder.irreversible("changeColumnType(\"\(column)\", in: \"\(table)\")") }
         let existing = try requireColumn(column, in: table)
         try database.withSchema { connection, dialect in
             try dialect.changeColumnType(existing, in: table, to: type, kind, connection)
@@ -126,7 +140,7 @@ public struct MigrationContext: Sendable {
         }
     }
 
-    private func requireTable(_ table: String) throws {
+    func requireTable(_ table: String) throws {
         guard try hasTable(table) else {
             throw ActiveRecordError(.unknownTable, "there is no table \(table)")
         }
@@ -135,7 +149,7 @@ public struct MigrationContext: Sendable {
     /// The column's name as the table writes it.
     /// - Throws: `.unknownColumn` listing the table's columns.
     @discardableResult
-    private func requireColumn(_ column: String, in table: String) throws -> String {
+    func requireColumn(_ column: String, in table: String) throws -> String {
         let columns = try self.columns(of: table).map(\.name)
         guard let found = columns.first(where: { sameName($0, column) }) else {
             throw ActiveRecordError(

@@ -24,15 +24,32 @@ public struct Migrator: Sendable {
     /// The table where the database records the steps it ran.
     public static let tableName = Database.migrationsTableName
 
-    private var steps: [(name: String, run: @Sendable (MigrationContext) throws -> Void)] = []
+    var steps: [(name: String, run: @Sendable (MigrationContext) throws -> Void, down: (@Sendable (MigrationContext) throws -> Void)?)] = []
 
     /// An empty migrator.
     public init() {}
 
-    /// Adds a step; steps run in the order registered. Names must be unique.
+    /// Adds a step; steps run in the order registered. Names must be unique. ``revert(last:on:)``
+    /// reverts it by computing its inverse, when all its schema steps are reversible (see
+    /// ``MigrationContext``).
     public mutating func register(_ name: String, _ step: @escaping @Sendable (MigrationContext) throws -> Void) {
         precondition(!steps.contains { $0.name == name }, "a migration named '\(name)' is registered twice")
-        steps.append((name, step))
+        steps.append((name, step, nil))
+    }
+
+    /// Adds a step with its explicit inverse, `down`, which ``revert(last:on:)`` runs instead
+    /// of computing one (for steps that have none: raw SQL, a dropped column).
+    ///
+    /// ```swift
+    /// migrator.register("backfill slugs", up: { try $0.execute("UPDATE \"Post\" SET slug = lower(title)") },
+    ///                   down: { try $0.execute("UPDATE \"Post\" SET slug = ''") })
+    /// ```
+    public mutating func register(
+        _ name: String, up: @escaping @Sendable (MigrationContext) throws -> Void,
+        down: @escaping @Sendable (MigrationContext) throws -> Void
+    ) {
+        precondition(!steps.contains { $0.name == name }, "a migration named '\(name)' is registered twice")
+        steps.append((name, up, down))
     }
 
     /// The names of the steps this database has run (or recorded as applied), in order.

@@ -8,6 +8,12 @@ import Foundation
 struct SQLiteRebuild {
     let table: String
     let connection: Connection
+    /// Constraints the new table gains (a migration step's foreign key or CHECK constraint).
+    var addedConstraints: [String] = []
+    /// The one column (folded) whose foreign key the new table loses, if any.
+    var droppedForeignKey: String?
+    /// The CHECK constraint (by name) the new table loses, if any.
+    var droppedCheck: String?
 
     private func execute(_ sql: String) throws { try connection.execute(sql) }
 
@@ -85,9 +91,16 @@ struct SQLiteRebuild {
                 return (name, sql)
             }
         for view in views { try execute("DROP VIEW \(view.name.quotedIdentifier)") }
-        let constraints = try tableConstraints(keeping: keptNames)
-        let body = (try kept.map { try $0.sql() } + constraints).joined(separator: ", ")
-        try execute("CREATE TABLE \(temporary.quotedIdentifier) (\(body))")
+        let checks = try carriedChecks(keeping: keptNames)
+        let constraints = try tableConstraints(keeping: keptNames) + checks
+        let body = (try kept.map { try $0.sql() } + constraints + addedConstraints).joined(separator: ", ")
+        do {
+            try execute("CREATE TABLE \(temporary.quotedIdentifier) (\(body))")
+        } catch let error as ActiveRecordError where !checks.isEmpty || !addedConstraints.isEmpty {
+            throw error.with(
+                message: "rebuilding \(table) failed: \(error.message); a CHECK constraint of the table may use a column "
+                    + "the step removes (drop it first with dropCheck), or a new constraint names a column the table lacks")
+        }
         let names = kept.map { $0.name.quotedIdentifier }.joined(separator: ", ")
         try execute("INSERT INTO \(temporary.quotedIdentifier) (\(names)) SELECT \(names) FROM \(table.quotedIdentifier)")
         try execute("DROP TABLE \(table.quotedIdentifier)")
@@ -111,8 +124,9 @@ struct SQLiteRebuild {
     }
 
     /// The table's FOREIGN KEY and UNIQUE constraints (which `pragma_table_info` does not show)
-    /// whose columns all remain, each foreign key as deferrable as it was. CHECK constraints
-    /// and collations are not carried over.
+    /// whose columns all remain, each foreign key as deferrable as it was (but the one on
+    /// ``droppedForeignKey``). Collations and CHECK constraints written inside a column's
+    /// definition are not carried over; table-level CHECK constraints are (``carriedChecks()``).
     func tableConstraints(keeping kept: Set<String>) throws -> [String] {
         var constraints: [String] = []
         var keys: [Int64: (table: String, from: [String], to: [String], onUpdate: String, onDelete: String)] = [:]
@@ -126,7 +140,8 @@ struct SQLiteRebuild {
             keys[id] = key
         }
         let deferred = try deferredForeignKeyColumns()
-        for (_, key) in keys.sorted(by: { $0.key < $1.key }) where key.from.allSatisfy({ kept.contains(foldedName($0)) }) {
+        for (_, key) in keys.sorted(by: { $0.key < $1.key })
+        where key.from.allSatisfy({ kept.contains(foldedName($0)) }) && !(key.from.count == 1 && foldedName(key.from[0]) == droppedForeignKey) {
             let target = key.to.isEmpty ? "" : "(" + key.to.map(\.quotedIdentifier).joined(separator: ", ") + ")"
             let isDeferred = key.from.contains { deferred.contains(foldedName($0)) }
             constraints.append(
@@ -146,9 +161,9 @@ struct SQLiteRebuild {
     }
 
     /// The columns (folded) whose foreign key the table declares `DEFERRABLE INITIALLY
-    /// DEFERRED` (as the library's belongs-to keys are): `pragma_foreign_key_list` does not
+    /// DEFERRED` (as the library's belongs-to keys and `addForeignKey`'s are): `pragma_foreign_key_list` does not
     /// say, so the table's own `CREATE TABLE` text is read, definition by definition.
-    private func deferredForeignKeyColumns() throws -> Set<String> {
+    func deferredForeignKeyColumns() throws -> Set<String> {
         guard let sql = try connection.rows("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(table)])
             .first?.first?.schemaText else { return [] }
         var columns: Set<String> = []
@@ -168,6 +183,25 @@ struct SQLiteRebuild {
             }
         }
         return columns
+    }
+}
+
+extension SQLiteRebuild {
+    /// The table's table-level CHECK constraints (but ``droppedCheck``, and those that name a
+    /// column the rebuild drops, as PostgreSQL's `DROP COLUMN` drops them), as the table wrote
+    /// them: `CONSTRAINT "name" CHECK (…)`. The expression is carried over as its text, which
+    /// must be one balanced expression (as ``defaultExpression(_:)`` checks).
+    func carriedChecks(keeping kept: Set<String>) throws -> [String] {
+        guard let sql = try connection.rows("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(table)])
+            .first?.first?.schemaText else { return [] }
+        let dropped = Set(try SQLiteDialect().columns(of: table, connection).map { foldedName($0.name) }).subtracting(kept)
+        return try checkConstraints(ofCreateTable: sql).compactMap { check in
+            if let name = check.name, let droppedCheck, isSameName(name, droppedCheck) { return nil }
+            let names = sqlWords(check.expression).filter { !$0.hasPrefix("'") }.map { foldedName(unquoted($0)) }
+            if names.contains(where: dropped.contains) { return nil }
+            _ = try defaultExpression(check.expression)  // one balanced expression, or an error
+            return (check.name.map { "CONSTRAINT \($0.quotedIdentifier) " } ?? "") + "CHECK (\(check.expression))"
+        }
     }
 }
 
