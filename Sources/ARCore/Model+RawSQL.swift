@@ -15,14 +15,18 @@ extension ModelClassMethods where Self: Model {
     /// changed and saved, they write an `UPDATE` of their changed columns.
     ///
     /// - Parameters:
-    ///   - sql: one query, with `?` placeholders.
+    ///   - sql: one query, with `?` placeholders (a `String`, or a `Substring`).
     ///   - arguments: the values bound to the placeholders.
     /// - Throws: `.unknownColumn` naming a column the result lacks, `.typeMismatch` naming a
     ///   column whose value does not fit its type (checked on the first row, then on each row as
     ///   read); the engine's errors, with the SQL text.
+    ///
+    /// A string literal given alone goes to ``fetch(sql:)-(SQL)`` instead, whose `\(value)` are
+    /// bound. (This form is disfavoured and generic: with a labelled argument, a disfavoured
+    /// `String` form alone would still take an interpolated literal, and splice it.)
     @_disfavoredOverload
-    public static func fetch(sql: String, arguments: [DatabaseValue] = []) throws -> [Self] {
-        try Model.fetchRows(sql, arguments, of: self).asRecords(of: Self.self)
+    public static func fetch(sql: some StringProtocol, arguments: [DatabaseValue] = []) throws -> [Self] {
+        try Model.fetchRows(String(sql), arguments, of: self).asRecords(of: Self.self)
     }
 
     /// ``fetch(sql:arguments:)`` with SQL written with interpolation, its values bound (see ``SQL``).
