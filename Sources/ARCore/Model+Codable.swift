@@ -53,12 +53,11 @@ extension Model {
     /// ``encodeRecord(to:)`` inside the records `ancestors` (by identity) being encoded.
     fileprivate final func encodeRecord(to encoder: any Encoder, ancestors: [ObjectIdentifier]) throws {
         let mapping = try mapping()
-        let schema = mapping.table.schema
         var container = encoder.container(keyedBy: RecordCodingKey.self)
         try container.encode(id, forKey: RecordCodingKey("id"))
-        let keys = Set(mapping.hooks.compactMap(\.columnIndex))
+        let keys = mapping.codingKeys
         for (index, field) in mapping.fields.enumerated() {
-            let key = RecordCodingKey(keys.contains(index) ? schema.columns[index].name : mapping.propertyNames[index])
+            let key = keys[index]
             guard let coding = field.kind as? any CodableColumnField.Type else { continue }
             try coding.encode(try currentValue(index), to: &container, forKey: key)
         }
@@ -99,7 +98,7 @@ extension Model {
         let mapping = try mapping()
         let type = type(of: self)
         let container = try decoder.container(keyedBy: RecordCodingKey.self)
-        let keys = Set(mapping.hooks.compactMap(\.columnIndex))
+        let keys = mapping.codingKeys
         var decoded: [(index: Int, value: DatabaseValue)] = []
         for name in type.decodableColumns {
             guard let index = try? mapping.columnIndex(name) else {
@@ -109,7 +108,7 @@ extension Model {
                         + "(id and the timestamps are never decoded); list property or column names among: "
                         + mapping.propertyNames.joined(separator: ", "))
             }
-            let key = RecordCodingKey(keys.contains(index) ? mapping.table.schema.columns[index].name : mapping.propertyNames[index])
+            let key = keys[index]
             guard container.contains(key), let coding = mapping.fields[index].kind as? any CodableColumnField.Type else { continue }
             decoded.append((index, try coding.decode(from: container, forKey: key)))
         }
@@ -128,6 +127,17 @@ extension Model {
     /// - Throws: what ``assign(from:)`` throws, and `DecodingError` for data that is not a JSON object.
     public final func assign(fromJSON data: Data, using decoder: JSONDecoder = JSONDecoder()) throws {
         try decoder.decode(Assignment.self, from: data).apply(to: self)
+    }
+}
+
+extension ModelMapping {
+    /// Each column's key in a record's encoding: its property's name, a belongs-to's key its
+    /// column name (the relation's property name is the relation's key).
+    fileprivate var codingKeys: [RecordCodingKey] {
+        let relationKeys = Set(hooks.compactMap(\.columnIndex))
+        return propertyNames.indices.map { index in
+            RecordCodingKey(relationKeys.contains(index) ? table.schema.columns[index].name : propertyNames[index])
+        }
     }
 }
 

@@ -4,7 +4,8 @@ import Foundation
 ///
 /// Every `\(value)` becomes a `?` placeholder with the value bound to it (PostgreSQL's engine
 /// numbers them `$1`, `$2`, … as it does for all of the library's SQL); a `String` is a value
-/// like any other. Only three markers put text into the SQL, each by its name:
+/// like any other, and so is an array (one value, JSON, as an array column stores it: write
+/// `\(list:)` for `IN`). Only three markers put text into the SQL, each by its name:
 ///
 /// - `\(ident: name)`: an identifier (a table or column name), double-quoted (a `"` inside it
 ///   doubled); an empty name, or one holding a NUL, is an error when the SQL runs.
