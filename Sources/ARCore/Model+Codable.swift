@@ -157,6 +157,7 @@ private struct RelatedRecord: Encodable {
 
 /// A key of a record's encoding: a column's property name, `id`, a timestamp, a relation.
 public struct RecordCodingKey: CodingKey, Hashable, Sendable {
+    /// The key's name.
     public let stringValue: String
     /// Always `nil`: records are keyed by name.
     public var intValue: Int? { nil }
