@@ -41,6 +41,10 @@ extension Database {
     /// ```
     /// - Throws: the engine's errors, with the SQL text.
     /// Observers count it as changing every table (see ``observe(tables:fetch:onChange:)``).
+    ///
+    /// A string literal given alone goes to ``execute(_:)-(SQL)`` instead, whose `\(value)` are
+    /// bound (this form is disfavoured, so that interpolation never splices a value).
+    @_disfavoredOverload
     public func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {
         try withConnection { connection in
             try connection.execute(sql, arguments)
@@ -52,6 +56,10 @@ extension Database {
     ///
     /// Inside a ``read(_:)`` block (and an async `read`) it reads through the block's connection,
     /// in its snapshot, as the block's other reads do; elsewhere through the connection writes use.
+    ///
+    /// A string literal given alone goes to ``rows(_:)-(SQL)`` instead, whose `\(value)` are
+    /// bound (this form is disfavoured, so that interpolation never splices a value).
+    @_disfavoredOverload
     public func rows(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
         if let scoped = readScope { return try scoped.with { try $0.rows(sql, arguments) } }
         return try withConnection { try $0.rows(sql, arguments) }

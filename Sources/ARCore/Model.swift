@@ -90,6 +90,45 @@ open class Model: RecordStorage {
         try set(values)
     }
 
+    /// Decodes a new, unsaved record: its defaults, then the columns a client may set
+    /// (``decodableColumns``) present in `decoder` (see Model+Codable.swift).
+    ///
+    /// ```swift
+    /// let user = try JSONDecoder().decode(User.self, from: body)   // id, timestamps, keys ignored
+    /// try user.save()                                               // INSERT
+    /// ```
+    /// - Throws: what ``assign(from:)`` throws.
+    public required convenience init(from decoder: any Decoder) throws {
+        self.init()
+        try assign(from: decoder)
+    }
+
+    /// Encodes `id`, every declared column, `createdAt`, `updatedAt`, and the relations the
+    /// record holds loaded (see ``encodeRecord(to:)``). Override to add or drop keys.
+    ///
+    /// ```swift
+    /// let json = try JSONEncoder().encode(user)   // {"id":1,"name":"Alex","age":31,"createdAt":…,"updatedAt":…}
+    /// ```
+    open func encode(to encoder: any Encoder) throws {
+        try encodeRecord(to: encoder)
+    }
+
+    /// The declared columns (property or column names) that decoding a record from a client
+    /// sets: `JSONDecoder().decode(User.self, …)`, ``assign(from:)``. Default: every declared
+    /// column except belongs-to keys (``defaultDecodableColumns``), so that a client cannot
+    /// move a record under another parent; `id` and the timestamps are never decoded.
+    ///
+    /// ```swift
+    /// final class Post: Model {
+    ///     @Column var title: String = ""
+    ///     @Column var approved: Bool = false
+    ///     @BelongsTo var author: Person?
+    ///     // Only the title comes from a client: not `approved`, not `authorId`.
+    ///     override class var decodableColumns: [String] { ["title"] }
+    /// }
+    /// ```
+    open class var decodableColumns: [String] { defaultDecodableColumns }
+
     /// The table name: the class name as written, without its namespace (`Shop.User` →
     /// `User`). Override to change it, or to share a table with another class on purpose:
     /// two classes that both take the default name of one table are an error.

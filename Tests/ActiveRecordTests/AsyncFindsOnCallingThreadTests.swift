@@ -49,7 +49,7 @@ struct AsyncFindsOnCallingThreadTests {
     private func postgresDatabase(connections: Int = 10) throws -> (TestDatabase, Int64)? {
         guard TestEngine.postgresConnection != nil else { return nil }
         let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        try PostgresAdmin.database.execute("CREATE SCHEMA \(schema)")
+        try PostgresAdmin.database.execute("CREATE SCHEMA \(ident: schema)")
         let db = try Database(.postgres(TestEngine.connection(schema: schema), maximumConnections: connections))
         let test = TestDatabase(db, schema: schema)
         let id = try db.use { try CallingThreadNote.create(["body": "kept"]).id }

@@ -33,7 +33,7 @@ struct AwaitedFindPolicyTests {
         let test = try engine.makeDatabase(file: true, automaticMigrations: automaticMigrations)
         let db = test.database
         if !automaticMigrations {
-            try db.use { try db.execute(#"CREATE TABLE "PolicyNote" (\#(engine.idColumn), "createdAt" \#(engine.real), "updatedAt" \#(engine.real), "body" TEXT NOT NULL)"#) }
+            try db.use { try db.execute(#"CREATE TABLE "PolicyNote" (\#(SQL(sql: engine.idColumn)), "createdAt" \#(SQL(sql: engine.real)), "updatedAt" \#(SQL(sql: engine.real)), "body" TEXT NOT NULL)"#) }
         }
         let id = try #require(try db.use { try PolicyNote.create(["body": "kept"]).id })
         let threads = StatementThreads()

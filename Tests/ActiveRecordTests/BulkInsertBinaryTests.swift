@@ -239,8 +239,8 @@ struct BulkInsertBinaryPoolingTests {
 /// true` (straight to the server: a pooler's rules without the pooler), current.
 func withTransactionPoolingDatabase(_ body: (Database) throws -> Void) throws {
     let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-    try PostgresAdmin.database.execute("CREATE SCHEMA \(schema)")
-    defer { try? PostgresAdmin.database.execute("DROP SCHEMA \(schema) CASCADE") }
+    try PostgresAdmin.database.execute("CREATE SCHEMA \(ident: schema)")
+    defer { try? PostgresAdmin.database.execute("DROP SCHEMA \(ident: schema) CASCADE") }
     let database = try Database(.postgres(TestEngine.connection(schema: schema), transactionPooling: true))
     try database.use { try body(database) }
 }

@@ -21,7 +21,7 @@ struct EdgeCaseTests {
     private func read(_ column: String, stored sql: String, _ db: Database) throws -> ActiveRecordError? {
         try db.execute(#"DELETE FROM "Strict""#)
         try Strict.create(["token": UUID()])
-        try db.execute("UPDATE \"Strict\" SET \"\(column)\" = \(sql)")
+        try db.execute("UPDATE \"Strict\" SET \(ident: column) = \(SQL(sql: sql))")
         return expectError(.typeMismatch) { _ = try Strict.all() }
     }
 

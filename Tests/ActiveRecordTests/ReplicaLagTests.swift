@@ -45,11 +45,11 @@ struct ReplicaLagTests {
     private func withLaggedDatabase(_ body: (Database) async throws -> Void) async throws {
         let schema = "lag_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
         let admin = try Database(.postgres(LagTopology.primary), automaticMigrations: false)
-        try admin.execute("CREATE SCHEMA \(schema)")
+        try admin.execute("CREATE SCHEMA \(ident: schema)")
         defer {
             try? LagTopology.control("delay", "1", "0")
             try? LagTopology.control("delay", "2", "0")
-            try? admin.execute("DROP SCHEMA \(schema) CASCADE")
+            try? admin.execute("DROP SCHEMA \(ident: schema) CASCADE")
         }
         // A URL (the primary's, multi-host) takes the option as a query parameter.
         func inSchema(_ connection: String) -> String {
@@ -58,7 +58,7 @@ struct ReplicaLagTests {
                 : connection + " options='-csearch_path=\(schema)'"
         }
         try admin.execute(#"""
-            CREATE VIEW \#(schema)."ServedByStandby" AS SELECT 1::bigint AS "id", 0::float8 AS "createdAt", 0::float8 AS "updatedAt",
+            CREATE VIEW \#(ident: schema)."ServedByStandby" AS SELECT 1::bigint AS "id", 0::float8 AS "createdAt", 0::float8 AS "updatedAt",
             pg_is_in_recovery() AS "standby"
             """#)
         let db = try Database(.postgres(inSchema(LagTopology.primary), replicas: LagTopology.replicas.map(inSchema)))

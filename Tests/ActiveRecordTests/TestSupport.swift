@@ -47,7 +47,7 @@ enum TestEngine: String, Sendable, CustomTestStringConvertible {
             return TestDatabase(try Database(file ? .temporary : .inMemory, automaticMigrations: automaticMigrations), schema: nil)
         case .postgres:
             let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-            try PostgresAdmin.database.execute("CREATE SCHEMA \(schema)")
+            try PostgresAdmin.database.execute("CREATE SCHEMA \(ident: schema)")
             let database = try Database(.postgres(Self.connection(schema: schema)), automaticMigrations: automaticMigrations)
             return TestDatabase(database, schema: schema)
         }
@@ -73,7 +73,7 @@ struct TestDatabase {
     func drop() {
         guard let schema else { return }
         do {
-            try PostgresAdmin.database.execute("DROP SCHEMA \(schema) CASCADE")
+            try PostgresAdmin.database.execute("DROP SCHEMA \(ident: schema) CASCADE")
         } catch {
             Issue.record("could not drop the test schema \(schema): \(error)")
         }
@@ -182,7 +182,7 @@ func withDatabaseLocation(_ engine: TestEngine, _ body: (TestLocation) throws ->
         try body(TestLocation(location: .file(path), argument: path))
     case .postgres:
         let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        try PostgresAdmin.database.execute("CREATE SCHEMA \(schema)")
+        try PostgresAdmin.database.execute("CREATE SCHEMA \(ident: schema)")
         defer { TestDatabase(PostgresAdmin.database, schema: schema).drop() }
         let connection = TestEngine.connection(schema: schema)
         try body(TestLocation(location: .postgres(connection), argument: "postgres:" + connection))

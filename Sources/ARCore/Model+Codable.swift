@@ -1,0 +1,235 @@
+import Foundation
+
+/// Records as `Codable`: a record encodes to its columns (and the relations it holds loaded),
+/// and decodes into a new, unsaved record from the columns a client may set.
+///
+/// ```swift
+/// let json = try JSONEncoder().encode(user)        // {"id":1,"name":"Alex","age":31,"groupId":2,"createdAt":…}
+/// let draft = try JSONDecoder().decode(User.self, from: body)
+/// try draft.save()                                  // INSERT: a new record, whatever id the body held
+/// try user.assign(fromJSON: body)                   // an edit, the same columns allowed
+/// try user.save()                                   // UPDATE of what changed
+/// ```
+///
+/// What is encoded: `id`, every declared column, `createdAt` and `updatedAt` (`null` when
+/// unset), each value as its Swift type encodes (dates, data, UUIDs and decimals by the
+/// encoder's strategies), under the property's name (a belongs-to's key under its column
+/// name, `groupId`); then each relation the record holds in memory: a belongs-to parent assigned
+/// or loaded, has-many children eager-loaded (`includes`), under the relation's property name.
+/// Nothing is loaded to encode a record; a relation leading back to a record being encoded is
+/// left out.
+///
+/// What is decoded: only ``Model/decodableColumns`` (every declared column but belongs-to keys,
+/// unless the model says otherwise). `id`, `createdAt`, `updatedAt`, the other columns,
+/// relations and unknown keys are ignored: a client cannot choose a record's id, its
+/// timestamps or its parent, and may send back what it was given. A key that is absent leaves
+/// the column as it is (its default, for a new record); `null` clears an optional column; a
+/// value of the wrong type is a `DecodingError` naming the key, and nothing is assigned.
+extension Model: Codable {}
+
+extension Model {
+    /// The declared columns (property or column names) that decoding may set:
+    /// ``decodableColumns``' default, every declared column except belongs-to keys.
+    public static var defaultDecodableColumns: [String] {
+        guard let mapping = try? ModelMapping.of(self) else { return [] }
+        let keys = Set(mapping.hooks.compactMap(\.columnIndex))
+        return mapping.propertyNames.indices.filter { !keys.contains($0) }.map { mapping.propertyNames[$0] }
+    }
+
+    /// Encodes the record as ``Model`` does (see `encode(to:)`): the work of the default.
+    ///
+    /// ```swift
+    /// override func encode(to encoder: any Encoder) throws {
+    ///     try encodeRecord(to: encoder)
+    ///     var extra = encoder.container(keyedBy: RecordCodingKey.self)
+    ///     try extra.encode(displayName, forKey: RecordCodingKey("displayName"))
+    /// }
+    /// ```
+    /// - Throws: the encoder's errors, and `.invalidModel` for a class that cannot be a table.
+    public final func encodeRecord(to encoder: any Encoder) throws {
+        try encodeRecord(to: encoder, ancestors: [])
+    }
+
+    /// ``encodeRecord(to:)`` inside the records `ancestors` (by identity) being encoded.
+    fileprivate final func encodeRecord(to encoder: any Encoder, ancestors: [ObjectIdentifier]) throws {
+        let mapping = try mapping()
+        var container = encoder.container(keyedBy: RecordCodingKey.self)
+        try container.encode(id, forKey: RecordCodingKey("id"))
+        let keys = mapping.codingKeys
+        for (index, field) in mapping.fields.enumerated() {
+            let key = keys[index]
+            guard let coding = field.kind as? any CodableColumnField.Type else { continue }
+            try coding.encode(try currentValue(index), to: &container, forKey: key)
+        }
+        try container.encode(createdAt, forKey: RecordCodingKey("createdAt"))
+        try container.encode(updatedAt, forKey: RecordCodingKey("updatedAt"))
+        let lineage = ancestors + [ObjectIdentifier(self)]
+        for hook in mapping.hooks {
+            guard let relation = hook.kind as? any LoadedRelationField.Type, let loaded = loadedRecords(hook, relation) else { continue }
+            let key = RecordCodingKey(hook.propertyName)
+            switch loaded {
+            case .one(let parent):
+                guard !lineage.contains(ObjectIdentifier(parent)) else { continue }
+                try container.encode(RelatedRecord(record: parent, ancestors: lineage), forKey: key)
+            case .many(let children):
+                guard !children.contains(where: { lineage.contains(ObjectIdentifier($0)) }) else { continue }
+                try container.encode(children.map { RelatedRecord(record: $0, ancestors: lineage) }, forKey: key)
+            }
+        }
+    }
+
+    /// The records the relation field of `hook` holds in memory.
+    private final func loadedRecords<Field: LoadedRelationField>(_ hook: ModelMapping.Hook, _ kind: Field.Type) -> LoadedRecords? {
+        withHookField(at: hook.offset, as: Field.self) { Field.loadedRecords($0) }
+    }
+
+    /// Assigns the decodable columns (``decodableColumns``) present in `decoder`'s keyed
+    /// container to the record, without saving: all of them, or none when one fails.
+    ///
+    /// ```swift
+    /// // A framework's decoder (Vapor's content, a form): the same allow-list as JSON.
+    /// try user.assign(from: decoder)
+    /// try user.save()
+    /// ```
+    /// - Throws: `DecodingError` naming the key of a value of the wrong type (or `null` for a
+    ///   column that cannot be NULL); `.invalidModel` for a name in ``decodableColumns`` that
+    ///   is not a declared column. The record is left as it was.
+    public final func assign(from decoder: any Decoder) throws {
+        let mapping = try mapping()
+        let type = type(of: self)
+        let container = try decoder.container(keyedBy: RecordCodingKey.self)
+        let keys = mapping.codingKeys
+        var decoded: [(index: Int, value: DatabaseValue)] = []
+        for name in type.decodableColumns {
+            guard let index = try? mapping.columnIndex(name) else {
+                throw ActiveRecordError(
+                    .invalidModel,
+                    "\(ModelMapping.modelName(type)).decodableColumns names \"\(name)\", which is not a declared column "
+                        + "(id and the timestamps are never decoded); list property or column names among: "
+                        + mapping.propertyNames.joined(separator: ", "))
+            }
+            let key = keys[index]
+            guard container.contains(key), let coding = mapping.fields[index].kind as? any CodableColumnField.Type else { continue }
+            decoded.append((index, try coding.decode(from: container, forKey: key)))
+        }
+        for (index, value) in decoded { try assignColumn(index, value) }
+    }
+
+    /// ``assign(from:)`` from JSON: a client's edit, the same columns allowed.
+    ///
+    /// ```swift
+    /// try user.assign(fromJSON: request.body)   // {"age": 32, "id": 9}: age changes, id is ignored
+    /// try user.save()                           // UPDATE "User" SET "age" = ?, "updatedAt" = ? WHERE "id" = ?
+    /// ```
+    /// - Parameters:
+    ///   - data: a JSON object.
+    ///   - decoder: the decoder (its date and data strategies); default `JSONDecoder()`.
+    /// - Throws: what ``assign(from:)`` throws, and `DecodingError` for data that is not a JSON object.
+    public final func assign(fromJSON data: Data, using decoder: JSONDecoder = JSONDecoder()) throws {
+        try decoder.decode(Assignment.self, from: data).apply(to: self)
+    }
+}
+
+extension ModelMapping {
+    /// Each column's key in a record's encoding: its property's name, a belongs-to's key its
+    /// column name (the relation's property name is the relation's key).
+    fileprivate var codingKeys: [RecordCodingKey] {
+        let relationKeys = Set(hooks.compactMap(\.columnIndex))
+        return propertyNames.indices.map { index in
+            RecordCodingKey(relationKeys.contains(index) ? table.schema.columns[index].name : propertyNames[index])
+        }
+    }
+}
+
+/// Carries a decoder out of `JSONDecoder` to ``Model/assign(from:)``.
+private struct Assignment: Decodable {
+    let decoder: any Decoder
+    init(from decoder: any Decoder) throws { self.decoder = decoder }
+    func apply(to record: Model) throws { try record.assign(from: decoder) }
+}
+
+/// A related record inside another's encoding, with the records it is inside.
+private struct RelatedRecord: Encodable {
+    let record: Model
+    let ancestors: [ObjectIdentifier]
+    func encode(to encoder: any Encoder) throws { try record.encodeRecord(to: encoder, ancestors: ancestors) }
+}
+
+/// A key of a record's encoding: a column's property name, `id`, a timestamp, a relation.
+public struct RecordCodingKey: CodingKey, Hashable, Sendable {
+    /// The key's name.
+    public let stringValue: String
+    /// Always `nil`: records are keyed by name.
+    public var intValue: Int? { nil }
+
+    /// The key named `name`.
+    public init(_ name: String) { stringValue = name }
+    /// The key named `stringValue`.
+    public init?(stringValue: String) { self.stringValue = stringValue }
+    /// `nil`: records are keyed by name.
+    public init?(intValue: Int) { nil }
+}
+
+/// What a relation field holds in memory, for encoding.
+package enum LoadedRecords {
+    case one(Model)
+    case many([Model])
+}
+
+/// A relation field that can say what it holds loaded (``Model/encodeRecord(to:)``).
+package protocol LoadedRelationField: RecordHookField {
+    /// The records `field` holds in memory (assigned, loaded, eager-loaded); `nil` when none.
+    static func loadedRecords(_ field: Self) -> LoadedRecords?
+}
+
+/// A column's value encoded and decoded as its Swift type.
+package protocol CodableColumnField {
+    static func encode(
+        _ value: DatabaseValue, to container: inout KeyedEncodingContainer<RecordCodingKey>, forKey key: RecordCodingKey) throws
+    static func decode(from container: KeyedDecodingContainer<RecordCodingKey>, forKey key: RecordCodingKey) throws -> DatabaseValue
+}
+
+extension Column: CodableColumnField {
+    package static func encode(
+        _ value: DatabaseValue, to container: inout KeyedEncodingContainer<RecordCodingKey>, forKey key: RecordCodingKey
+    ) throws {
+        if value.isNull { return try container.encodeNil(forKey: key) }
+        let typed = try Value.fromSQL(value)
+        if let encodable = typed as? any Encodable { return try container.encode(encodable, forKey: key) }
+        // A type that is not Encodable: its stored value.
+        switch value {
+        case .null: try container.encodeNil(forKey: key)
+        case .integer(let number): try container.encode(number, forKey: key)
+        case .real(let number): try container.encode(number, forKey: key)
+        case .text(let text): try container.encode(text, forKey: key)
+        case .blob(let bytes): try container.encode(bytes, forKey: key)
+        }
+    }
+
+    package static func decode(from container: KeyedDecodingContainer<RecordCodingKey>, forKey key: RecordCodingKey) throws -> DatabaseValue {
+        func stored(_ value: Value?) throws -> DatabaseValue {
+            guard let value else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "the value does not fit the column's type \(Value.self)")
+            }
+            do {
+                return try value.toSQL()
+            } catch {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "\(error)")
+            }
+        }
+        if let decodable = Value.self as? any Decodable.Type {
+            func typed<T: Decodable>(_ type: T.Type) throws -> Value? { try container.decode(T.self, forKey: key) as? Value }
+            return try stored(typed(decodable))
+        }
+        // A type that is not Decodable: its stored value, checked by the type.
+        if Value.isNullable, try container.decodeNil(forKey: key) { return .null }
+        let value: DatabaseValue = switch Value.sqlType {
+        case .integer: .integer(try container.decode(Int64.self, forKey: key))
+        case .real: .real(try container.decode(Double.self, forKey: key))
+        case .text: .text(try container.decode(String.self, forKey: key))
+        case .blob: .blob(try container.decode(Data.self, forKey: key))
+        }
+        return try stored(try? Value.fromSQL(value))
+    }
+}
