@@ -61,9 +61,25 @@ public struct MigrationContext: Sendable {
 
     /// Runs one SQL statement with bound arguments (anything the named operations do not cover).
     /// Irreversible: a migration that runs one is reverted only by its `down`.
+    ///
+    /// A string literal given alone goes to ``execute(_:)-(SQL)`` instead, whose `\(value)` are
+    /// bound (this form is disfavoured, as ``Database``'s is).
+    @_disfavoredOverload
     public func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {
         if let recorder { return recorder.irreversible("execute(\"\(sql)\")") }
         try database.execute(sql, arguments)
+    }
+
+    /// Runs one SQL statement written with interpolation, its values bound and names quoted by
+    /// `\(ident:)` (see ``SQL``), as `Database`'s `execute` does.
+    ///
+    /// ```swift
+    /// try migration.execute("UPDATE \(ident: "User") SET \"age\" = \(0) WHERE \"age\" < \(0)")
+    /// ```
+    /// Irreversible: a migration that runs one is reverted only by its `down`.
+    public func execute(_ sql: SQL) throws {
+        let (text, arguments) = try sql.resolved()
+        try execute(text, arguments)
     }
 
     /// Renames a table (`ALTER TABLE … RENAME TO`, which also updates its indexes, triggers
@@ -74,7 +90,7 @@ public struct MigrationContext: Sendable {
         if let recorder { return recorder.reversible { try $0.renameTable(newName, to: table) } }
         try requireTable(table)
         let conventional = try conventionalIndexes(of: table)
-        try execute("ALTER TABLE \(table.quotedIdentifier) RENAME TO \(newName.quotedIdentifier)")
+        try execute(SQL(sql: "ALTER TABLE \(table.quotedIdentifier) RENAME TO \(newName.quotedIdentifier)"))
         for index in conventional {
             try renameIndex(index.info, to: "\(newName)_\(index.column)_\(index.kind)", on: newName, columns: index.info.columns)
         }
@@ -89,7 +105,7 @@ public struct MigrationContext: Sendable {
         if let recorder { return recorder.reversible { try $0.renameColumn(newName, to: column, in: table) } }
         let existing = try requireColumn(column, in: table)
         let conventional = try conventionalIndexes(of: table).filter { sameName($0.column, existing) }
-        try execute("ALTER TABLE \(table.quotedIdentifier) RENAME COLUMN \(existing.quotedIdentifier) TO \(newName.quotedIdentifier)")
+        try execute(SQL(sql: "ALTER TABLE \(table.quotedIdentifier) RENAME COLUMN \(existing.quotedIdentifier) TO \(newName.quotedIdentifier)"))
         for index in conventional {
             try renameIndex(index.info, to: "\(table)_\(newName)_\(index.kind)", on: table, columns: [newName])
         }

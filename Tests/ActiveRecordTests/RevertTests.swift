@@ -100,7 +100,7 @@ struct RevertTests {
             migrator.register(
                 "drop pages", up: { try $0.dropColumn("pages", from: "StepBook") },
                 down: { context in
-                    try context.execute("ALTER TABLE \"StepBook\" ADD COLUMN \"pages\" \(engine.integer)")
+                    try context.execute(SQL(sql: "ALTER TABLE \"StepBook\" ADD COLUMN \"pages\" \(engine.integer)"))
                     try context.execute("UPDATE \"StepBook\" SET \"pages\" = 0")
                 })
             try migrator.apply(to: db)

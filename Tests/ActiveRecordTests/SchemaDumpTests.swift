@@ -40,8 +40,8 @@ struct SchemaDumpTests {
     /// whatever the order of creation.
     @Test(arguments: TestEngine.all) func sortedAndWithoutBookkeeping(engine: TestEngine) throws {
         try withDatabase(engine) { db in
-            try db.execute("CREATE TABLE \"b\" (\(engine.idColumn))")
-            try db.execute("CREATE TABLE \"a\" (\(engine.idColumn), \"x\" \(engine.integer) NOT NULL DEFAULT 3)")
+            try db.execute(SQL(sql: "CREATE TABLE \"b\" (\(engine.idColumn))"))
+            try db.execute(SQL(sql: "CREATE TABLE \"a\" (\(engine.idColumn), \"x\" \(engine.integer) NOT NULL DEFAULT 3)"))
             try db.execute("CREATE INDEX \"z_index\" ON \"a\" (\"x\")")
             try db.execute("CREATE INDEX \"y_index\" ON \"a\" (\"x\", \"id\")")
             try Migrator().apply(to: db)

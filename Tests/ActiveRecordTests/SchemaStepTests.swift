@@ -22,7 +22,7 @@ func stepBookSchema() throws -> TableSchema {
 /// running them): it has a table made with raw SQL.
 func withMigratedDatabase(_ engine: TestEngine, _ body: (Database) throws -> Void) throws {
     try withDatabase(engine) { db in
-        try db.execute("CREATE TABLE \"Seed\" (\(engine.idColumn))")
+        try db.execute(SQL(sql: "CREATE TABLE \"Seed\" (\(engine.idColumn))"))
         try body(db)
     }
 }
