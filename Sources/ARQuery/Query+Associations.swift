@@ -112,6 +112,19 @@ extension Query {
         ordering(Self.subquery(relation) { $0.aggregate(.sum, of: try KeyPathColumns.columnName(column)) }, ascending: ascending)
     }
 
+    /// Keeps the owners that have (or, `negated`, have not) a child in the relation that
+    /// `association` describes: for a relation that ARRelations resolves itself (a has-one),
+    /// whose error, if any, the terminal call throws.
+    package consuming func whereExists<Child: Model>(
+        _ association: () throws -> AssociationDescription<Child>, negated: Bool
+    ) -> Query {
+        do {
+            return adding(try association().exists(negated: negated))
+        } catch {
+            return adding(.failed(error as? ActiveRecordError ?? ActiveRecordError(.misuse, "\(error)")))
+        }
+    }
+
     // MARK: Adding
 
     /// This query with a condition on its owners' children.

@@ -157,7 +157,7 @@ extension Query {
     /// `relation` is not one of `Record` (then it is a belongs-to's): one more query for all the
     /// owners, each then holding its child (or `nil`) without a query of its own.
     func includingHasOne<Child: Model>(_ relation: ReferenceWritableKeyPath<Record, Child?>) -> Query? {
-        guard let hook = hasOneHook(relation) else { return nil }
+        guard let hook = Self.hasOneHook(relation) else { return nil }
         return preloading { owners in
             guard let first = owners.first else { return }
             let field = first.hookSite(hook, as: HasOne<Child>.self).field
@@ -189,10 +189,44 @@ extension Query {
         }
     }
 
+    /// Keeps the owners that have a child in the has-one `relation` (within its scope):
+    /// `WHERE EXISTS (SELECT 1 FROM … "Profile"."userId" = "User"."id")`, in the same statement.
+    ///
+    /// ```swift
+    /// let withProfile = try User.query().whereExists(\.profile).fetch()
+    /// ```
+    /// - Note: the terminal call throws `.misuse` when `relation` is not a `@HasOne` of `Record`
+    ///   (for a belongs-to, filter on its key: `where(\.$group.id != nil)`).
+    public consuming func whereExists<Child: Model>(_ relation: ReferenceWritableKeyPath<Record, Child?>) -> Query {
+        whereExists({ try Self.hasOneAssociation(relation) }, negated: false)
+    }
+
+    /// Keeps the owners without a child in the has-one `relation`: `NOT EXISTS (…)`.
+    ///
+    /// ```swift
+    /// let withoutProfile = try User.query().whereNotExists(\.profile).fetch()
+    /// ```
+    public consuming func whereNotExists<Child: Model>(_ relation: ReferenceWritableKeyPath<Record, Child?>) -> Query {
+        whereExists({ try Self.hasOneAssociation(relation) }, negated: true)
+    }
+
+    /// The has-one `relation` as the owners' queries see it.
+    /// - Throws: `.misuse` when it is not a `@HasOne` of `Record`.
+    private static func hasOneAssociation<Child: Model>(_ relation: ReferenceWritableKeyPath<Record, Child?>) throws -> AssociationDescription<Child> {
+        guard let hook = hasOneHook(relation) else {
+            throw ActiveRecordError(
+                .misuse, "\(relation) is not a @HasOne relation of \(Record.self); for a @BelongsTo, filter on its key (where(\\.$…id != nil))")
+        }
+        let field = Record().hookSite(hook, as: HasOne<Child>.self).field
+        var children = Child.query()
+        if let scope = field.scope { children = children.scoped(by: scope) }
+        return AssociationDescription(children: children, key: field.keyColumn(for: Record.self))
+    }
+
     /// The hook of the has-one field `relation` names, if it is one: the only `HasOne<Child>`
     /// of the class, or, with several, the one a write through `relation` on a scratch record
     /// changes.
-    private func hasOneHook<Child: Model>(_ relation: ReferenceWritableKeyPath<Record, Child?>) -> ModelMapping.Hook? {
+    private static func hasOneHook<Child: Model>(_ relation: ReferenceWritableKeyPath<Record, Child?>) -> ModelMapping.Hook? {
         guard let mapping = try? Record.mapping() else { return nil }
         let candidates = mapping.hooks.filter { $0.kind == HasOne<Child>.self }
         guard !candidates.isEmpty else { return nil }

@@ -68,6 +68,13 @@ struct AssociationAggregateTests {
             #expect(rows.map { $0.count(of: \.members) } == [2, 0, 3, 1])
             // The owner itself is an ordinary record: its relation queries as usual.
             #expect(try rows[2].record.members.count() == 3)
+            // With eager loading: one more statement, then the members in memory.
+            let loading = try recorder.during { rows = try AggTeam.query().includes(\.members).withCount(\.members).fetch() }
+            #expect(loading.count == 2)
+            let walking = try recorder.during { () throws in
+                #expect(try rows.map { try $0.record.members.fetch().count } == rows.map { $0.count(of: \.members) })
+            }
+            #expect(walking.isEmpty)
         }
     }
 

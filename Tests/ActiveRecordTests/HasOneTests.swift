@@ -211,4 +211,23 @@ struct HasOneTests {
             #expect(try OneCard.find(old.id!) == nil)
         }
     }
+
+    @Test(arguments: TestEngine.all) func ownersByTheirChildInOneStatement(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
+            let names = ["ann", "bo", "cy"]
+            for (index, name) in names.enumerated() {
+                let user = try OneUser.create(["name": name])
+                if index != 1 { try OneProfile.create(["bio": name, "oneUserId": user.id]) }
+            }
+            let statements = try SQLRecorder(db).during { () throws in
+                #expect(try OneUser.query().whereExists(\.profile).fetch().map(\.name) == ["ann", "cy"])
+            }
+            #expect(statements.count == 1)
+            #expect(try OneUser.query().whereNotExists(\.profile).fetch().map(\.name) == ["bo"])
+            #expect(try OneUser.query().whereExists(\.profile).where(\.name != "ann").count() == 1)
+            // A belongs-to is not a has-one: a specific error, at the terminal call.
+            let error = expectError(.misuse) { _ = try OneProfile.query().whereExists(\.oneUser).fetch() }
+            #expect(error?.message.contains("@HasOne") == true)
+        }
+    }
 }
