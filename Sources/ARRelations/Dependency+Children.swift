@@ -34,3 +34,15 @@ func applyDependency<Child: Model>(
             [.real(Date().timeIntervalSince1970), .integer(id)])
     }
 }
+
+/// Sets `child`'s key column to the id of `owner` (saved) and saves the child, as part of the
+/// owner's save (see ``saveRelated(_:of:)``).
+/// - Throws: `.unknownColumn` when `Child` has no column `key`, naming `relation`; what saving throws.
+func saveChild<Child: Model>(_ child: Child, key: String, of owner: Model, for relation: String) throws {
+    do {
+        try child.set([key: owner.id])
+    } catch let error as ActiveRecordError where error.code == .unknownColumn {
+        throw missingKey(key, in: Child.self, for: relation)
+    }
+    try saveRelated(child, of: owner)
+}

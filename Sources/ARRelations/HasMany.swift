@@ -256,12 +256,7 @@ extension HasMany: RecordHookField {
         let key = site.field.keyColumn(for: type(of: record))
         let pending = site.field.pending
         for child in pending {
-            do {
-                try child.set([key: record.id])
-            } catch let error as ActiveRecordError where error.code == .unknownColumn {
-                throw missingKey(key, in: Child.self, for: "\(type(of: record))'s has-many")
-            }
-            try saveRelated(child, of: record)
+            try saveChild(child, key: key, of: record, for: "\(type(of: record))'s has-many")
         }
         try site.emptyQueue(saved: pending)
     }

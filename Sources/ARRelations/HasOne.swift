@@ -129,14 +129,7 @@ extension HasOne: RecordHookField {
                 try saveRelated(other, of: record)
             }
         }
-        if let child {
-            do {
-                try child.set([key: id])
-            } catch let error as ActiveRecordError where error.code == .unknownColumn {
-                throw missingKey(key, in: Child.self, for: "\(ownerType)'s has-one")
-            }
-            try saveRelated(child, of: record)
-        }
+        if let child { try saveChild(child, key: key, of: record, for: "\(ownerType)'s has-one") }
         site.modify { $0.state = .loaded }
         try site.onRollback { $0.state = .assigned }
     }
