@@ -55,6 +55,7 @@ extension QueryClauses {
         guard let model, !compilesEachTime else {
             // A locking query is compiled each time (its shapes are not cached): it runs in a
             // transaction that writes what it read, where the compilation is little of the cost.
+            // So is a query with SQL about its owners' children, whose values its shape holds.
             if rowLock != nil { try database.requireTransaction(for: "lock()") }
             return try compileShape(try base(), dialect: database.dialect, defaultsToIdOrder: defaultsToIdOrder)
         }

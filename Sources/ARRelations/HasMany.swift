@@ -1,6 +1,5 @@
 @_spi(Engines) import ARCore
 import ARQuery
-import Foundation
 
 /// Declares that a model has many children, which hold its id in a foreign
 /// key column, `<lowerCamel(Owner)>Id` by default (`Group` → `groupId`).
