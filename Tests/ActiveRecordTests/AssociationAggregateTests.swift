@@ -217,6 +217,9 @@ struct AssociationAggregateTests {
             let missing = expectError(.unknownColumn) { _ = try AggBroken.query().withCount(\.members).fetch() }
             #expect(missing?.message.contains("nowhere") == true)
             expectError(.unknownColumn) { _ = try AggBroken.query().whereExists(\.members).fetch() }
+            // An unknown column in a child query: the children's columns named.
+            let unknown = expectError(.unknownColumn) { _ = try AggTeam.query().whereExists(\.members) { $0.where("nope = 1") }.fetch() }
+            #expect(unknown?.message.contains("nope") == true)
             // A child query that limits or groups is refused: it would not be each owner's.
             let limited = expectError(.misuse) { _ = try AggTeam.query().whereExists(\.members) { $0.limit(1) }.fetch() }
             #expect(limited?.message.contains("limit") == true)
