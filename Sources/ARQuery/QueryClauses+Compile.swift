@@ -52,9 +52,10 @@ extension QueryClauses {
         _ base: @autoclosure () throws -> QueryTable, caching model: Model.Type?, for database: Database,
         defaultsToIdOrder: Bool
     ) throws -> CompiledShape {
-        guard let model, rowLock == nil else {
+        guard let model, !compilesEachTime else {
             // A locking query is compiled each time (its shapes are not cached): it runs in a
             // transaction that writes what it read, where the compilation is little of the cost.
+            // So is a query with SQL about its owners' children, whose values its shape holds.
             if rowLock != nil { try database.requireTransaction(for: "lock()") }
             return try compileShape(try base(), dialect: database.dialect, defaultsToIdOrder: defaultsToIdOrder)
         }
@@ -100,7 +101,8 @@ extension QueryClauses {
         let selected = try selectedColumns(base)
         var slots: [ArgumentSlot] = []
         var clauses = [from]
-        let wheres = try conditions.enumerated().map { try render($1, number: $0, tables, dialect, slots: &slots) }
+        var wheres = try conditions.enumerated().map { try render($1, number: $0, tables, dialect, slots: &slots) }
+        for condition in subqueryConditions { wheres.append(try condition.render(base, dialect, slots: &slots)) }
         if !wheres.isEmpty { clauses.append("WHERE " + wheres.joined(separator: " AND ")) }
         if !groupColumns.isEmpty {
             var constants: [DatabaseValue] = []
@@ -114,9 +116,11 @@ extension QueryClauses {
         if !havings.isEmpty { clauses.append("HAVING " + havings.joined(separator: " AND ")) }
 
         var orderArguments: [DatabaseValue] = []
-        var orders = try orderings.map { ordering in
-            dialect.orderTerm(try renderExpression(ordering.column, tables, dialect, into: &orderArguments), ascending: ordering.ascending)
-        }
+        var orders = subqueryOrderings.isEmpty
+            ? try orderings.map { ordering in
+                dialect.orderTerm(try renderExpression(ordering.column, tables, dialect, into: &orderArguments), ascending: ordering.ascending)
+            }
+            : try renderOrders(tables, dialect, into: &orderArguments)
         if randomOrder { orders.append("random()") }
         if orders.isEmpty && defaultsToIdOrder { orders.append("\(base.quotedName).\"id\" ASC") }
         var tail = ""

@@ -81,6 +81,20 @@ struct QueryClauses {
         get { rare?.rowLock }
         _modify { yield &changingRare().rowLock }
     }
+    /// Conditions on the owners' children (`whereExists`, `havingCount`), after the `where` ones.
+    var subqueryConditions: [SubqueryClause] {
+        get { rare?.subqueryConditions ?? [] }
+        _modify { yield &changingRare().subqueryConditions }
+    }
+    /// Orderings by the owners' children (`order(byCount:)`), each before the ordering at its position.
+    var subqueryOrderings: [SubqueryOrdering] {
+        get { rare?.subqueryOrderings ?? [] }
+        _modify { yield &changingRare().subqueryOrderings }
+    }
+    /// Whether the query is compiled each time, its shape not cached: a locking query, and one
+    /// with SQL of its relations (``subqueryConditions``, ``subqueryOrderings``), whose values
+    /// the compiled shape holds.
+    var compilesEachTime: Bool { rare?.compilesEachTime ?? false }
 
     /// The box of the rare clauses, made or copied so that this query alone holds it (queries
     /// are values: a copy of a query shares the box until one of them changes it).
@@ -95,6 +109,10 @@ struct QueryClauses {
         var groupColumns: [String] = []
         var havingConditions = InlineList<Condition>()
         var rowLock: RowLock?
+        var subqueryConditions: [SubqueryClause] = []
+        var subqueryOrderings: [SubqueryOrdering] = []
+
+        var compilesEachTime: Bool { rowLock != nil || !subqueryConditions.isEmpty || !subqueryOrderings.isEmpty }
 
         init() {}
 
@@ -104,6 +122,8 @@ struct QueryClauses {
             groupColumns = other.groupColumns
             havingConditions = other.havingConditions
             rowLock = other.rowLock
+            subqueryConditions = other.subqueryConditions
+            subqueryOrderings = other.subqueryOrderings
         }
     }
 
@@ -115,7 +135,10 @@ struct QueryClauses {
     /// highest id first when there is no key.
     var reversed: QueryClauses {
         var copy = self
-        if orderings.isEmpty && !randomOrder {
+        if !subqueryOrderings.isEmpty {
+            copy.subqueryOrderings = subqueryOrderings.map { $0.reversed }
+            copy.orderings = InlineList(orderings.lazy.map { Ordering(column: $0.column, ascending: !$0.ascending) })
+        } else if orderings.isEmpty && !randomOrder {
             copy.orderings = InlineList(Ordering(column: "id", ascending: false))
         } else {
             copy.orderings = InlineList(orderings.lazy.map { Ordering(column: $0.column, ascending: !$0.ascending) })

@@ -152,10 +152,11 @@ extension BelongsTo: RecordHookField {
 }
 
 extension Query {
-    /// Loads a belongs-to relation for every fetched record with one more
-    /// query: `User.query().includes(\.group)`.
+    /// Loads a belongs-to (or has-one) relation for every fetched record with one more
+    /// query: `User.query().includes(\.group)`, `User.query().includes(\.profile)`.
     public func includes<Parent: Model>(_ relation: ReferenceWritableKeyPath<Record, Parent?>) -> Query {
-        preloading { owners in
+        if let hasOne = includingHasOne(relation) { return hasOne }
+        return preloading { owners in
             guard !owners.isEmpty else { return }
             let mapping = try Record.mapping()
             let index = try KeyPathColumns.columnIndex(ofRelation: relation)

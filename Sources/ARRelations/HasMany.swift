@@ -1,6 +1,5 @@
 @_spi(Engines) import ARCore
 import ARQuery
-import Foundation
 
 /// Declares that a model has many children, which hold its id in a foreign
 /// key column, `<lowerCamel(Owner)>Id` by default (`Group` → `groupId`).
@@ -19,6 +18,14 @@ import Foundation
 /// owner are queued, answered by the relation (`fetch()`, `count()`, …) and
 /// saved by the owner's `save()`. With `dependency: .destroy`, destroying the
 /// owner destroys its children; with `.nullify`, it clears their keys.
+///
+/// A scoped relation has a fixed condition and order, as Rails' `has_many :adults, -> { … }`:
+///
+/// ```swift
+/// @HasMany(scope: { $0.where(\.age >= 18).order(by: \.name) }) var adults: Query<User>
+/// ```
+/// Reading it, eager loading it (`includes(\.adults)`), its dependency and the owners'
+/// queries about it (`withCount(\.adults)`, `whereExists(\.adults)`) all keep to the scope.
 @propertyWrapper
 public struct HasMany<Child: Model> {
     // Usable from inline, as the initializer is: a model's initializer (run for every record
@@ -27,15 +34,23 @@ public struct HasMany<Child: Model> {
     @usableFromInline package var preloaded: [Child]?
     @usableFromInline package let key: String?
     @usableFromInline package let dependency: Dependency
+    /// The scope: conditions and orderings every query of the relation adds (`nil`: none).
+    @usableFromInline package let scope: ((Query<Child>) -> Query<Child>)?
 
     /// Declares the relation.
     /// - Parameters:
     ///   - key: the children's foreign key column; default `<lowerCamel(Owner)>Id`.
-    ///   - dependency: what destroying the owner does to the children (default: nothing).
+    ///   - dependency: what destroying the owner does to the children (default: nothing);
+    ///     with a scope, to the children in the scope.
+    ///   - scope: conditions and orderings of the relation's children, applied to the
+    ///     children's query: `{ $0.where(\.age >= 18).order(by: \.name) }`. It runs each time
+    ///     the relation is queried (a date in it is current). A scope that limits, joins or
+    ///     groups makes the relation's queries throw `.misuse`.
     @inlinable
-    public init(key: String? = nil, dependency: Dependency = .none) {
+    public init(key: String? = nil, dependency: Dependency = .none, scope: ((Query<Child>) -> Query<Child>)? = nil) {
         self.key = key
         self.dependency = dependency
+        self.scope = scope
     }
 
     /// The children's query, through the owning record.
@@ -87,7 +102,9 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
     func query() -> Query<Child> {
         guard let id = owner.id else { return Child.query().where("0 = 1").related(by: self) }
         if let plan { return Query(relation: self, where: plan.condition, equals: id) }
-        return Child.query().where(key, .equal(id)).related(by: self)
+        // No plan for a scoped relation (see `HasManyPlan.of`): its scope is read here.
+        guard let scope = owner[keyPath: storage].scope else { return Child.query().where(key, .equal(id)).related(by: self) }
+        return Child.query().where(key, .equal(id)).scoped(by: scope).related(by: self)
     }
 
     /// The children queued (unsaved owner) or eager-loaded (saved owner), if any.
@@ -137,7 +154,9 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
             // Ordered by key, then id: the key's index gives that order without a sort, and
             // each owner's children come in one run of the rows (no dictionary look-up, no
             // append, per child).
-            var rows = try Child.query().where(condition, in: chunk).order(by: key).order(by: "id").fetch().asModels
+            var query = Child.query().where(condition, in: chunk).order(by: key)
+            if plan == nil, let scope = owner[keyPath: storage].scope { query = query.scoped(by: scope) }
+            var rows = try query.order(by: "id").fetch().asModels
             var runs: [(key: Int64, range: Range<Int>)] = []
             var run: (key: Int64, start: Int)?
             for index in rows.indices {
@@ -236,12 +255,7 @@ extension HasMany: RecordHookField {
         let key = site.field.keyColumn(for: type(of: record))
         let pending = site.field.pending
         for child in pending {
-            do {
-                try child.set([key: record.id])
-            } catch let error as ActiveRecordError where error.code == .unknownColumn {
-                throw missingKey(key, in: Child.self, for: "\(type(of: record))'s has-many")
-            }
-            try saveRelated(child, of: record)
+            try saveChild(child, key: key, of: record, for: "\(type(of: record))'s has-many")
         }
         try site.emptyQueue(saved: pending)
     }
@@ -249,20 +263,9 @@ extension HasMany: RecordHookField {
     package static func willDestroy(_ site: HookFieldSite<HasMany>) throws {
         let relation = site.field, record = site.record
         guard let id = record.id else { return }
-        let key = relation.keyColumn(for: type(of: record))
-        switch relation.dependency {
-        case .none:
-            return
-        case .destroy:
-            for child in try Child.query().where(key, .equal(id)).fetch() { try child.destroy() }
-        case .nullify:
-            let table = try Child.schema()
-            guard table.columnIndex(named: key) != nil else { throw missingKey(key, in: Child.self, for: "\(type(of: record))'s has-many") }
-            let database = try Database.current
-            try database.execute(
-                database.dialect.updateSQL(table.name, setting: [.null(key), .bound("updatedAt")], where: [.equals(key)]),
-                [.real(Date().timeIntervalSince1970), .integer(id)])
-        }
+        try applyDependency(
+            relation.dependency, toChildrenOf: id, key: relation.keyColumn(for: type(of: record)), scope: relation.scope,
+            for: "\(type(of: record))'s has-many")
     }
 }
 

@@ -52,9 +52,10 @@ final class HasManyPlan: @unchecked Sendable {
         // Made outside the per-thread value: finding the field may run the owner's initializer.
         plans.withValue { $0.isMaking = true }
         defer { plans.withValue { $0.isMaking = false } }
+        // A scoped relation's field is read through its key path: the context then reads its scope.
         let plan = HasManyPlan(
             storage: storage, declaredKey: field.key, key: field.keyColumn(for: Owner.self),
-            offset: fieldOffset(of: storage))
+            offset: field.scope == nil ? fieldOffset(of: storage) : nil)
         plans.withValue { plans in
             // Model classes are few; the bound only keeps a program that makes key paths at run time in check.
             if plans.byKeyPath.count >= 256 { plans.byKeyPath.removeAll() }
