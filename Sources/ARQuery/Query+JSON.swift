@@ -22,7 +22,7 @@ extension Optional: JSONComparable where Wrapped: JSONComparable {}
 /// by byte, as UTF-8: `"B" < "a"`), a number with a number (`2 < 10`; a boolean counts as
 /// the number 0 or 1, as SQLite's `json_extract` gives it). A value of another type is not
 /// equal (`notEqual` holds) and neither less nor greater. A missing key and JSON `null` match
-/// only ``isNull`` (and `equal(nil)`); every other condition leaves them out, as SQL leaves
+/// only ``isNull`` (and `equal` of an optional holding `nil`); every other condition leaves them out, as SQL leaves
 /// out `NULL`.
 public struct JSONCondition {
     enum Form {
@@ -130,7 +130,7 @@ extension Query {
     /// - Parameters:
     ///   - keyPath: the JSON column.
     ///   - path: object keys separated by dots (`"notifications.email"`); for a key that holds a
-    ///     dot, or is empty, use ``where(_:_:_:)-(_,[String],_)`` with an array of keys.
+    ///     dot, or is empty, use `where(_:_:_:)` with an array of keys with an array of keys.
     ///   - condition: the condition on the value found there.
     /// - Note: the terminal call throws `.invalidPredicate` for an empty key, or a key holding
     ///   a double quote (which SQLite's paths cannot name).

@@ -2,7 +2,7 @@
 
 /// Where a page of a keyset-paginated query ends: the ordered values of its last record
 /// (the query's order keys, then the primary key). Give it to ``Query/page(size:after:)`` or
-/// ``Query/after(_:)-([DatabaseValue])`` for the next page.
+/// `Query.after(_:)` for the next page.
 ///
 /// ```swift
 /// let first = try User.query().order(by: \.age).page(size: 20)
@@ -99,7 +99,7 @@ extension Query {
         return after(converted)
     }
 
-    /// ``after(_:)-([(any ColumnValue)?])`` with the values as database values (a
+    /// `after(_:)` with the values as database values (a
     /// ``PageCursor``'s).
     public consuming func after(_ values: [DatabaseValue]) -> Query {
         isPristine = false
@@ -120,7 +120,7 @@ extension Query {
         return self
     }
 
-    /// Keyset pagination after `record`: ``after(_:)-([DatabaseValue])`` with the record's
+    /// Keyset pagination after `record`: `after(_:)` with the record's
     /// values of the order keys.
     ///
     /// ```swift
@@ -150,8 +150,8 @@ extension Query {
     /// } while cursor != nil
     /// ```
     /// Runs one `SELECT … LIMIT size + 1` (the extra row tells whether a next page exists; it
-    /// is not returned). See ``after(_:)-([DatabaseValue])`` for the condition.
-    /// - Throws: `.invalidValue` for a size below 1, and what ``after(_:)-([DatabaseValue])``
+    /// is not returned). See `after(_:)` for the condition.
+    /// - Throws: `.invalidValue` for a size below 1, and what `after(_:)`
     ///   and `fetch()` throw.
     public func page(size: Int, after cursor: PageCursor? = nil) throws -> Page<Record> {
         guard size > 0 else { throw ActiveRecordError(.invalidValue, "page(size: \(size)) needs a size of at least 1") }
