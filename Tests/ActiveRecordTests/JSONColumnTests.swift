@@ -155,6 +155,19 @@ struct JSONColumnTests {
         }
     }
 
+    /// The C API runs `DynamicQuery` (`ar_query_new` with a predicate, `ar_query_order` with a
+    /// name): the predicate language's paths work there unchanged.
+    @Test(arguments: TestEngine.all) func theCAPIsQueriesReadPathsToo(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
+            try seed()
+            let docs = DynamicModel(try JSONDoc.schema())
+            let query = DynamicQuery(docs, where: "data->'rank' > ? AND label <> 'd9'", arguments: [.value(.integer(2))])
+            let ids = try query.order(by: "data->'rank'", ascending: false).order(by: "id").fetch().map { try $0.value("id") }
+            #expect(ids == [2, 1, 3, 6].map { DatabaseValue.integer($0) })
+            #expect(try DynamicQuery(docs, where: "data->'theme' = ?", arguments: [.value(.text("dark"))]).count() == 2)
+        }
+    }
+
     @Test(arguments: TestEngine.all) func hostileKeysAreBoundOrRefused(engine: TestEngine) throws {
         try withDatabase(engine) { _ throws in
             try seed()
