@@ -27,7 +27,7 @@ extension ColumnValue where Self: RawRepresentable & Codable, RawValue: ColumnVa
     public static func fromSQL(_ value: DatabaseValue) throws -> Self { try fromRawSQL(value) }
 }
 
-// MARK: - Codable: stored as JSON text
+// MARK: - Codable: stored as JSON (TEXT on SQLite, JSONB on PostgreSQL)
 
 /// JSON with sorted keys, so that equal values always have equal text and
 /// a mutation in place is detected by comparing the stored form.
@@ -68,18 +68,21 @@ private func describe(_ error: any Error) -> String {
 
 extension ColumnValue where Self: Codable {
     public static var sqlType: SQLType { .text }
+    public static var columnKind: ColumnKind { .json }
     public func toSQL() throws -> DatabaseValue { try encodeJSON(self) }
     public static func fromSQL(_ value: DatabaseValue) throws -> Self { try decodeJSON(value, as: Self.self) }
 }
 
 extension Array: ColumnValue where Element: Codable {
     public static var sqlType: SQLType { .text }
+    public static var columnKind: ColumnKind { .json }
     public func toSQL() throws -> DatabaseValue { try encodeJSON(self) }
     public static func fromSQL(_ value: DatabaseValue) throws -> Self { try decodeJSON(value, as: Self.self) }
 }
 
 extension Set: ColumnValue where Element: Codable {
     public static var sqlType: SQLType { .text }
+    public static var columnKind: ColumnKind { .json }
     /// Sets are stored as a JSON array in a stable (sorted-by-JSON) order.
     public func toSQL() throws -> DatabaseValue {
         let items = try map { element -> String in
@@ -93,6 +96,7 @@ extension Set: ColumnValue where Element: Codable {
 
 extension Dictionary: ColumnValue where Key: Codable, Value: Codable {
     public static var sqlType: SQLType { .text }
+    public static var columnKind: ColumnKind { .json }
     public func toSQL() throws -> DatabaseValue { try encodeJSON(self) }
     public static func fromSQL(_ value: DatabaseValue) throws -> Self { try decodeJSON(value, as: Self.self) }
 }

@@ -2,6 +2,8 @@ import Foundation
 
 extension Data: ColumnValue {
     public static var sqlType: SQLType { .blob }
+    // Stated, not inherited: the type is `Codable`, whose default kind is `.json`.
+    public static var columnKind: ColumnKind { .plain }
     public func toSQL() -> DatabaseValue { .blob(self) }
     /// BLOB only.
     public static func fromSQL(_ value: DatabaseValue) throws -> Data {
@@ -13,6 +15,8 @@ extension Data: ColumnValue {
 /// Dates are `REAL` seconds since 1970-01-01 00:00:00 UTC, the seeds' format.
 extension Date: ColumnValue {
     public static var sqlType: SQLType { .real }
+    // Stated, not inherited: the type is `Codable`, whose default kind is `.json`.
+    public static var columnKind: ColumnKind { .plain }
     /// REAL seconds; the epoch as 0.0 (a date made from -0.0 seconds is the same moment).
     public func toSQL() throws -> DatabaseValue { try (timeIntervalSince1970 + 0).toSQL() }
     public static func fromSQL(_ value: DatabaseValue) throws -> Date {
@@ -103,6 +107,8 @@ extension UUID: ColumnValue {
 /// URLs are `TEXT`: their absolute string.
 extension URL: ColumnValue {
     public static var sqlType: SQLType { .text }
+    // Stated, not inherited: the type is `Codable`, whose default kind is `.json`.
+    public static var columnKind: ColumnKind { .plain }
     public func toSQL() -> DatabaseValue { .text(absoluteString) }
     public static func fromSQL(_ value: DatabaseValue) throws -> URL {
         guard case .text(let text) = value else { throw typeMismatch(value, URL.self) }

@@ -111,6 +111,8 @@ extension Optional: ColumnValue where Wrapped: ColumnValue {
 
 extension String: ColumnValue {
     public static var sqlType: SQLType { .text }
+    // Stated, not inherited: the type is `Codable`, whose default kind is `.json`.
+    public static var columnKind: ColumnKind { .plain }
     public func toSQL() -> DatabaseValue { .text(self) }
     /// TEXT only: a number is not silently turned into its digits.
     public static func fromSQL(_ value: DatabaseValue) throws -> String {
@@ -132,6 +134,8 @@ public protocol IntegerColumnValue: FixedWidthInteger, NumericColumnValue {}
 
 extension IntegerColumnValue {
     public static var sqlType: SQLType { .integer }
+    // Stated, not inherited: the type is `Codable`, whose default kind is `.json`.
+    public static var columnKind: ColumnKind { .plain }
 
     public func toSQL() throws -> DatabaseValue {
         guard let int = Int64(exactly: self) else {
@@ -191,6 +195,8 @@ extension Bool: ColumnValue {
 
 extension Double: ColumnValue {
     public static var sqlType: SQLType { .real }
+    // Stated, not inherited: the type is `Codable`, whose default kind is `.json`.
+    public static var columnKind: ColumnKind { .plain }
     /// REAL; NaN is refused (it can be neither stored nor compared on every engine). -0.0 is
     /// converted, since a query may compare with it, and refused where it would be stored.
     public func toSQL() throws -> DatabaseValue {
@@ -216,6 +222,8 @@ extension Float: NumericColumnValue {}
 
 extension Float: ColumnValue {
     public static var sqlType: SQLType { .real }
+    // Stated, not inherited: the type is `Codable`, whose default kind is `.json`.
+    public static var columnKind: ColumnKind { .plain }
     public func toSQL() throws -> DatabaseValue { try Double(self).toSQL() }
     /// As Double, rounded to the nearest Float; a finite value beyond Float's range (which
     /// would become infinity) is a mismatch.

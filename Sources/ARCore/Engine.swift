@@ -382,6 +382,10 @@ extension EngineStatement {
     /// One `ORDER BY` term, NULLs placed the same on every engine: first when ascending, last
     /// when descending.
     func orderTerm(_ expression: String, ascending: Bool) -> String
+    /// The value at `keys` (object keys, outermost first; never empty) inside the JSON column
+    /// `column` (SQL), used as `use` says, meaning the same on every engine (see
+    /// ``JSONPathUse``). The keys are bound, never in the SQL.
+    func jsonPath(_ column: String, keys: [String], _ use: JSONPathUse) -> JSONPathSQL
     /// The value bound to `LIMIT ?` for no limit.
     var unlimited: DatabaseValue { get }
     /// An aggregate over `expression` (already SQL, or `*` for `count`), by its name in the

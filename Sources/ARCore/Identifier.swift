@@ -39,3 +39,26 @@ package func foldedName(_ name: String) -> String {
 
 /// Whether two identifiers are one name by the portable naming rule (see ``foldedName(_:)``).
 package func isSameName(_ lhs: String, _ rhs: String) -> Bool { foldedName(lhs) == foldedName(rhs) }
+
+/// `text` as a JSON string literal: quoted, with `"`, `\` and control characters escaped.
+package func jsonString(_ text: String) -> String {
+    let quote = Unicode.Scalar(UInt8(0x22))
+    var json = String.UnicodeScalarView()
+    json.append(quote)
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case quote, "\\":
+            json.append("\\")
+            json.append(scalar)
+        case "\n": json.append(contentsOf: "\\n".unicodeScalars)
+        case "\r": json.append(contentsOf: "\\r".unicodeScalars)
+        case "\t": json.append(contentsOf: "\\t".unicodeScalars)
+        case _ where scalar.value < 0x20:
+            let hex = String(scalar.value, radix: 16)
+            json.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).unicodeScalars)
+        default: json.append(scalar)
+        }
+    }
+    json.append(quote)
+    return String(json)
+}

@@ -131,6 +131,10 @@ public enum ColumnKind: String, Sendable, Hashable, CaseIterable {
     case decimal
     /// `UUID`: TEXT on SQLite, `UUID` on PostgreSQL.
     case uuid
+    /// A `Codable` value stored as JSON: TEXT on SQLite, `JSONB` on PostgreSQL (a table made
+    /// before, whose column is `TEXT`, still matches: see the JSON columns section of the
+    /// Models and Columns article).
+    case json
 }
 
 /// One declared column of a ``TableSchema``.
@@ -173,6 +177,7 @@ public struct ColumnSchema: Sendable, Hashable {
         case (.real, _): .real(0)
         case (.text, .decimal): .text("0")
         case (.text, .uuid): .text("00000000-0000-0000-0000-000000000000")
+        case (.text, .json): .text("null")
         case (.text, _): .text("")
         case (.blob, _): .blob(Data())
         }

@@ -70,6 +70,9 @@ enum ArgumentSlot {
     case element(condition: Int, index: Int, element: Int)
     /// A whole list argument, as the one value the dialect binds it as.
     case list(condition: Int, index: Int)
+    /// A scalar argument (or an element of a list argument), as its JSON text: compared with
+    /// a value inside a JSON column.
+    case json(condition: Int, index: Int, element: Int?)
 }
 
 /// The SQL of a query and where its parameters' values come from: everything but the
@@ -194,6 +197,11 @@ final class CompiledShape {
             case .list(let condition, let index):
                 guard case .list(let list) = clauses.argument(index, of: condition) else { preconditionFailure("not a list") }
                 try body(dialect.listParameter(list), true)
+            case .json(let condition, let index, let element):
+                switch clauses.argument(index, of: condition) {
+                case .value(let value): try body(.text(jsonText(value)), true)
+                case .list(let list): try body(.text(jsonText(list[element ?? 0])), true)
+                }
             }
         }
         for value in orderArguments { try body(value, false) }

@@ -11,7 +11,7 @@
 //                           | [NOT] IN (placeholder | '(' operand (',' operand)* ')')
 //                           | [NOT] BETWEEN operand AND operand
 //                           | IS [NOT] NULL )
-//     operand    := column | placeholder | number | '-' number | 'string' | NULL
+//     operand    := column ('->' 'key')* | placeholder | number | '-' number | 'string' | NULL
 //                 | aggregate '(' ('*' | column) ')'
 //     column     := name | name '.' name        name := bare | "double quoted" | 'single quoted'
 
@@ -67,6 +67,7 @@ package struct PredicateParser {
         case .rightParen: "')'"
         case .star: "'*'"
         case .minus: "'-'"
+        case .arrow: "'->'"
         case .end: "the end"
         }
     }
@@ -259,20 +260,34 @@ package struct PredicateParser {
             guard current.kind == .dot else { return .text(text, position: token.position) }
             advance()
             guard let name = try parseName() else { throw error("a column name after '\(text)'.") }
-            return .column(qualifier: text, name: name, position: token.position)
+            return try jsonPath(qualifier: text, name: name, at: token.position)
         case .bareIdentifier(let name), .quotedIdentifier(let name):
             advance()
             if case .bareIdentifier = token.kind, current.kind == .leftParen,
                let function = AggregateFunction(rawValue: name.lowercased()) {
                 return try parseAggregate(function, at: token.position)
             }
-            guard current.kind == .dot else { return .column(qualifier: nil, name: name, position: token.position) }
+            guard current.kind == .dot else { return try jsonPath(qualifier: nil, name: name, at: token.position) }
             advance()
             guard let column = try parseName() else { throw error("a column name after '\(name).'") }
-            return .column(qualifier: name, name: column, position: token.position)
+            return try jsonPath(qualifier: name, name: column, at: token.position)
         default:
             throw error("a column, a value or a placeholder")
         }
+    }
+
+    /// The column, or the value at the keys that follow it (`->'key'`, each a quoted string)
+    /// inside it, a JSON column.
+    private mutating func jsonPath(qualifier: String?, name: String, at position: Int) throws(PredicateSyntaxError) -> PredicateOperand {
+        var keys: [String] = []
+        while current.kind == .arrow {
+            advance()
+            guard case .singleQuoted(let key) = current.kind else { throw error("a key in single quotes after '->'") }
+            advance()
+            keys.append(key)
+        }
+        guard !keys.isEmpty else { return .column(qualifier: qualifier, name: name, position: position) }
+        return .jsonPath(qualifier: qualifier, name: name, keys: keys, position: position)
     }
 
     private mutating func parseAggregate(_ function: AggregateFunction, at position: Int) throws(PredicateSyntaxError) -> PredicateOperand {

@@ -15,6 +15,24 @@ package enum ParameterSource: Equatable {
     case integer(Int64)
     case real(Double)
     case text(String)
+    /// The argument of placeholder `index` (or its element `element`), bound as its JSON text:
+    /// a value compared with one inside a JSON column.
+    case argumentJSON(Int, element: Int?)
+}
+
+/// What a predicate does with a JSON path (`settings->'theme'`); see `JSONPathUse`.
+package enum PredicateJSONUse: Hashable {
+    case comparison(ComparisonOperator)
+    case isNull(negated: Bool)
+    case sortKey
+}
+
+/// Where a parameter of a JSON path's SQL takes its value from.
+package enum PredicateJSONParameter: Hashable {
+    /// Text the dialect chose (a key, the path).
+    case text(String)
+    /// The compared value, as JSON.
+    case value
 }
 
 /// What a placeholder's argument is, which decides the SQL around it.
@@ -43,6 +61,8 @@ package struct PredicateRenderer {
     package var aggregate: (_ function: String, _ argument: String) -> String
     /// `value IN (…)` (or `NOT IN`) over a list bound as one parameter, in the engine's SQL.
     package var inList: (_ value: String, _ negated: Bool) -> String
+    /// The SQL of a JSON path inside the JSON column `column` (SQL), with a `?` per parameter.
+    package var jsonPath: (_ column: String, _ keys: [String], _ use: PredicateJSONUse) -> (String, [PredicateJSONParameter])
     /// The parameters of the SQL rendered so far, in order.
     package private(set) var parameters: [ParameterSource] = []
 
@@ -54,8 +74,10 @@ package struct PredicateRenderer {
             $0 + ($3 ? " NOT LIKE " : " LIKE ") + $1 + ($2.map { " ESCAPE " + $0 } ?? "")
         },
         aggregate: @escaping (String, String) -> String = { "\($0)(\($1))" },
-        inList: @escaping (String, Bool) -> String = { $0 + ($1 ? " NOT IN" : " IN") + " (SELECT +value FROM json_each(?))" }
+        inList: @escaping (String, Bool) -> String = { $0 + ($1 ? " NOT IN" : " IN") + " (SELECT +value FROM json_each(?))" },
+        jsonPath: @escaping (String, [String], PredicateJSONUse) -> (String, [PredicateJSONParameter]) = { _, _, _ in ("NULL", []) }
     ) {
+        self.jsonPath = jsonPath
         self.resolveColumn = resolveColumn
         self.shape = shape
         self.like = like
@@ -73,6 +95,13 @@ package struct PredicateRenderer {
         case .not(let inner):
             return try "NOT (" + render(inner) + ")"
         case .comparison(let left, let op, let right, _):
+            try refuseJSONPath(right, "a JSON path goes on the left of a comparison, with a value or placeholder on the right")
+            if case .jsonPath(let qualifier, let name, let keys, let position) = left {
+                if op == .equal || op == .notEqual, try isNull(right) {
+                    return try renderJSON(qualifier, name, keys, position, .isNull(negated: op == .notEqual), value: nil)
+                }
+                return try renderJSON(qualifier, name, keys, position, .comparison(op), value: jsonValue(right))
+            }
             try refuseStringSpellingAColumn(left)
             if op == .equal || op == .notEqual {
                 let suffix = op == .equal ? " IS NULL" : " IS NOT NULL"
@@ -81,17 +110,32 @@ package struct PredicateRenderer {
             }
             return try render(left) + " " + op.rawValue + " " + render(right)
         case .like(let value, let pattern, let escape, let negated):
+            for operand in [value, pattern] + (escape.map { [$0] } ?? []) {
+                try refuseJSONPath(operand, "LIKE does not take a JSON path: compare it with =, !=, <, <=, >, >=, IN or IS NULL")
+            }
             try refuseStringSpellingAColumn(value)
             let value = try render(value)
             let pattern = try render(pattern)
             return like(value, pattern, try escape.map { try render($0) }, negated)
         case .between(let value, let low, let high, let negated):
+            for operand in [value, low, high] {
+                try refuseJSONPath(operand, "BETWEEN does not take a JSON path: compare it with >= and <= instead")
+            }
             try refuseStringSpellingAColumn(value)
             return try render(value) + (negated ? " NOT BETWEEN " : " BETWEEN ") + render(low) + " AND " + render(high)
         case .isNull(let value, let negated):
+            if case .jsonPath(let qualifier, let name, let keys, let position) = value {
+                return try renderJSON(qualifier, name, keys, position, .isNull(negated: negated), value: nil)
+            }
             try refuseStringSpellingAColumn(value)
             return try render(value) + (negated ? " IS NOT NULL" : " IS NULL")
         case .inList(let value, let list, let negated):
+            if case .operands(let operands) = list {
+                for operand in operands { try refuseJSONPath(operand, "a JSON path cannot be in an IN list") }
+            }
+            if case .jsonPath(let qualifier, let name, let keys, let position) = value {
+                return try renderJSONInList(qualifier, name, keys, position, list, negated: negated)
+            }
             try refuseStringSpellingAColumn(value)
             let left = try render(value) + (negated ? " NOT IN (" : " IN (")
             switch list {
@@ -157,6 +201,73 @@ package struct PredicateRenderer {
             at: position)
     }
 
+    private func refuseJSONPath(_ operand: PredicateOperand, _ message: String) throws {
+        if case .jsonPath(_, _, _, let position) = operand { throw PredicateSyntaxError(message, at: position) }
+    }
+
+    /// The SQL of a JSON path used as `use`, with `value` (the right side of a comparison) bound as JSON.
+    private mutating func renderJSON(
+        _ qualifier: String?, _ name: String, _ keys: [String], _ position: Int, _ use: PredicateJSONUse,
+        value source: ParameterSource?
+    ) throws -> String {
+        for key in keys where key.unicodeScalars.contains(where: { $0 == "\"" || $0 == "\u{0}" }) {
+            throw PredicateSyntaxError("a JSON path key cannot hold a double quote or a NUL character (SQLite's paths cannot)", at: position)
+        }
+        let column = try resolveColumn(qualifier, name, position)
+        let (sql, pieces) = jsonPath(column, keys, use)
+        for piece in pieces {
+            switch piece {
+            case .text(let text): parameters.append(.text(text))
+            case .value:
+                guard let source else { preconditionFailure("a JSON path's SQL binds a value it was not given") }
+                parameters.append(source)
+            }
+        }
+        return sql
+    }
+
+    /// A compared value, bound as JSON: a placeholder's argument, or a literal.
+    private func jsonValue(_ operand: PredicateOperand) throws -> ParameterSource {
+        switch operand {
+        case .placeholder(let index, let position):
+            switch try shape(index, position) {
+            case .list, .oneParameterList: throw listOutsideIn(index, position)
+            case .value, .null: return .argumentJSON(index, element: nil)
+            }
+        case .integer(let value): return .text(String(value))
+        case .real(let value): return .text(value.isFinite ? "\(value)" : "null")
+        case .text(let value, _): return .text(jsonString(value))
+        case .null: return .text("null")
+        case .column(_, _, let position), .aggregate(_, _, let position), .jsonPath(_, _, _, let position):
+            throw PredicateSyntaxError("a JSON path is compared with a value or a placeholder, not a column", at: position)
+        }
+    }
+
+    /// `path IN (a, b)` as `(path = a OR path = b)`, each compared by JSON type.
+    private mutating func renderJSONInList(
+        _ qualifier: String?, _ name: String, _ keys: [String], _ position: Int, _ list: PredicateList, negated: Bool
+    ) throws -> String {
+        var terms: [String] = []
+        switch list {
+        case .operands(let operands):
+            for operand in operands {
+                terms.append(try renderJSON(qualifier, name, keys, position, .comparison(.equal), value: jsonValue(operand)))
+            }
+        case .placeholder(let index, let placeholderPosition):
+            guard case .list(let count) = try shape(index, placeholderPosition) else {
+                throw PredicateSyntaxError(
+                    "IN %@ needs an array or a set for placeholder \(index + 1), but a single value was given", at: placeholderPosition)
+            }
+            for element in 0..<count {
+                terms.append(try renderJSON(
+                    qualifier, name, keys, position, .comparison(.equal), value: .argumentJSON(index, element: element)))
+            }
+        }
+        guard !terms.isEmpty else { return negated ? "(1 = 1)" : "(1 = 0)" }
+        let any = "(" + terms.joined(separator: " OR ") + ")"
+        return negated ? "NOT " + any : any
+    }
+
     /// Renders one operand, appending its parameter if it has one.
     package mutating func render(_ operand: PredicateOperand) throws -> String {
         switch operand {
@@ -183,6 +294,9 @@ package struct PredicateRenderer {
         case .aggregate(let function, let argument, _):
             guard let argument else { return aggregate(AggregateFunction.count.rawValue, "*") }
             return aggregate(function.rawValue, try render(argument))
+        case .jsonPath(let qualifier, let name, let keys, let position):
+            // An order or group key: sorts as SQLite sorts what json_extract gives.
+            return try renderJSON(qualifier, name, keys, position, .sortKey, value: nil)
         }
     }
 }

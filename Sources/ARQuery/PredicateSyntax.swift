@@ -42,6 +42,9 @@ package indirect enum PredicateOperand: Hashable, Sendable {
     case null
     /// `count(*)` (argument `nil`) or `sum(column)` and the like.
     case aggregate(AggregateFunction, argument: PredicateOperand?, position: Int)
+    /// `settings->'notifications'->'email'`: the value at these keys (outermost first) inside
+    /// the JSON column (see `SQLDialect.jsonPath(_:keys:_:)`).
+    case jsonPath(qualifier: String?, name: String, keys: [String], position: Int)
 }
 
 /// The right-hand side of `IN`.
@@ -77,6 +80,8 @@ package struct PredicateToken: Equatable {
         case comparison(ComparisonOperator)
         case keyword(Keyword)
         case dot, comma, leftParen, rightParen, star, minus
+        /// `->` (or `->>`, the same): a key of a JSON column follows.
+        case arrow
         case end
     }
 
@@ -153,7 +158,13 @@ package func tokenizePredicate(_ format: String) throws(PredicateSyntaxError) ->
         case "*":
             tokens.append(PredicateToken(kind: .star, position: position)); index += 1
         case "-":
-            tokens.append(PredicateToken(kind: .minus, position: position)); index += 1
+            if index + 1 < scalars.count, scalars[index + 1] == ">" {
+                let long = index + 2 < scalars.count && scalars[index + 2] == ">"
+                tokens.append(PredicateToken(kind: .arrow, position: position))
+                index += long ? 3 : 2
+            } else {
+                tokens.append(PredicateToken(kind: .minus, position: position)); index += 1
+            }
         case "=":
             let double = index + 1 < scalars.count && scalars[index + 1] == "="
             tokens.append(PredicateToken(kind: .comparison(.equal), position: position))

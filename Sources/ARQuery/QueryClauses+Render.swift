@@ -103,7 +103,17 @@ extension QueryClauses {
             },
             like: { dialect.like($0, $1, escape: $2, negated: $3) },
             aggregate: dialect.aggregate,
-            inList: { dialect.inList($0, negated: $1) })
+            inList: { dialect.inList($0, negated: $1) },
+            jsonPath: { column, keys, use in
+                let sql = dialect.jsonPath(column, keys: keys, use.dialectUse)
+                return (sql.sql, sql.parameters.map { parameter in
+                    switch parameter {
+                    case .constant(.text(let text)): .text(text)
+                    case .constant: preconditionFailure("a JSON path's constants are text")
+                    case .value: .value
+                    }
+                })
+            })
     }
 
     private func rethrowing<R>(context: () -> String, format: String?, _ body: () throws -> R) throws -> R {
@@ -135,6 +145,7 @@ extension QueryClauses {
         case .integer(let value): .constant(.integer(value))
         case .real(let value): .constant(.real(value))
         case .text(let value): .constant(.text(value))
+        case .argumentJSON(let index, let element): .json(condition: condition, index: index, element: element)
         }
     }
 
@@ -234,5 +245,16 @@ extension QueryClauses {
             }
         }
         return String(result)
+    }
+}
+
+extension PredicateJSONUse {
+    /// The same use, as the dialect takes it.
+    var dialectUse: JSONPathUse {
+        switch self {
+        case .comparison(let op): .comparison(op.rawValue)
+        case .isNull(let negated): .isNull(negated: negated)
+        case .sortKey: .sortKey
+        }
     }
 }

@@ -16,7 +16,7 @@ struct PostgreSQLDialect: SQLDialect {
 
     /// `BIGINT` (`BOOLEAN` for `Bool`), `DOUBLE PRECISION` (also dates: seconds since 1970,
     /// exact, where `TIMESTAMPTZ` would keep microseconds only), `TEXT` (`NUMERIC` for
-    /// `Decimal`, `UUID` for `UUID`; JSON as text, exactly as encoded), `BYTEA`.
+    /// `Decimal`, `UUID` for `UUID`, `JSONB` for `Codable` values), `BYTEA`.
     func columnType(_ type: SQLType, _ kind: ColumnKind) -> String {
         switch (type, kind) {
         case (.integer, .boolean): "BOOLEAN"
@@ -24,6 +24,7 @@ struct PostgreSQLDialect: SQLDialect {
         case (.real, _): "DOUBLE PRECISION"
         case (.text, .decimal): "NUMERIC"
         case (.text, .uuid): "UUID"
+        case (.text, .json): "JSONB"
         case (.text, _): "TEXT"
         case (.blob, _): "BYTEA"
         }
@@ -44,7 +45,9 @@ struct PostgreSQLDialect: SQLDialect {
 
     /// The type families whose values read back as the column's Swift type does:
     /// integer types for integers (and `BOOLEAN` for `Bool`), `double precision` for reals,
-    /// text types for text (and `numeric` for `Decimal`, `uuid` for `UUID`), `bytea` for data.
+    /// text types for text (and `numeric` for `Decimal`, `uuid` for `UUID`, `json`/`jsonb` for
+    /// `Codable` values: a JSON column of a table made before JSONB, `TEXT`, matches too, so
+    /// that the drift report shows no change for it), `bytea` for data.
     func typeMatches(_ found: String, _ type: SQLType, _ kind: ColumnKind) -> Bool {
         let family = Self.family(of: found)
         switch (type, kind) {
@@ -77,6 +80,7 @@ struct PostgreSQLDialect: SQLDialect {
         case "double", "real": (.real, .plain)
         case "numeric": (.text, .decimal)
         case "uuid": (.text, .uuid)
+        case "json": (.text, .json)
         case "bytea": (.blob, .plain)
         default: (.text, .plain)
         }

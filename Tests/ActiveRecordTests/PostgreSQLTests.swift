@@ -60,7 +60,7 @@ struct PostgreSQLTests {
             }
             for expected in ["id bigint", "createdAt double precision", "string text", "int bigint", "double double precision",
                              "float double precision", "bool boolean", "decimal numeric", "date double precision",
-                             "data bytea", "uuid uuid", "tags text"] {
+                             "data bytea", "uuid uuid", "tags jsonb", "address jsonb", "url text", "role text"] {
                 #expect(types.contains(expected), "\(expected) in \(types)")
             }
             #expect(try db.drift(of: [Everything.self]) == [TableDrift(table: "Everything")])

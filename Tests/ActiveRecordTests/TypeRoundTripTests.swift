@@ -258,7 +258,9 @@ struct TypeRoundTripTests {
             record.address = Address(city: "Kyiv", zip: nil)
             let copy = try roundTrip(record)
             #expect(copy.tags == ["a", "b"] && copy.scores == ["z": 1, "a": 2] && copy.address == record.address)
-            #expect(try storedValue(db, #"SELECT "scores" FROM "Everything""#) == .text(#"{"a":2,"z":1}"#))
+            // JSON with sorted keys; PostgreSQL's JSONB keeps its own spelling (a space after each ':' and ',').
+            #expect(try storedValue(db, #"SELECT "scores" FROM "Everything""#)
+                == .text(engine == .sqlite ? #"{"a":2,"z":1}"# : #"{"a": 2, "z": 1}"#))
             #expect(!copy.hasChanges)
             copy.tags.append("c")
             copy.address.zip = 1000
