@@ -195,6 +195,11 @@ extension AssociationDescription {
                 case .integer(let value): values.append(.integer(value))
                 case .real(let value): values.append(.real(value))
                 case .text(let value): values.append(.text(value))
+                case .argumentJSON(let index, let element):
+                    switch arguments[index] {
+                    case .value(let value): values.append(.text(jsonText(value)))
+                    case .list(let list): values.append(.text(jsonText(list[element ?? 0])))
+                    }
                 }
             }
             return "(\(sql))"

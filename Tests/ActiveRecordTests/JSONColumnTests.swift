@@ -215,10 +215,10 @@ struct JSONColumnTests {
 
     @Test(arguments: TestEngine.all) func aTextColumnMadeBeforeJSONBShowsNoDriftAndIsQueried(engine: TestEngine) throws {
         try withDatabase(engine) { db throws in
-            try db.execute("""
+            try db.execute(SQL(sql: """
                 CREATE TABLE "JSONSettingsUser" (\(engine.idColumn), "createdAt" \(engine.real), "updatedAt" \(engine.real), \
                 "name" TEXT NOT NULL DEFAULT '', "settings" TEXT NOT NULL DEFAULT '{}')
-                """)
+                """))
             #expect(try db.drift(of: [JSONSettingsUser.self]).allSatisfy(\.isEmpty))
             let user = JSONSettingsUser()
             user.settings = DocSettings(theme: "dark", rank: 5)
