@@ -120,6 +120,18 @@ open class Model: RecordStorage {
     /// `upsert`, `deleteAll`, `delete(id:)`) neither check nor change it.
     open class var lockingColumn: String? { TableSchema.defaultLockingColumn }
 
+    /// The table's primary key: an integer `id` the engine assigns (``PrimaryKey/autoincrement``,
+    /// the default), the same under another name (`.autoincrement("userID")`), or a declared
+    /// `UUID` or `String` column (`.uuid("id")`, `.string("code")`); see ``PrimaryKey``.
+    ///
+    /// ```swift
+    /// final class Country: Model {
+    ///     override class var primaryKey: PrimaryKey { .string("code") }
+    ///     @Column var code: String = ""
+    /// }
+    /// ```
+    open class var primaryKey: PrimaryKey { .autoincrement }
+
     /// The row id, assigned on first save; `nil` for a new record.
     public var id: Int64? { header.id }
     /// When the record was first saved.

@@ -118,7 +118,7 @@ extension QueryClauses {
             dialect.orderTerm(try renderExpression(ordering.column, tables, dialect, into: &orderArguments), ascending: ordering.ascending)
         }
         if randomOrder { orders.append("random()") }
-        if orders.isEmpty && defaultsToIdOrder { orders.append("\(base.quotedName).\"id\" ASC") }
+        if orders.isEmpty && defaultsToIdOrder { orders.append("\(base.quotedName).\(base.table.schema.quotedKey) ASC") }
         var tail = ""
         if !orders.isEmpty { tail += " ORDER BY " + orders.joined(separator: ", ") }
         let hasLimitOrOffset = limitCount != nil || offsetCount != nil

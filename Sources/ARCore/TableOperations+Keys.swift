@@ -1,0 +1,90 @@
+import Foundation
+
+/// Tables keyed by a declared `UUID` or `String` column (``TableSchema/keyIndex``): the key a
+/// write binds, the key an insert needs, finding and deleting by key. A record of such a table
+/// is marked saved by a header id of 0; its key is its column's value.
+extension TableOperations {
+    /// The value the key column is compared with: the record's id for an integer key, else
+    /// its key column's value.
+    package func keyValue(of record: some RecordStorage, id: Int64) throws -> DatabaseValue {
+        guard let keyIndex else { return .integer(id) }
+        return try record.currentValue(keyIndex)
+    }
+
+    /// `id 42`, `code 'FR'`, for messages (a key is the caller's data, not a bound value).
+    package func keyText(of record: some RecordStorage) -> String {
+        guard let keyIndex else { return "id \(record.header.id ?? 0)" }
+        return keyText((try? record.currentValue(keyIndex)) ?? .null)
+    }
+
+    /// ``keyText(of:)`` of a key value.
+    package func keyText(_ key: DatabaseValue) -> String {
+        switch key {
+        case .integer(let id): "\(schema.primaryKey.name) \(id)"
+        case .text(let text): "\(schema.primaryKey.name) '\(text)'"
+        default: "\(schema.primaryKey.name) \(key)"
+        }
+    }
+
+    /// Before an insert: a `UUID` key left unset (`nil`, the nil UUID) is given a new random
+    /// one (version 4); a `String` key must be set.
+    /// - Throws: `.invalidValue` for a `String` key left empty (nothing is written).
+    @inline(never)
+    func prepareKey(of record: some RecordStorage, _ keyIndex: Int) throws {
+        let key = schema.primaryKey
+        guard PrimaryKey.isUnset(try record.currentValue(keyIndex), kind: key.kind) else { return }
+        switch key.kind {
+        case .uuid:
+            try record.assignColumn(keyIndex, .text(UUID().uuidString))
+        case .string, .autoincrement:
+            throw ActiveRecordError(
+                .invalidValue,
+                "\(schema.name).\(key.name) is its primary key and is empty; set it before the first save (nothing was written)")
+        }
+    }
+
+    /// Before an update: the key column of a saved record does not change.
+    /// - Throws: `.misuse` when `changed` holds it (nothing is written).
+    @inline(never)
+    func checkKeyUnchanged(_ record: some RecordStorage, _ keyIndex: Int, _ changed: [Int]) throws {
+        guard changed.contains(keyIndex) else { return }
+        let original = keyText(record.originalValue(keyIndex))
+        throw ActiveRecordError(
+            .misuse,
+            "\(schema.name) with \(original): its primary key \(schema.primaryKey.name) cannot change once saved (nothing "
+                + "was written); make a new record with the new key and destroy this one")
+    }
+
+    /// `DELETE`s the row with this key (no record involved); returns whether there was one.
+    package func delete(key: DatabaseValue, in connection: Connection) throws -> Bool {
+        let deleted = try connection.withStatement(self.key(.delete), sql: { deleteSQL }, [key]) { statement in
+            _ = try statement.step()
+            return connection.changedRowCount > 0
+        }
+        if deleted { connection.noteChange(self) }
+        return deleted
+    }
+
+    /// The record with this key, decoded into a new `type` given `mapping` (its class's), or `nil`.
+    package func findRecord(key: DatabaseValue, in connection: Connection, of type: Model.Type, mapping: ModelMapping) throws -> Model? {
+        try connection.withStatement(self.key(.find), sql: { findSQL }, [key]) { statement in
+            guard try statement.step() else { return nil }
+            let record = type.init()
+            record.adopt(mapping)
+            try decode(record, from: statement, columns: nil)
+            return record
+        }
+    }
+}
+
+extension PrimaryKey {
+    /// Whether a key column's value counts as not set: `NULL`, an empty text, or for a `UUID`
+    /// key the nil UUID (a non-optional `UUID` column's zero).
+    package static func isUnset(_ value: DatabaseValue, kind: Kind) -> Bool {
+        switch value {
+        case .null: true
+        case .text(let text): text.isEmpty || (kind == .uuid && text == "00000000-0000-0000-0000-000000000000")
+        default: false
+        }
+    }
+}
