@@ -393,9 +393,12 @@ package final class ModelMapping: Sendable {
             if let (offset, kind) = field.column {
                 let declaration = declarations.removeFirst()
                 let name = declaration.name ?? field.defaultColumnName ?? field.propertyName
-                columns.append(ColumnSchema(
+                var column = ColumnSchema(
                     name: name, type: kind.sqlType, kind: kind.columnKind, isNullable: kind.isNullable,
-                    index: declaration.index, defaultValue: declaration.value, references: field.references?.tableName))
+                    index: declaration.index, defaultValue: declaration.value, references: field.references?.tableName)
+                // A parent keyed by a declared column is referenced by that column.
+                if let parent = field.references { column.referencedColumn = parent.primaryKey.name }
+                columns.append(column)
                 if let parent = field.references { parents.append(parent) }
                 propertyNames.append(field.propertyName)
                 fields.append(Field(

@@ -86,6 +86,8 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
     /// answering from memory while unchanged (queued or eager-loaded children).
     func query() -> Query<Child> {
         guard let id = owner.id else { return Child.query().where("0 = 1").related(by: self) }
+        // An owner keyed by a UUID or String column (its header's id is 0): by that key.
+        if id == 0, let keyed = keyedOwnerValue(owner) { return Child.query().where(key, .equal(keyed)).related(by: self) }
         if let plan { return Query(relation: self, where: plan.condition, equals: id) }
         return Child.query().where(key, .equal(id)).related(by: self)
     }
@@ -108,7 +110,7 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
     func link(_ child: Child) throws {
         let key = self.key
         do {
-            try child.set([key: owner.id])
+            try child.set([key: ownerLinkValue(owner)])
         } catch let error as ActiveRecordError where error.code == .unknownColumn {
             throw missingKey(key, in: Child.self, for: "\(Owner.self)'s has-many")
         }
@@ -122,6 +124,7 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
     }
 
     func preload(_ owners: [Model]) throws {
+        if !Owner.primaryKey.isAutoincrement { return try preloadKeyed(owners) }
         let owners = ownersOfType(Owner.self, owners)
         var ids: [Int64] = []
         ids.reserveCapacity(owners.count)
@@ -237,7 +240,7 @@ extension HasMany: RecordHookField {
         let pending = site.field.pending
         for child in pending {
             do {
-                try child.set([key: record.id])
+                try child.set([key: ownerLinkValue(record)])
             } catch let error as ActiveRecordError where error.code == .unknownColumn {
                 throw missingKey(key, in: Child.self, for: "\(type(of: record))'s has-many")
             }
@@ -250,18 +253,19 @@ extension HasMany: RecordHookField {
         let relation = site.field, record = site.record
         guard let id = record.id else { return }
         let key = relation.keyColumn(for: type(of: record))
+        let keyed = id == 0 ? keyedOwnerValue(record) : nil
         switch relation.dependency {
         case .none:
             return
         case .destroy:
-            for child in try Child.query().where(key, .equal(id)).fetch() { try child.destroy() }
+            for child in try Child.query().where(key, .equal(keyed ?? id)).fetch() { try child.destroy() }
         case .nullify:
             let table = try Child.schema()
             guard table.columnIndex(named: key) != nil else { throw missingKey(key, in: Child.self, for: "\(type(of: record))'s has-many") }
             let database = try Database.current
             try database.execute(
                 database.dialect.updateSQL(table.name, setting: [.null(key), .bound("updatedAt")], where: [.equals(key)]),
-                [.real(Date().timeIntervalSince1970), .integer(id)])
+                [.real(Date().timeIntervalSince1970), try keyed?.toSQL() ?? .integer(id)])
         }
     }
 }
@@ -279,4 +283,49 @@ extension Query {
             try context.preload(owners)
         }
     }
+}
+
+extension HasManyContext {
+    /// ``preload(_:)`` of owners keyed by a `UUID` or `String` column: their children by that
+    /// key, one query per 10,000 owners, each owner's in key then child order.
+    func preloadKeyed(_ owners: [Model]) throws {
+        let owners = ownersOfType(Owner.self, owners)
+        let keys = owners.compactMap { $0.id == nil ? nil : $0.primaryKeyValue.keyText }
+        let key = self.key
+        let index = try Child.mapping().columnIndex(key)
+        var children: [DatabaseValue: [Model]] = [:]
+        for chunk in chunked(keys) {
+            // A UUID key compared as a UUID (PostgreSQL's `uuid` column), a String as text.
+            let condition: FieldCondition = Owner.primaryKey.kind == .uuid ? .in(chunk.compactMap(UUID.init(uuidString:))) : .in(chunk)
+            let rows = try Child.query().where(key, condition).order(by: key).order(by: "id").fetch()
+            for row in rows { children[try row.currentValue(index), default: []].append(row) }
+        }
+        for owner in owners {
+            guard keyedOwnerValue(owner) != nil else { continue }
+            owner[keyPath: storage].preloaded = (children[owner.primaryKeyValue] ?? []).asRecords(of: Child.self)
+        }
+    }
+}
+
+extension DatabaseValue {
+    /// The text a UUID or String key holds (`nil` for another value).
+    var keyText: String? {
+        if case .text(let text) = self { return text }
+        return nil
+    }
+}
+
+/// The key of an owner keyed by a `UUID` or `String` column, as a value a child's foreign key
+/// column takes; `nil` for an owner with an integer key, or none yet.
+func keyedOwnerValue(_ owner: Model) -> (any ColumnValue)? {
+    let kind = type(of: owner).primaryKey.kind
+    guard kind != .autoincrement, owner.id != nil, case .text(let text) = owner.primaryKeyValue else { return nil }
+    return kind == .uuid ? UUID(uuidString: text) : text
+}
+
+/// What a child's key column takes to point at `owner`: its key (``keyedOwnerValue(_:)``), or
+/// its id.
+func ownerLinkValue(_ owner: Model) -> (any ColumnValue)? {
+    if owner.id == 0, let keyed = keyedOwnerValue(owner) { return keyed }
+    return owner.id
 }
