@@ -153,18 +153,23 @@ package final class TableOperations: Sendable {
         guard !records.isEmpty else { return }
         connection.onRollback { for record in records { record.header = RecordHeader() } }
         let now = Date.nowAsStored
-        if records.count > 1, try insertAllInBulk(records, now: now, in: connection) { return connection.noteChange(self) }
+        // The engine's bulk insert returns `id`: a table keyed otherwise inserts row by row.
+        if records.count > 1, keyIndex == nil, schema.primaryKey.name == "id", try insertAllInBulk(records, now: now, in: connection) {
+            return connection.noteChange(self)
+        }
         let stamp = DatabaseValue.real(now.timeIntervalSince1970)
         let count = schema.columns.count
         try connection.withStatement(key(.insert), sql: { insertSQL(connection.dialect) }) { statement in
             for offset in records.indices {
                 let record = records[offset]
                 if offset > 0 { statement.resetForRebinding() }
+                if let keyIndex { try prepareKey(of: record, keyIndex) }
                 try statement.bind(stamp, at: 1)
                 try statement.bind(stamp, at: 2)
                 try record.bindAllColumns(count: count, to: statement, from: 3)
                 do {
-                    record.header.id = try statement.insert()
+                    let id = try statement.insert()
+                    record.header.id = keyIndex == nil ? id : 0
                 } catch {
                     throw Self.failure(error, row: offset, of: records.count)
                 }
@@ -192,7 +197,8 @@ package final class TableOperations: Sendable {
                 into: self.schema.name, columns: self.schema.insertColumns,
                 conflictColumns: conflict.map { self.schema.columns[$0].name },
                 updateColumns: updating.isEmpty ? [] : updating.map { self.schema.columns[$0].name } + ["updatedAt"],
-                returning: self.schema.allColumnNames)
+                returning: [self.schema.primaryKey.isAutoincrement ? self.schema.primaryKey.name : TableSchema.savedMarkSQL]
+                    + self.schema.allColumnNames.dropFirst())
         }
         var outcomes: [UpsertOutcome] = []
         outcomes.reserveCapacity(records.count)
@@ -200,6 +206,7 @@ package final class TableOperations: Sendable {
             for offset in records.indices {
                 let record = records[offset]
                 if offset > 0 { statement.resetForRebinding() }
+                if let keyIndex { try prepareKey(of: record, keyIndex) }
                 let previous = record.header
                 let originals = connection.transaction.depth > 0 ? (0..<count).map { record.originalValue($0) } : []
                 try statement.bind(now, at: 1)
