@@ -5,16 +5,17 @@ import Foundation
 /// is marked saved by a header id of 0; its key is its column's value.
 extension TableOperations {
     /// The value the key column is compared with: the record's id for an integer key, else
-    /// its key column's value.
+    /// its key column's value as last loaded or saved (a change not saved, which a save
+    /// refuses, does not move the record to another row).
     package func keyValue(of record: some RecordStorage, id: Int64) throws -> DatabaseValue {
         guard let keyIndex else { return .integer(id) }
-        return try record.currentValue(keyIndex)
+        return record.originalValue(keyIndex)
     }
 
     /// `id 42`, `code 'FR'`, for messages (a key is the caller's data, not a bound value).
     package func keyText(of record: some RecordStorage) -> String {
         guard let keyIndex else { return "id \(record.header.id ?? 0)" }
-        return keyText((try? record.currentValue(keyIndex)) ?? .null)
+        return keyText(record.header.id == nil ? (try? record.currentValue(keyIndex)) ?? .null : record.originalValue(keyIndex))
     }
 
     /// ``keyText(of:)`` of a key value.

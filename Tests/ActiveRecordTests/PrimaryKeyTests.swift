@@ -156,6 +156,13 @@ struct PrimaryKeyTests {
             #expect(error?.message.contains("cannot change once saved") == true)
             #expect(try KeyCountry.find("FR")?.name == "France")
             #expect(try KeyCountry.find("FX") == nil)
+            // The record still stands for its row: reload reads it back, destroy deletes it.
+            try france.reload()
+            #expect(france.code == "FR")
+            #expect(france.name == "France")
+            france.code = "FX"
+            try france.destroy()
+            #expect(try KeyCountry.count() == 0)
         }
     }
 
