@@ -132,7 +132,9 @@ open class Model: RecordStorage {
     /// ```
     open class var primaryKey: PrimaryKey { .autoincrement }
 
-    /// The row id, assigned on first save; `nil` for a new record.
+    /// The row id, assigned on first save; `nil` for a new record. A model keyed by a `UUID`
+    /// or `String` column (``primaryKey``) has no integer id: its saved records say 0 (saved,
+    /// not new); read ``primaryKeyValue`` or the key column.
     public var id: Int64? { header.id }
     /// When the record was first saved.
     public var createdAt: Date? { header.createdAt }

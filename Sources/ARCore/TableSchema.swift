@@ -4,7 +4,8 @@ import Foundation
 ///
 /// Every table also has `id INTEGER PRIMARY KEY`, `createdAt REAL` and
 /// `updatedAt REAL` (on PostgreSQL: `BIGINT` identity and `DOUBLE PRECISION`); those are
-/// implied and not listed in ``columns``.
+/// implied and not listed in ``columns``. The key may have another name, or be one of
+/// ``columns`` (a `UUID` or `String` key): see ``primaryKey``.
 /// All SQL the library generates comes from this value alone, so a schema
 /// reflected from a Swift class and one built by hand (or from C) share
 /// one engine.
