@@ -44,11 +44,13 @@ extension TableOperations {
         }
     }
 
-    /// Before an update: the key column of a saved record does not change.
-    /// - Throws: `.misuse` when `changed` holds it (nothing is written).
+    /// Before an update of a table keyed by a declared column: the key the `WHERE` compares
+    /// (the record's as last saved), once checked that the update does not change it.
+    /// - Throws: `.misuse` when `changed` holds the key column (nothing is written).
     @inline(never)
-    func checkKeyUnchanged(_ record: some RecordStorage, _ keyIndex: Int, _ changed: [Int]) throws {
-        guard changed.contains(keyIndex) else { return }
+    func keyOfUpdate(_ record: some RecordStorage, _ changed: [Int]) throws -> DatabaseValue {
+        let keyIndex = keyIndex.unsafelyUnwrapped
+        guard changed.contains(keyIndex) else { return record.originalValue(keyIndex) }
         let original = keyText(record.originalValue(keyIndex))
         throw ActiveRecordError(
             .misuse,

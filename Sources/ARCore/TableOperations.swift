@@ -159,17 +159,17 @@ package final class TableOperations: Sendable {
         }
         let stamp = DatabaseValue.real(now.timeIntervalSince1970)
         let count = schema.columns.count
+        // Keys first (a UUID made, a String checked), out of the loop of an integer-keyed table.
+        if let keyIndex { for record in records { try prepareKey(of: record, keyIndex) } }
         try connection.withStatement(key(.insert), sql: { insertSQL(connection.dialect) }) { statement in
             for offset in records.indices {
                 let record = records[offset]
                 if offset > 0 { statement.resetForRebinding() }
-                if let keyIndex { try prepareKey(of: record, keyIndex) }
                 try statement.bind(stamp, at: 1)
                 try statement.bind(stamp, at: 2)
                 try record.bindAllColumns(count: count, to: statement, from: 3)
                 do {
-                    let id = try statement.insert()
-                    record.header.id = keyIndex == nil ? id : 0
+                    record.header.id = try statement.insert()
                 } catch {
                     throw Self.failure(error, row: offset, of: records.count)
                 }
@@ -178,6 +178,8 @@ package final class TableOperations: Sendable {
                 record.markAllColumnsSaved(count: count)
             }
         }
+        // A record keyed by a declared column is marked saved by an id of 0 (not the rowid).
+        if keyIndex != nil { for record in records { record.header.id = 0 } }
         connection.noteChange(self)
     }
 
@@ -246,7 +248,8 @@ package final class TableOperations: Sendable {
     /// - Throws: `.notFound` when the row is gone.
     package func update(_ record: some RecordStorage, columns changed: [Int], in connection: Connection) throws {
         guard let id = record.header.id, !changed.isEmpty else { return }
-        if let keyIndex { try checkKeyUnchanged(record, keyIndex, changed) }
+        // The row's key: its id, or (a table keyed by a declared column) that column's saved value.
+        let rowKey = keyIndex == nil ? DatabaseValue.integer(id) : try keyOfUpdate(record, changed)
         if let locking = schema.lockingIndex {
             return try updateLocked(record, id: id, columns: changed, locking: locking, in: connection)
         }
@@ -261,11 +264,7 @@ package final class TableOperations: Sendable {
                 try record.bindColumn(index, to: statement, at: Int32(offset + 1))
             }
             try statement.bind(.real(now.timeIntervalSince1970), at: Int32(changed.count + 1))
-            if let keyIndex {
-                try record.bindColumn(keyIndex, to: statement, at: Int32(changed.count + 2))
-            } else {
-                try statement.bind(.integer(id), at: Int32(changed.count + 2))
-            }
+            try statement.bind(rowKey, at: Int32(changed.count + 2))
             _ = try statement.step()
         }
         guard connection.changedRowCount > 0 else {
