@@ -44,6 +44,18 @@ extension TableOperations {
         }
     }
 
+    /// ``update(_:columns:in:)`` of a table keyed by a declared column: by its key as last
+    /// saved, which the update may not change.
+    /// - Throws: `.misuse` when `changed` holds the key column (nothing is written).
+    @inline(never)
+    func updateKeyed(_ record: some RecordStorage, columns changed: [Int], in connection: Connection) throws {
+        let key = try keyOfUpdate(record, changed)
+        if let locking = schema.lockingIndex {
+            return try updateLocked(record, id: 0, columns: changed, locking: locking, in: connection)
+        }
+        try updateRow(record, columns: changed, in: connection) { statement, parameter in try statement.bind(key, at: parameter) }
+    }
+
     /// Before an update of a table keyed by a declared column: the key the `WHERE` compares
     /// (the record's as last saved), once checked that the update does not change it.
     /// - Throws: `.misuse` when `changed` holds the key column (nothing is written).

@@ -248,11 +248,23 @@ package final class TableOperations: Sendable {
     /// - Throws: `.notFound` when the row is gone.
     package func update(_ record: some RecordStorage, columns changed: [Int], in connection: Connection) throws {
         guard let id = record.header.id, !changed.isEmpty else { return }
-        // The row's key: its id, or (a table keyed by a declared column) that column's saved value.
-        let rowKey = keyIndex == nil ? DatabaseValue.integer(id) : try keyOfUpdate(record, changed)
+        // A table keyed by a declared column, out of line: its key is that column's saved value.
+        if keyIndex != nil { return try updateKeyed(record, columns: changed, in: connection) }
         if let locking = schema.lockingIndex {
             return try updateLocked(record, id: id, columns: changed, locking: locking, in: connection)
         }
+        try updateRow(record, columns: changed, in: connection) { statement, parameter in
+            try statement.bind(.integer(id), at: parameter)
+        }
+    }
+
+    /// ``update(_:columns:in:)``'s statement and bookkeeping, the row's key bound by `bindKey`
+    /// (to the statement's last parameter). Inlined, so that the closure is too.
+    @inline(__always)
+    func updateRow(
+        _ record: some RecordStorage, columns changed: [Int], in connection: Connection,
+        bindingKey bindKey: (Statement, Int32) throws -> Void
+    ) throws {
         let previous = record.header
         // Kept to undo in a transaction: one column's original inline, several in an array.
         let inTransaction = connection.transaction.depth > 0
@@ -264,7 +276,7 @@ package final class TableOperations: Sendable {
                 try record.bindColumn(index, to: statement, at: Int32(offset + 1))
             }
             try statement.bind(.real(now.timeIntervalSince1970), at: Int32(changed.count + 1))
-            try statement.bind(rowKey, at: Int32(changed.count + 2))
+            try bindKey(statement, Int32(changed.count + 2))
             _ = try statement.step()
         }
         guard connection.changedRowCount > 0 else {
@@ -284,7 +296,7 @@ package final class TableOperations: Sendable {
     /// while it holds the record's lock version, which the update increments.
     /// - Throws: `.staleRecord` when another transaction changed the row since; `.notFound`
     ///   when the row is gone.
-    private func updateLocked(
+    func updateLocked(
         _ record: some RecordStorage, id: Int64, columns changed: [Int], locking: Int, in connection: Connection
     ) throws {
         let expected = try lockVersion(of: record, locking)
