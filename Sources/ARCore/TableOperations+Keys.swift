@@ -53,7 +53,23 @@ extension TableOperations {
         if let locking = schema.lockingIndex {
             return try updateLocked(record, id: 0, columns: changed, locking: locking, in: connection)
         }
-        try updateRow(record, columns: changed, in: connection) { statement, parameter in try statement.bind(key, at: parameter) }
+        let previous = record.header
+        let inTransaction = connection.transaction.depth > 0
+        let original = inTransaction && changed.count == 1 ? record.originalValue(changed[0]) : .null
+        let originals = inTransaction && changed.count > 1 ? changed.map { record.originalValue($0) } : []
+        let now = Date.nowAsStored
+        try connection.withStatement(self.key(.update(changed)), sql: { schema.updateSQL(columns: changed) }) { statement in
+            for (offset, index) in changed.enumerated() {
+                try record.bindColumn(index, to: statement, at: Int32(offset + 1))
+            }
+            try statement.bind(.real(now.timeIntervalSince1970), at: Int32(changed.count + 1))
+            try statement.bind(key, at: Int32(changed.count + 2))
+            _ = try statement.step()
+        }
+        guard connection.changedRowCount > 0 else {
+            throw ActiveRecordError(.notFound, "\(schema.name) with \(keyText(key)) no longer exists; nothing was updated")
+        }
+        finishUpdate(record, columns: changed, previous: previous, original: original, originals: originals, at: now, in: connection)
     }
 
     /// Before an update of a table keyed by a declared column: the key the `WHERE` compares

@@ -253,18 +253,6 @@ package final class TableOperations: Sendable {
         if let locking = schema.lockingIndex {
             return try updateLocked(record, id: id, columns: changed, locking: locking, in: connection)
         }
-        try updateRow(record, columns: changed, in: connection) { statement, parameter in
-            try statement.bind(.integer(id), at: parameter)
-        }
-    }
-
-    /// ``update(_:columns:in:)``'s statement and bookkeeping, the row's key bound by `bindKey`
-    /// (to the statement's last parameter). Inlined, so that the closure is too.
-    @inline(__always)
-    func updateRow(
-        _ record: some RecordStorage, columns changed: [Int], in connection: Connection,
-        bindingKey bindKey: (Statement, Int32) throws -> Void
-    ) throws {
         let previous = record.header
         // Kept to undo in a transaction: one column's original inline, several in an array.
         let inTransaction = connection.transaction.depth > 0
@@ -276,12 +264,22 @@ package final class TableOperations: Sendable {
                 try record.bindColumn(index, to: statement, at: Int32(offset + 1))
             }
             try statement.bind(.real(now.timeIntervalSince1970), at: Int32(changed.count + 1))
-            try bindKey(statement, Int32(changed.count + 2))
+            try statement.bind(.integer(id), at: Int32(changed.count + 2))
             _ = try statement.step()
         }
         guard connection.changedRowCount > 0 else {
-            throw ActiveRecordError(.notFound, "\(schema.name) with \(keyText(of: record)) no longer exists; nothing was updated")
+            throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists; nothing was updated")
         }
+        finishUpdate(record, columns: changed, previous: previous, original: original, originals: originals, at: now, in: connection)
+    }
+
+    /// After an update's statement: the record's `updatedAt` and saved columns, what a rollback
+    /// restores, the change noted.
+    @inline(__always)
+    func finishUpdate(
+        _ record: some RecordStorage, columns changed: [Int], previous: RecordHeader, original: DatabaseValue,
+        originals: [DatabaseValue], at now: Date, in connection: Connection
+    ) {
         record.header.updatedAt = now
         for index in changed { record.markColumnSaved(index) }
         if changed.count == 1 {
