@@ -49,6 +49,16 @@ typedef enum ar_column_flag {
     AR_COLUMN_FLAG_UNIQUE = 4,
 } ar_column_flag;
 
+// Primary key kinds for ar_model_set_primary_key.
+typedef enum ar_key_kind {
+    // A 64-bit integer the engine assigns (the default, column “id”).
+    AR_KEY_KIND_AUTOINCREMENT = 0,
+    // A UUID in a column of its own, generated on insert when left NULL.
+    AR_KEY_KIND_UUID = 1,
+    // A text the program sets before the first save.
+    AR_KEY_KIND_TEXT = 2,
+} ar_key_kind;
+
 // Result codes: every call that can fail returns one. AR_OK is 0.
 typedef enum ar_result {
     // Success.
@@ -139,6 +149,11 @@ ar_result ar_db_retrying(ar_database *database, int32_t attempts, ar_transaction
 // ar_record_free), or AR_NOT_FOUND with NULL.
 ar_result ar_find(ar_model *model, int64_t id, ar_record **record_out);
 
+// Finds the record of model whose UUID or text primary key is key (a UUID in any case):
+// AR_OK with a new handle (release with ar_record_free), or AR_NOT_FOUND with NULL.
+// AR_TYPE_MISMATCH for a model keyed by an integer (use ar_find) or a key that is not a UUID.
+ar_result ar_find_by_key_text(ar_model *model, const char *key, ar_record **record_out);
+
 // Frees memory the library gave to the caller (the strings of ar_record_copy_text).
 // NULL is ignored.
 void ar_free(void *pointer);
@@ -176,6 +191,14 @@ ar_result ar_model_define(ar_database *database, const char *name, ar_model **mo
 // they are released. NULL is ignored; a handle released already (or not a model handle)
 // is refused: nothing is released, and ar_last_error(NULL) says so.
 void ar_model_free(ar_model *model);
+
+// Sets the model’s primary key, before its first record, query or find: kind is an
+// ar_key_kind. AR_KEY_KIND_AUTOINCREMENT names the integer key column (default “id”);
+// AR_KEY_KIND_UUID and AR_KEY_KIND_TEXT add the column name (text: a UUID as its canonical
+// upper-case text, generated on insert when left NULL; a text that must be set before the
+// first save, else AR_INVALID_VALUE). Find such records with ar_find_by_key_text. AR_MISUSE
+// for an unknown kind, a name declared already, or a frozen model.
+ar_result ar_model_set_primary_key(ar_model *model, const char *name, int32_t kind);
 
 // Requires column to be present (not NULL, not empty text or blob) when saving;
 // a failure is AR_VALIDATION_FAILED with the error key “cant_be_blank”.

@@ -21,6 +21,8 @@ final class ModelHandle: Handle, @unchecked Sendable {
         var uniqueness: [String] = []
         /// The models this one belongs to (ar_model_belongs_to): their tables come first.
         var parents: [ModelHandle] = []
+        /// The primary key (ar_model_set_primary_key).
+        var primaryKey: PrimaryKey = .autoincrement
     }
 
     /// The definition and, once fixed, the frozen model: a model may be used from several threads.
@@ -56,7 +58,9 @@ final class ModelHandle: Handle, @unchecked Sendable {
 
         init(_ model: DynamicModel, types: [String: ar_type]) {
             self.model = model
-            let names = model.schema.allColumnNames
+            var names = model.schema.allColumnNames
+            // A UUID or text key is its declared column: its name finds that column, not the header.
+            if !model.schema.primaryKey.isAutoincrement { names[0] = "" }
             typeByPosition = names.map { types[$0] }
             hasDecimalColumn = typeByPosition.contains(.decimal)
             cNames = names.map { strdup($0)! }
@@ -134,7 +138,7 @@ final class ModelHandle: Handle, @unchecked Sendable {
             let definition = state.definition
             let parents = definition.parents
             let model = DynamicModel(
-                try TableSchema(name: name, columns: definition.columns),
+                try TableSchema(name: name, columns: definition.columns, primaryKey: definition.primaryKey),
                 parents: { try parents.map { try $0.frozen().model.table } })
             model.validationHook = state.validations
             let built = Frozen(model, types: definition.types)

@@ -57,6 +57,16 @@ import ActiveRecord
     case decimal = 7
 }
 
+/// Primary key kinds for ar_model_set_primary_key.
+@c public enum ar_key_kind: Int32 {
+    /// A 64-bit integer the engine assigns (the default, column "id").
+    case autoincrement = 0
+    /// A UUID in a column of its own, generated on insert when left NULL.
+    case uuid = 1
+    /// A text the program sets before the first save.
+    case text = 2
+}
+
 /// Column flags for ar_model_add_column, combined with `|`.
 @c public enum ar_column_flag: Int32 {
     /// The column is required (NOT NULL); the default.

@@ -103,12 +103,18 @@ public final class DynamicModel: Sendable {
         try fetch(table.findSQL, key: .find, [.integer(id)]).first
     }
 
+    /// The record with this primary key value (an integer, or the text of a `UUID` or
+    /// `String` key), or `nil`.
+    public func find(key: DatabaseValue) throws -> DynamicRecord? {
+        try fetch(table.findSQL, key: .find, [key]).first
+    }
+
     /// Every record whose `column` equals `value` (`IS NULL` for `.null`), in id order.
     /// - Throws: `.unknownColumn`.
     public func all(where column: String, equals value: DatabaseValue) throws -> [DynamicRecord] {
         let (condition, arguments) = try table.condition(column, value)
         let sql = try Database.current.dialect.selectSQL(
-            schema.allColumnNames.map(SelectedColumn.column), from: schema.name, where: [condition], order: [.ascending("id")],
+            schema.selectedColumns, from: schema.name, where: [condition], order: [.ascending(schema.primaryKey.name)],
             limitOne: false)
         return try fetch(sql, key: nil, arguments)
     }

@@ -337,6 +337,8 @@ extension EngineStatement {
 
     /// The `id` column's definition in `CREATE TABLE`.
     var primaryKeyDefinition: String { get }
+    /// ``primaryKeyDefinition`` for an integer key column of another name (`.autoincrement("userID")`).
+    func primaryKeyDefinition(named name: String) -> String
     /// A column's type in DDL.
     func columnType(_ type: SQLType, _ kind: ColumnKind) -> String
     /// A default value as a DDL literal (engines do not bind defaults).
@@ -355,6 +357,10 @@ extension EngineStatement {
 
     /// `INSERT INTO "T" (columns) VALUES (?, …)` that ``EngineStatement/insert()`` runs.
     func insertSQL(into table: String, columns: [String]) -> String
+    /// ``insertSQL(into:columns:)`` whose ``EngineStatement/insert()`` reads `key` (SQL: the
+    /// integer key column, quoted, or a constant for a table keyed otherwise) where the engine
+    /// returns the new row's id with the statement (PostgreSQL's `RETURNING`).
+    func insertSQL(into table: String, columns: [String], returning key: String) -> String
     /// `INSERT` that does nothing when a row with the same unique key exists.
     func insertIgnoringConflictsSQL(into table: String, columns: [String]) -> String
     /// `INSERT` that, when a row with the same values in `conflictColumns` (a unique index's

@@ -60,9 +60,15 @@ package enum KeyPathColumns {
         try cached(keyPath) {
             let mapping = try ModelMapping.reflected(Root.self)
             let sentinel = Int64.min + 7
+            // A parent keyed by a declared column: a saved probe holding a key of its own.
+            let parentKey = try Parent.primaryKey.isAutoincrement ? nil : ModelMapping.reflected(Parent.self).table.keyIndex
             let changed = try changedColumns(Root.self, mapping) { record in
                 let probe = Parent()
                 probe.header.id = sentinel
+                if let parentKey {
+                    probe.header.id = 0
+                    try probe.assignColumn(parentKey, .text(UUID().uuidString))
+                }
                 record[keyPath: keyPath] = probe
                 return true
             }

@@ -28,9 +28,17 @@ extension ModelClassMethods where Self: Model {
     ) throws -> [Self] {
         let dialect = try Database.current.dialect
         return try fetch(key: nil, arguments) { table in
-            dialect.selectSQL(
-                table.schema.allColumnNames.map(SelectedColumn.column), from: table.schema.name, where: conditions, order: order,
-                limitOne: limitOne)
+            // `id` orders by the primary key, whatever its name.
+            let key = table.schema.primaryKey.name
+            let order = key == "id" ? order : order.map { term in
+                switch term {
+                case .ascending("id"): .ascending(key)
+                case .descending("id"): .descending(key)
+                default: term
+                }
+            }
+            return dialect.selectSQL(
+                table.schema.selectedColumns, from: table.schema.name, where: conditions, order: order, limitOne: limitOne)
         }
     }
 
@@ -162,7 +170,8 @@ extension ModelClassMethods where Self: Model {
     /// Whether a record with this id exists.
     public static func exists(id: Int64) throws -> Bool {
         let (table, dialect) = try tableAndDialect
-        return try scalar(dialect.existsSQL(in: table, where: [.equals("id")]), [.integer(id)]) != 0
+        let key = try mapping().table.schema.primaryKey.name
+        return try scalar(dialect.existsSQL(in: table, where: [.equals(key)]), [.integer(id)]) != 0
     }
 
     /// Destroys every record of the model, each as ``Model/destroy()`` does (callbacks and
@@ -186,7 +195,7 @@ extension ModelClassMethods where Self: Model {
         var deleted = 0
         try database.transaction {
             let before = try count()
-            for record in try all() where try exists(id: record.id!) {  // not destroyed by an earlier one
+            for record in try all() where try exists(key: record.primaryKeyValue) {  // not destroyed by an earlier one
                 try record.destroy()
             }
             deleted = before - (try count())

@@ -64,7 +64,7 @@ extension Model {
     /// - Throws: `.unknownColumn`.
     public func value(of column: String) throws -> DatabaseValue {
         switch column {
-        case "id": return id.map { .integer($0) } ?? .null
+        case "id": return primaryKeyValue
         case "createdAt": return try createdAt?.toSQL() ?? .null
         case "updatedAt": return try updatedAt?.toSQL() ?? .null
         default: return try currentValue(try mapping().columnIndex(column))
@@ -131,7 +131,8 @@ extension Model {
         let mapping = try mapping()
         let id = header.id.unsafelyUnwrapped
         let database = try Database.current
-        let key = DestroyKey(table: mapping.table.schema.name, id: id)
+        let key = DestroyKey(
+            table: mapping.table.schema.name, id: id, key: mapping.table.keyIndex == nil ? .null : try mapping.table.keyValue(of: self, id: id))
         let callbacks = mapping.hasCallbacks ? self as? any Callbacks : nil
         try database.transaction {
             // Inside the transaction this thread holds the connection, so the set is ours.

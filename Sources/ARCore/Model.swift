@@ -159,7 +159,21 @@ open class Model: RecordStorage {
     /// `upsert`, `deleteAll`, `delete(id:)`) neither check nor change it.
     open class var lockingColumn: String? { TableSchema.defaultLockingColumn }
 
-    /// The row id, assigned on first save; `nil` for a new record.
+    /// The table's primary key: an integer `id` the engine assigns (``PrimaryKey/autoincrement``,
+    /// the default), the same under another name (`.autoincrement("userID")`), or a declared
+    /// `UUID` or `String` column (`.uuid("id")`, `.string("code")`); see ``PrimaryKey``.
+    ///
+    /// ```swift
+    /// final class Country: Model {
+    ///     override class var primaryKey: PrimaryKey { .string("code") }
+    ///     @Column var code: String = ""
+    /// }
+    /// ```
+    open class var primaryKey: PrimaryKey { .autoincrement }
+
+    /// The row id, assigned on first save; `nil` for a new record. A model keyed by a `UUID`
+    /// or `String` column (``primaryKey``) has no integer id: its saved records say 0 (saved,
+    /// not new); read ``primaryKeyValue`` or the key column.
     public var id: Int64? { header.id }
     /// When the record was first saved.
     public var createdAt: Date? { header.createdAt }

@@ -345,7 +345,8 @@ package final class ModelMapping: Sendable {
         return ModelMapping(
             hasCallbacks: hasCallbacks, validates: validates,
             table: TableOperations(
-                schema: try TableSchema(name: schema.name, columns: columns, lockingColumn: schema.lockingColumn),
+                schema: try TableSchema(
+                    name: schema.name, columns: columns, lockingColumn: schema.lockingColumn, primaryKey: schema.primaryKey),
                 propertyNames: propertyNames,
                 parents: table.parents),
             fields: fields, hooks: hooks, propertyNames: propertyNames, defaultOriginals: defaultOriginals,
@@ -392,9 +393,12 @@ package final class ModelMapping: Sendable {
             if let (offset, kind) = field.column {
                 let declaration = declarations.removeFirst()
                 let name = declaration.name ?? field.defaultColumnName ?? field.propertyName
-                columns.append(ColumnSchema(
+                var column = ColumnSchema(
                     name: name, type: kind.sqlType, kind: kind.columnKind, isNullable: kind.isNullable,
-                    index: declaration.index, defaultValue: declaration.value, references: field.references?.tableName))
+                    index: declaration.index, defaultValue: declaration.value, references: field.references?.tableName)
+                // A parent keyed by a declared column is referenced by that column.
+                if let parent = field.references { column.referencedColumn = parent.primaryKey.name }
+                columns.append(column)
                 if let parent = field.references { parents.append(parent) }
                 propertyNames.append(field.propertyName)
                 fields.append(Field(
@@ -422,7 +426,7 @@ package final class ModelMapping: Sendable {
         do {
             // The locking column may be named by its property.
             let locking = type.lockingColumn.map { name in propertyNames.firstIndex(of: name).map { columns[$0].name } ?? name }
-            schema = try TableSchema(name: tableName, columns: columns, lockingColumn: locking)
+            schema = try TableSchema(name: tableName, columns: columns, lockingColumn: locking, primaryKey: primaryKey(of: type, columns, propertyNames))
         } catch let error as ActiveRecordError {
             throw ActiveRecordError(.invalidModel, "model \(type): \(error.message)")
         }
@@ -435,9 +439,18 @@ package final class ModelMapping: Sendable {
             propertyNames: propertyNames, defaultOriginals: defaultOriginals, defaultWords: defaultWords)
     }
 
+    /// The class's ``Model/primaryKey``, a `UUID` or `String` key named by its column or its property.
+    private static func primaryKey(of type: Model.Type, _ columns: [ColumnSchema], _ propertyNames: [String]) -> PrimaryKey {
+        let key = type.primaryKey
+        guard !key.isAutoincrement, !columns.contains(where: { $0.name == key.name }),
+              let index = propertyNames.firstIndex(of: key.name) else { return key }
+        return PrimaryKey(name: columns[index].name, kind: key.kind)
+    }
+
     /// The column name for a column or property name (`id`, `createdAt`, `updatedAt` included).
     /// - Throws: `.unknownColumn`, listing the model's columns.
     package func columnName(_ name: String) throws -> String {
+        if name == "id" || name == table.schema.primaryKey.name { return table.schema.primaryKey.name }
         if TableSchema.reservedColumnNames.contains(name) { return name }
         return table.schema.columns[try columnIndex(name)].name
     }

@@ -114,4 +114,6 @@ extension RecordHookField {
 package struct DestroyKey: Hashable {
     package var table: String
     package var id: Int64
+    /// The key of a table keyed by a declared `UUID` or `String` column (`.null` otherwise).
+    package var key: DatabaseValue = .null
 }

@@ -173,7 +173,7 @@ package enum RecordLifecycle {
     /// would refuse it too, in words that do not say what to do).
     private static func requireUniqueIndex(_ columns: [Int], of table: TableOperations, on connection: Connection) throws {
         let schema = table.schema
-        if columns.count == 1, schema.columns[columns[0]].index == .unique { return }
+        if columns.count == 1, schema.columns[columns[0]].index == .unique || columns[0] == table.keyIndex { return }
         let names = Set(columns.map { schema.columns[$0].name })
         let indexes = try connection.dialect.indexes(of: schema.name, connection)
         if indexes.contains(where: { $0.isUnique && !$0.isPartial && Set($0.columns) == names }) { return }

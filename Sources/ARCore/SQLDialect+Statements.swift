@@ -3,6 +3,18 @@
 /// finders, relations, validations or migrations. Standard SQL, which SQLite and PostgreSQL
 /// both take: an engine that needs another form implements the requirement.
 extension SQLDialect {
+    /// ``primaryKeyDefinition`` with the column named `name` instead of `id`.
+    public func primaryKeyDefinition(named name: String) -> String {
+        let id = "id".quotedIdentifier
+        guard name != "id", primaryKeyDefinition.hasPrefix(id) else { return primaryKeyDefinition }
+        return name.quotedIdentifier + primaryKeyDefinition.dropFirst(id.count)
+    }
+
+    /// ``insertSQL(into:columns:)``, for an engine that reads the new row's id without `RETURNING`.
+    public func insertSQL(into table: String, columns: [String], returning key: String) -> String {
+        insertSQL(into: table, columns: columns)
+    }
+
     @_spi(Engines) public func selectSQL(
         _ columns: [SelectedColumn], from table: String, where conditions: [RowCondition], order: [RowOrder], limitOne: Bool
     ) -> String {
@@ -44,12 +56,15 @@ extension SQLDialect {
     case count
     /// The constant 1 (a row exists).
     case one
+    /// An SQL expression, as written (made by the library, never from input).
+    case expression(String)
 
     var sql: String {
         switch self {
         case .column(let name): name.quotedIdentifier
         case .count: "count(*)"
         case .one: "1"
+        case .expression(let sql): sql
         }
     }
 }

@@ -65,5 +65,7 @@ public struct IndexDescription: Sendable, Equatable {
         ? ["\(conflict[0].quotedIdentifier) = \(table.quotedIdentifier).\(conflict[0].quotedIdentifier)"]
         : update.map { "\($0.quotedIdentifier) = excluded.\($0.quotedIdentifier)" }
     return " ON CONFLICT (\(conflict.map(\.quotedIdentifier).joined(separator: ", "))) DO UPDATE SET "
-        + assignments.joined(separator: ", ") + " RETURNING " + returning.map(\.quotedIdentifier).joined(separator: ", ")
+        + assignments.joined(separator: ", ") + " RETURNING "
+        // A table keyed by a declared column returns a constant as its header's id.
+        + returning.map { $0 == TableSchema.savedMarkSQL ? $0 : $0.quotedIdentifier }.joined(separator: ", ")
 }

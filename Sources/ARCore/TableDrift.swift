@@ -36,6 +36,10 @@ public struct TableDrift: Sendable, Equatable, CustomStringConvertible {
     /// Declared foreign keys the table lacks (`groupId → Group(id)`): left alone, since SQLite
     /// adds a foreign key to an existing column only by rebuilding the table.
     public var missingForeignKeys: [String]
+    /// The primary key differs (another column, or another kind, than the model's
+    /// ``PrimaryKey``): `"id in the database, declared code"`. Left alone: a key is changed by a
+    /// versioned migration that rebuilds the table. `nil` when it matches.
+    public var primaryKeyChange: String? = nil
 
     /// Makes a drift value (the library computes them; this is for comparisons).
     public init(
@@ -58,7 +62,9 @@ public struct TableDrift: Sendable, Equatable, CustomStringConvertible {
     public var hasAdditions: Bool { tableIsMissing || !missingColumns.isEmpty || !missingIndexes.isEmpty }
 
     /// Whether something differs that automatic migration leaves alone.
-    public var hasLeftovers: Bool { !extraColumns.isEmpty || !typeMismatches.isEmpty || !missingForeignKeys.isEmpty }
+    public var hasLeftovers: Bool {
+        !extraColumns.isEmpty || !typeMismatches.isEmpty || !missingForeignKeys.isEmpty || primaryKeyChange != nil
+    }
 
     /// `User: add columns email, age; create index User_email_unique; …`.
     public var description: String {
@@ -76,6 +82,9 @@ public struct TableDrift: Sendable, Equatable, CustomStringConvertible {
         if !missingForeignKeys.isEmpty {
             parts.append("foreign keys not in the table, left alone (a versioned migration can add them): "
                 + missingForeignKeys.joined(separator: ", "))
+        }
+        if let primaryKeyChange {
+            parts.append("the primary key is \(primaryKeyChange) (left alone; a versioned migration can rebuild the table)")
         }
         return "\(table): " + (parts.isEmpty ? "up to date" : parts.joined(separator: "; "))
     }
@@ -96,8 +105,10 @@ extension TableSchema {
             return drift
         }
         func column(_ name: String) -> ColumnDescription? { found.first { dialect.sameName($0.name, name) } }
-        let declared: [(name: String, type: SQLType, kind: ColumnKind)] =
-            [("id", .integer, .plain), ("createdAt", .real, .plain), ("updatedAt", .real, .plain)]
+        // An integer key is a column of its own; a UUID or String key is one of the columns.
+        let integerKey: [(name: String, type: SQLType, kind: ColumnKind)] =
+            primaryKey.isAutoincrement ? [(primaryKey.name, .integer, .plain)] : []
+        let declared = integerKey + [("createdAt", .real, .plain), ("updatedAt", .real, .plain)]
             + columns.map { ($0.name, $0.type, $0.kind) }
         for (name, type, kind) in declared {
             guard let actual = column(name) else {
@@ -109,6 +120,11 @@ extension TableSchema {
             }
         }
         drift.extraColumns = found.map(\.name).filter { name in !declared.contains { dialect.sameName($0.name, name) } }
+        let foundKey = found.filter(\.isPrimaryKey).map(\.name)
+        if foundKey.count != 1 || !dialect.sameName(foundKey[0], primaryKey.name) {
+            let inDatabase = foundKey.isEmpty ? "none" : foundKey.joined(separator: ", ")
+            drift.primaryKeyChange = "\(inDatabase) in the database, declared \(primaryKey.name)"
+        }
         let indexes = try dialect.indexes(of: name, connection)
         drift.missingIndexes = columns.compactMap { column in
             guard let kind = column.index else { return nil }
@@ -123,9 +139,9 @@ extension TableSchema {
             guard let parent = declared.references, column(declared.name) != nil else { return nil }
             let exists = keys.contains { key in
                 dialect.sameName(key.column, declared.name) && dialect.sameName(key.table, parent)
-                    && dialect.sameName(key.referencedColumn, "id")
+                    && dialect.sameName(key.referencedColumn, declared.referencedColumn)
             }
-            return exists ? nil : "\(declared.name) → \(parent)(id)"
+            return exists ? nil : "\(declared.name) → \(parent)(\(declared.referencedColumn))"
         }
         return drift
     }
@@ -141,11 +157,11 @@ extension TableSchema {
             for name in drift.missingColumns {
                 let definition: String
                 switch name {
-                case "id":
+                case "id", primaryKey.name:
                     throw ActiveRecordError(
                         .invalidModel,
-                        "the table \(self.name) has no id column, and a primary key cannot be added to an existing table; "
-                            + "give it an id primary key with a versioned migration")
+                        "the table \(self.name) has no \(primaryKey.name) column, and a primary key cannot be added to an existing "
+                            + "table; give it its primary key with a versioned migration")
                 case "createdAt", "updatedAt": definition = "\(name.quotedIdentifier) \(dialect.columnType(.real, .plain))"
                 default:
                     guard let column = columns.first(where: { $0.name == name }) else { continue }

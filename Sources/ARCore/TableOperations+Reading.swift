@@ -244,17 +244,18 @@ extension TableOperations {
             return true
         }
         let lockClause = locking ? connection.dialect.rowLockClause(.wait, of: schema.name) : ""
+        let key = try keyValue(of: record, id: id)
         let found = lockClause.isEmpty
-            ? try connection.withStatement(key(.find), sql: { findSQL }, [.integer(id)], body)
-            : try connection.withStatement(findSQL + lockClause, [.integer(id)], body)
+            ? try connection.withStatement(self.key(.find), sql: { findSQL }, [key], body)
+            : try connection.withStatement(findSQL + lockClause, [key], body)
         guard found else {
-            throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists")
+            throw ActiveRecordError(.notFound, "\(schema.name) with \(keyText(key)) no longer exists")
         }
     }
 
     /// The condition and arguments for `column = value` (`IS NULL` for `NULL`).
     package func condition(_ column: String, _ value: DatabaseValue) throws -> (RowCondition, [DatabaseValue]) {
-        guard column == "id" || column == "createdAt" || column == "updatedAt"
+        guard column == "id" || column == schema.primaryKey.name || column == "createdAt" || column == "updatedAt"
                 || schema.columnIndex(named: column) != nil else {
             throw schema.unknownColumn(column)
         }

@@ -28,6 +28,9 @@ package final class TableOperations: Sendable {
     /// How many columns the model declares (`schema.columns.count`, read per insert without
     /// reaching the array).
     private let columnCount: Int
+    /// The declared column holding a `UUID` or `String` key (``TableSchema/keyIndex``); `nil`
+    /// for an integer key, held by the record's header (read once per write, not per row).
+    package let keyIndex: Int?
     /// The tables this one's foreign keys reference (its belongs-to parents), resolved when
     /// first needed: automatic migration creates them first, since a foreign key needs its
     /// parent table to exist (to write to the child table on SQLite, to create it on PostgreSQL).
@@ -45,15 +48,21 @@ package final class TableOperations: Sendable {
         self.parents = parents
         serial = Self.serials.add(1, ordering: .relaxed).newValue
         selectAllSQL = schema.selectAllSQL
-        allSQL = schema.selectAllSQL + " ORDER BY \"id\""
+        allSQL = schema.selectAllSQL + " ORDER BY \(schema.quotedKey)"
         findSQL = schema.findSQL
         deleteSQL = schema.deleteSQL
         let table = schema.name.quotedIdentifier
-        qualifiedColumns = schema.allColumnNames.map { "\(table).\($0.quotedIdentifier)" }
+        let header = schema.primaryKey.isAutoincrement ? "\(table).\(schema.quotedKey)" : TableSchema.savedMarkSQL
+        qualifiedColumns = [header] + schema.allColumnNames.dropFirst().map { "\(table).\($0.quotedIdentifier)" }
         qualifiedSelectList = qualifiedColumns.joined(separator: ", ")
         var positions: [String: Int] = [:]
-        for (position, name) in schema.allColumnNames.enumerated() { positions[name] = position }
+        for (position, name) in schema.allColumnNames.enumerated() where positions[name] == nil { positions[name] = position }
         for (index, name) in propertyNames.enumerated() where positions[name] == nil { positions[name] = index + 3 }
+        // `id` names the primary key whatever its name; a UUID or String key is its declared column.
+        let keyPosition = schema.keyIndex.map { $0 + 3 } ?? 0
+        positions["id"] = keyPosition
+        positions[schema.primaryKey.name] = keyPosition
+        keyIndex = schema.keyIndex
         self.positions = positions
         singleColumns = schema.columns.indices.map { [$0] }
         columnCount = schema.columns.count
@@ -63,7 +72,7 @@ package final class TableOperations: Sendable {
 
     /// The `INSERT` of a new record, in `dialect`.
     func insertSQL(_ dialect: any SQLDialect) -> String {
-        dialect.insertSQL(into: schema.name, columns: schema.insertColumns)
+        dialect.insertSQL(into: schema.name, columns: schema.insertColumns, returning: schema.headerKeySQL)
     }
 
     /// The position of a column (or property) name in ``TableSchema/allColumnNames``
@@ -82,7 +91,7 @@ package final class TableOperations: Sendable {
     @inline(__always)
     package func save(_ record: some RecordStorage, in database: Database) throws {
         guard !record.header.isDestroyed else {
-            throw ActiveRecordError(.misuse, "cannot save \(schema.name) with id \(record.header.id ?? 0): it was destroyed")
+            throw ActiveRecordError(.misuse, "cannot save \(schema.name) with \(keyText(of: record)): it was destroyed")
         }
         if record.header.id == nil {
             try database.withWriter(self) { try insert(record, in: $0) }
@@ -112,6 +121,7 @@ package final class TableOperations: Sendable {
 
     /// `INSERT`s a new record with every column, and gives it its id and timestamps.
     package func insert(_ record: some RecordStorage, in connection: Connection) throws {
+        if let keyIndex { try prepareKey(of: record, keyIndex) }
         let previous = record.header
         let now = Date.nowAsStored
         let stamp = DatabaseValue.real(now.timeIntervalSince1970)
@@ -122,7 +132,8 @@ package final class TableOperations: Sendable {
             return try statement.insert()
         }
         var header = previous
-        header.id = id
+        // A record keyed by a declared column is marked saved by an id of 0.
+        header.id = keyIndex == nil ? id : 0
         header.createdAt = now
         header.updatedAt = now
         record.header = header
@@ -142,9 +153,14 @@ package final class TableOperations: Sendable {
         guard !records.isEmpty else { return }
         connection.onRollback { for record in records { record.header = RecordHeader() } }
         let now = Date.nowAsStored
-        if records.count > 1, try insertAllInBulk(records, now: now, in: connection) { return connection.noteChange(self) }
+        // The engine's bulk insert returns `id`: a table keyed otherwise inserts row by row.
+        if records.count > 1, keyIndex == nil, schema.primaryKey.name == "id", try insertAllInBulk(records, now: now, in: connection) {
+            return connection.noteChange(self)
+        }
         let stamp = DatabaseValue.real(now.timeIntervalSince1970)
         let count = schema.columns.count
+        // Keys first (a UUID made, a String checked), out of the loop of an integer-keyed table.
+        if let keyIndex { for record in records { try prepareKey(of: record, keyIndex) } }
         try connection.withStatement(key(.insert), sql: { insertSQL(connection.dialect) }) { statement in
             for offset in records.indices {
                 let record = records[offset]
@@ -162,6 +178,8 @@ package final class TableOperations: Sendable {
                 record.markAllColumnsSaved(count: count)
             }
         }
+        // A record keyed by a declared column is marked saved by an id of 0 (not the rowid).
+        if keyIndex != nil { for record in records { record.header.id = 0 } }
         connection.noteChange(self)
     }
 
@@ -181,7 +199,8 @@ package final class TableOperations: Sendable {
                 into: self.schema.name, columns: self.schema.insertColumns,
                 conflictColumns: conflict.map { self.schema.columns[$0].name },
                 updateColumns: updating.isEmpty ? [] : updating.map { self.schema.columns[$0].name } + ["updatedAt"],
-                returning: self.schema.allColumnNames)
+                returning: [self.schema.primaryKey.isAutoincrement ? self.schema.primaryKey.name : TableSchema.savedMarkSQL]
+                    + self.schema.allColumnNames.dropFirst())
         }
         var outcomes: [UpsertOutcome] = []
         outcomes.reserveCapacity(records.count)
@@ -189,6 +208,7 @@ package final class TableOperations: Sendable {
             for offset in records.indices {
                 let record = records[offset]
                 if offset > 0 { statement.resetForRebinding() }
+                if let keyIndex { try prepareKey(of: record, keyIndex) }
                 let previous = record.header
                 let originals = connection.transaction.depth > 0 ? (0..<count).map { record.originalValue($0) } : []
                 try statement.bind(now, at: 1)
@@ -228,6 +248,8 @@ package final class TableOperations: Sendable {
     /// - Throws: `.notFound` when the row is gone.
     package func update(_ record: some RecordStorage, columns changed: [Int], in connection: Connection) throws {
         guard let id = record.header.id, !changed.isEmpty else { return }
+        // A table keyed by a declared column, out of line: its key is that column's saved value.
+        if keyIndex != nil { return try updateKeyed(record, columns: changed, in: connection) }
         if let locking = schema.lockingIndex {
             return try updateLocked(record, id: id, columns: changed, locking: locking, in: connection)
         }
@@ -248,6 +270,16 @@ package final class TableOperations: Sendable {
         guard connection.changedRowCount > 0 else {
             throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists; nothing was updated")
         }
+        finishUpdate(record, columns: changed, previous: previous, original: original, originals: originals, at: now, in: connection)
+    }
+
+    /// After an update's statement: the record's `updatedAt` and saved columns, what a rollback
+    /// restores, the change noted.
+    @inline(__always)
+    func finishUpdate(
+        _ record: some RecordStorage, columns changed: [Int], previous: RecordHeader, original: DatabaseValue,
+        originals: [DatabaseValue], at now: Date, in connection: Connection
+    ) {
         record.header.updatedAt = now
         for index in changed { record.markColumnSaved(index) }
         if changed.count == 1 {
@@ -262,7 +294,7 @@ package final class TableOperations: Sendable {
     /// while it holds the record's lock version, which the update increments.
     /// - Throws: `.staleRecord` when another transaction changed the row since; `.notFound`
     ///   when the row is gone.
-    private func updateLocked(
+    func updateLocked(
         _ record: some RecordStorage, id: Int64, columns changed: [Int], locking: Int, in connection: Connection
     ) throws {
         let expected = try lockVersion(of: record, locking)
@@ -278,11 +310,13 @@ package final class TableOperations: Sendable {
             let next = Int32(columns.count)
             try statement.bind(.integer(expected &+ 1), at: next + 1)
             try statement.bind(.real(now.timeIntervalSince1970), at: next + 2)
-            try statement.bind(.integer(id), at: next + 3)
+            try statement.bind(try keyValue(of: record, id: id), at: next + 3)
             try statement.bind(.integer(expected), at: next + 4)
             _ = try statement.step()
         }
-        guard connection.changedRowCount > 0 else { throw try staleOrGone(id, expected, locking, "updated", in: connection) }
+        guard connection.changedRowCount > 0 else {
+            throw try staleOrGone(keyValue(of: record, id: id), expected, locking, "updated", in: connection)
+        }
         record.header.updatedAt = now
         for index in columns { record.markColumnSaved(index) }
         try record.assignColumn(locking, .integer(expected &+ 1))
@@ -302,7 +336,8 @@ package final class TableOperations: Sendable {
     private func deleteLocked(_ record: some RecordStorage, id: Int64, locking: Int, in connection: Connection) throws -> Bool {
         let expected = try lockVersion(of: record, locking)
         let sql = schema.lockedDeleteSQL.unsafelyUnwrapped
-        let deleted = try connection.withStatement(sql, [.integer(id), .integer(expected)]) { statement in
+        let key = try keyValue(of: record, id: id)
+        let deleted = try connection.withStatement(sql, [key, .integer(expected)]) { statement in
             _ = try statement.step()
             return connection.changedRowCount > 0
         }
@@ -310,7 +345,7 @@ package final class TableOperations: Sendable {
             connection.noteChange(self)
             return true
         }
-        let error = try staleOrGone(id, expected, locking, "destroyed", in: connection)
+        let error = try staleOrGone(key, expected, locking, "destroyed", in: connection)
         if error.code == .staleRecord { throw error }
         return false
     }
@@ -325,16 +360,17 @@ package final class TableOperations: Sendable {
 
     /// Why a write of a locked table's row changed nothing: `.staleRecord` when the row is
     /// there (with another version), else `.notFound`.
-    private func staleOrGone(_ id: Int64, _ expected: Int64, _ locking: Int, _ verb: String, in connection: Connection) throws
+    private func staleOrGone(_ key: DatabaseValue, _ expected: Int64, _ locking: Int, _ verb: String, in connection: Connection) throws
         -> ActiveRecordError
     {
-        let exists = try connection.withStatement(key(.find), sql: { findSQL }, [.integer(id)]) { try $0.step() }
+        let exists = try connection.withStatement(self.key(.find), sql: { findSQL }, [key]) { try $0.step() }
+        let described = keyText(key)
         guard exists else {
-            return ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists; nothing was \(verb)")
+            return ActiveRecordError(.notFound, "\(schema.name) with \(described) no longer exists; nothing was \(verb)")
         }
         return ActiveRecordError(
             .staleRecord,
-            "\(schema.name) with id \(id) was changed by another transaction since it was loaded (its "
+            "\(schema.name) with \(described) was changed by another transaction since it was loaded (its "
                 + "\(schema.columns[locking].name) is no longer \(expected)); nothing was \(verb). Reload it (or run the "
                 + "transaction again), apply the change again, and retry")
     }
@@ -355,18 +391,20 @@ package final class TableOperations: Sendable {
             throw ActiveRecordError(.misuse, "cannot destroy a \(schema.name) that was never saved")
         }
         guard !record.header.isDestroyed else {
-            throw ActiveRecordError(.misuse, "\(schema.name) with id \(id) was already destroyed")
+            throw ActiveRecordError(.misuse, "\(schema.name) with \(keyText(of: record)) was already destroyed")
         }
         let deleted: Bool
         if let locking = schema.lockingIndex {
             deleted = try deleteLocked(record, id: id, locking: locking, in: connection)
+        } else if keyIndex != nil {
+            deleted = try delete(key: keyValue(of: record, id: id), in: connection)
         } else {
             deleted = try delete(id: id, in: connection)
         }
         connection.undestroyOnRollback(record)
         record.header.isDestroyed = true
         if !deleted {
-            throw ActiveRecordError(.notFound, "\(schema.name) with id \(id) no longer exists")
+            throw ActiveRecordError(.notFound, "\(schema.name) with \(keyText(of: record)) no longer exists")
         }
     }
 }

@@ -6,19 +6,44 @@ import Foundation
 extension TableSchema {
     /// The result columns every record query selects, in this order.
     package var selectList: String {
-        allColumnNames.map(\.quotedIdentifier).joined(separator: ", ")
+        ([headerKeySQL] + allColumnNames.dropFirst().map(\.quotedIdentifier)).joined(separator: ", ")
     }
+
+    /// What a record query selects first, into the record's header: the integer key column, or
+    /// for a `UUID` or `String` key (held by its declared column) a constant `0`, which marks
+    /// a record read from the table as saved.
+    package var headerKeySQL: String {
+        primaryKey.isAutoincrement ? primaryKey.name.quotedIdentifier : Self.savedMarkSQL
+    }
+
+    /// The constant a table with a `UUID` or `String` key selects as its header's id (a
+    /// `bigint` on PostgreSQL, as an integer id is).
+    package static let savedMarkSQL = "CAST(0 AS BIGINT)"
+
+    /// The result columns of ``selectList`` as ``SelectedColumn``s.
+    package var selectedColumns: [SelectedColumn] {
+        [primaryKey.isAutoincrement ? .column(primaryKey.name) : .expression(Self.savedMarkSQL)]
+            + allColumnNames.dropFirst().map(SelectedColumn.column)
+    }
+
+    /// The key column's name, quoted: what `WHERE … = ?` of a find, update and delete compares.
+    package var quotedKey: String { primaryKey.name.quotedIdentifier }
 
     /// `CREATE TABLE IF NOT EXISTS` with the implied columns and the declared ones.
     /// - Throws: `.invalidModel` for a name the engine cannot hold.
     package func createTableSQL(_ dialect: any SQLDialect) throws -> String {
         try dialect.validateName(name, of: "table")
         var definitions = [
-            dialect.primaryKeyDefinition,
             "\("createdAt".quotedIdentifier) \(dialect.columnType(.real, .plain))",
             "\("updatedAt".quotedIdentifier) \(dialect.columnType(.real, .plain))",
         ]
-        definitions += try columns.map { try $0.definitionSQL(dialect) }
+        if primaryKey.isAutoincrement {
+            try dialect.validateName(primaryKey.name, of: "column")
+            definitions.insert(dialect.primaryKeyDefinition(named: primaryKey.name), at: 0)
+        }
+        definitions += try columns.indices.map { index in
+            try columns[index].definitionSQL(dialect, isPrimaryKey: index == keyIndex)
+        }
         return "CREATE TABLE IF NOT EXISTS \(name.quotedIdentifier) (\(definitions.joined(separator: ", ")))"
     }
 
@@ -44,7 +69,7 @@ extension TableSchema {
         let locking = lockingIndex.map { [columns[$0].name] } ?? []
         let assignments = (indexes.map { columns[$0].name } + locking + ["updatedAt"])
             .map { "\($0.quotedIdentifier) = ?" }
-        let condition = (["id"] + locking).map { "\($0.quotedIdentifier) = ?" }.joined(separator: " AND ")
+        let condition = ([primaryKey.name] + locking).map { "\($0.quotedIdentifier) = ?" }.joined(separator: " AND ")
         return "UPDATE \(name.quotedIdentifier) SET \(assignments.joined(separator: ", ")) WHERE \(condition)"
     }
 
@@ -55,21 +80,26 @@ extension TableSchema {
 
     package var selectAllSQL: String { "SELECT \(selectList) FROM \(name.quotedIdentifier)" }
 
-    package var findSQL: String { "\(selectAllSQL) WHERE \("id".quotedIdentifier) = ?" }
+    package var findSQL: String { "\(selectAllSQL) WHERE \(quotedKey) = ?" }
 
-    package var deleteSQL: String { "DELETE FROM \(name.quotedIdentifier) WHERE \("id".quotedIdentifier) = ?" }
+    package var deleteSQL: String { "DELETE FROM \(name.quotedIdentifier) WHERE \(quotedKey) = ?" }
 }
 
 extension ColumnSchema {
     /// `"name" TEXT NOT NULL DEFAULT ''`, `"groupId" INTEGER REFERENCES "Group"("id") DEFERRABLE
     /// INITIALLY DEFERRED`, in the dialect's types.
     /// - Throws: `.invalidModel` for a name the engine cannot hold.
-    package func definitionSQL(_ dialect: any SQLDialect) throws -> String {
+    /// With `isPrimaryKey` (a `UUID` or `String` key), `"code" TEXT NOT NULL PRIMARY KEY`: never
+    /// `NULL` (SQLite would take it in a key that is not an integer), with no default.
+    package func definitionSQL(_ dialect: any SQLDialect, isPrimaryKey: Bool = false) throws -> String {
         try dialect.validateName(name, of: "column")
         var sql = "\(name.quotedIdentifier) \(dialect.columnType(type, kind))"
+        if isPrimaryKey { return sql + " NOT NULL PRIMARY KEY" }
         if !isNullable { sql += " NOT NULL" }
         if !defaultValue.isNull { sql += " DEFAULT \(dialect.defaultLiteral(defaultValue, type, kind))" }
-        if let references { sql += " REFERENCES \(references.quotedIdentifier)(\("id".quotedIdentifier)) DEFERRABLE INITIALLY DEFERRED" }
+        if let references {
+            sql += " REFERENCES \(references.quotedIdentifier)(\(referencedColumn.quotedIdentifier)) DEFERRABLE INITIALLY DEFERRED"
+        }
         return sql
     }
 }

@@ -4,7 +4,8 @@ import Foundation
 ///
 /// Every table also has `id INTEGER PRIMARY KEY`, `createdAt REAL` and
 /// `updatedAt REAL` (on PostgreSQL: `BIGINT` identity and `DOUBLE PRECISION`); those are
-/// implied and not listed in ``columns``.
+/// implied and not listed in ``columns``. The key may have another name, or be one of
+/// ``columns`` (a `UUID` or `String` key): see ``primaryKey``.
 /// All SQL the library generates comes from this value alone, so a schema
 /// reflected from a Swift class and one built by hand (or from C) share
 /// one engine.
@@ -45,17 +46,25 @@ public struct TableSchema: Sendable, Hashable {
     ///   - lockingColumn: the integer column that optimistic locking checks and increments on
     ///     every update (see `Model.lockingColumn`); locking is off when the table has no
     ///     column of this name and it is ``defaultLockingColumn``, or when it is `nil`.
+    ///   - primaryKey: the primary key (``PrimaryKey/autoincrement`` by default: an integer `id`
+    ///     the engine assigns); a `UUID` or `String` key names one of `columns`.
     /// - Throws: `.invalidModel` for an empty or duplicate name, or a reserved column name
     ///   (names compared as SQLite compares them: ASCII letters without case); for a locking
-    ///   column that is not an integer column, or (named other than the default) not a column.
-    public init(name: String, columns: [ColumnSchema], lockingColumn: String? = TableSchema.defaultLockingColumn) throws {
+    ///   column that is not an integer column, or (named other than the default) not a column;
+    ///   for a `UUID` or `String` key that names no column of that type.
+    public init(
+        name: String, columns: [ColumnSchema], lockingColumn: String? = TableSchema.defaultLockingColumn,
+        primaryKey: PrimaryKey = .autoincrement
+    ) throws {
         guard !name.isEmpty else { throw ActiveRecordError(.invalidModel, "a table name cannot be empty") }
         var seen = Set<String>()
         for column in columns {
             guard !column.name.isEmpty else {
                 throw ActiveRecordError(.invalidModel, "table \(name): a column name cannot be empty")
             }
-            guard !Self.isReserved(column.name) else {
+            // A UUID or String key may be named `id`; an integer key's own name is taken.
+            let isKey = !primaryKey.isAutoincrement && column.name == primaryKey.name
+            guard isKey || !(Self.isReserved(column.name) || (primaryKey.isAutoincrement && isSameName(column.name, primaryKey.name))) else {
                 throw ActiveRecordError(
                     .invalidModel,
                     "table \(name): column '\(column.name)' is reserved (every table has id, createdAt, updatedAt)")
@@ -66,8 +75,38 @@ public struct TableSchema: Sendable, Hashable {
         }
         self.name = name
         self.columns = columns
-        allColumnNames = ["id", "createdAt", "updatedAt"] + columns.map(\.name)
+        self.primaryKey = primaryKey
+        keyIndex = try Self.keyIndex(primaryKey, in: columns, table: name)
+        allColumnNames = [primaryKey.name, "createdAt", "updatedAt"] + columns.map(\.name)
         lockingIndex = try Self.lockingIndex(lockingColumn, in: columns, table: name)
+    }
+
+    /// The table's primary key.
+    public let primaryKey: PrimaryKey
+
+    /// The declared column that holds a `UUID` or `String` key; `nil` for an integer key (held
+    /// by the record's header).
+    package let keyIndex: Int?
+
+    private static func keyIndex(_ key: PrimaryKey, in columns: [ColumnSchema], table: String) throws -> Int? {
+        if key.isAutoincrement {
+            guard !key.name.isEmpty else { throw ActiveRecordError(.invalidModel, "table \(table): a primary key name cannot be empty") }
+            return nil
+        }
+        let declaration = key.kind == .uuid ? "@Column(\"\(key.name)\") var \(key.name): UUID? = nil" : "@Column var \(key.name): String = \"\""
+        guard let index = columns.firstIndex(where: { $0.name == key.name }) else {
+            throw ActiveRecordError(
+                .invalidModel, "table \(table): the primary key \(key) names no column; declare it (\(declaration))")
+        }
+        let column = columns[index]
+        let fits = key.kind == .uuid ? column.type == .text && column.kind == .uuid : column.type == .text && column.kind == .plain
+        guard fits else {
+            throw ActiveRecordError(
+                .invalidModel,
+                "table \(table): the primary key \(key) must be a \(key.kind == .uuid ? "UUID" : "String") column; declare it so "
+                    + "(\(declaration))")
+        }
+        return index
     }
 
     private static func lockingIndex(_ name: String?, in columns: [ColumnSchema], table: String) throws -> Int? {
@@ -155,6 +194,9 @@ public struct ColumnSchema: Sendable, Hashable {
     /// `REFERENCES "table"("id") DEFERRABLE INITIALLY DEFERRED`, so a row cannot point at a
     /// row that does not exist when its transaction commits.
     public var references: String?
+    /// The column of ``references`` this column holds: its primary key (`id` unless the
+    /// parent declares another, ``PrimaryKey``).
+    public var referencedColumn: String = "id"
 
     /// Makes a column. A non-nullable column without a default gets the
     /// type's zero value (`0`, `0.0`, `''`, `X''`; for a decimal `'0'`, for a UUID the nil UUID).

@@ -13,7 +13,7 @@ extension CompiledQuery {
             throw ActiveRecordError(.misuse, "\(verb) on a grouped query: group(by:) makes rows of groups, not records; drop the grouping")
         }
         let base = tables[0]
-        let id = "id".quotedIdentifier
+        let id = base.table.schema.quotedKey
         let sql = "\(head) WHERE \(id) IN (SELECT \(base.quotedName).\(id) \(body)\(tail))"
         return try (database ?? Database.current).withWriter(tables.map(\.table)) { connection in
             try connection.execute(sql, headArguments + arguments)
@@ -37,7 +37,7 @@ extension CompiledQuery {
             let column: String
             if name == "createdAt" || name == "updatedAt" {
                 column = name
-            } else if name == "id" {
+            } else if name == "id" || name == schema.primaryKey.name {
                 throw ActiveRecordError(.misuse, "updateAll: id is the row's identity and is not changed")
             } else {
                 let position = tables[0].table.position(of: name)

@@ -122,7 +122,7 @@ extension QueryClauses {
             }
             : try renderOrders(tables, dialect, into: &orderArguments)
         if randomOrder { orders.append("random()") }
-        if orders.isEmpty && defaultsToIdOrder { orders.append("\(base.quotedName).\"id\" ASC") }
+        if orders.isEmpty && defaultsToIdOrder { orders.append("\(base.quotedName).\(base.table.schema.quotedKey) ASC") }
         var tail = ""
         if !orders.isEmpty { tail += " ORDER BY " + orders.joined(separator: ", ") }
         let hasLimitOrOffset = limitCount != nil || offsetCount != nil

@@ -1,5 +1,6 @@
 @_spi(Engines) import ARCore
 import ARQuery
+import Foundation
 
 /// Declares that a model belongs to a parent: it holds the parent's id in a
 /// foreign key column, `<lowerCamel(Parent)>Id` by default (`Group` → `groupId`).
@@ -160,7 +161,15 @@ extension Query {
             guard !owners.isEmpty else { return }
             let mapping = try Record.mapping()
             let index = try KeyPathColumns.columnIndex(ofRelation: relation)
-            guard let hook = mapping.hooks.first(where: { $0.columnIndex == index }), hook.kind == BelongsTo<Parent>.self else {
+            let found = mapping.hooks.first { $0.columnIndex == index }
+            // A parent keyed by a UUID or String column (``BelongsToKeyed``).
+            if let hook = found, hook.kind == BelongsToUUID<Parent>.self {
+                return try preloadKeyedParents(owners, column: index, hook: hook, parent: Parent.self, key: UUID.self)
+            }
+            if let hook = found, hook.kind == BelongsToString<Parent>.self {
+                return try preloadKeyedParents(owners, column: index, hook: hook, parent: Parent.self, key: String.self)
+            }
+            guard let hook = found, hook.kind == BelongsTo<Parent>.self else {
                 throw ActiveRecordError(.misuse, "\(relation) is not a @BelongsTo relation of \(Record.self)")
             }
             var ids: [Int64] = []

@@ -1,5 +1,6 @@
 @_spi(Engines) import ARCore
 import ARQuery
+import Foundation
 
 /// Declares that a model has many children, which hold its id in a foreign
 /// key column, `<lowerCamel(Owner)>Id` by default (`Group` → `groupId`).
@@ -101,10 +102,14 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
     /// answering from memory while unchanged (queued or eager-loaded children).
     func query() -> Query<Child> {
         guard let id = owner.id else { return Child.query().where("0 = 1").related(by: self) }
-        if let plan { return Query(relation: self, where: plan.condition, equals: id) }
+        // An owner keyed by a UUID or String column (its header's id is 0): by that key.
+        let keyed = id == 0 ? keyedOwnerValue(owner) : nil
+        let scope = owner[keyPath: storage].scope
+        if keyed == nil, let plan { return Query(relation: self, where: plan.condition, equals: id) }
         // No plan for a scoped relation (see `HasManyPlan.of`): its scope is read here.
-        guard let scope = owner[keyPath: storage].scope else { return Child.query().where(key, .equal(id)).related(by: self) }
-        return Child.query().where(key, .equal(id)).scoped(by: scope).related(by: self)
+        let children = keyed.map { Child.query().where(key, .equal($0)) } ?? Child.query().where(key, .equal(id))
+        guard let scope else { return children.related(by: self) }
+        return children.scoped(by: scope).related(by: self)
     }
 
     /// The children queued (unsaved owner) or eager-loaded (saved owner), if any.
@@ -125,7 +130,7 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
     func link(_ child: Child) throws {
         let key = self.key
         do {
-            try child.set([key: owner.id])
+            try child.set([key: ownerLinkValue(owner)])
         } catch let error as ActiveRecordError where error.code == .unknownColumn {
             throw missingKey(key, in: Child.self, for: "\(Owner.self)'s has-many")
         }
@@ -139,6 +144,7 @@ struct HasManyContext<Owner: Model, Child: Model>: ToManyContext {
     }
 
     func preload(_ owners: [Model]) throws {
+        if !Owner.primaryKey.isAutoincrement { return try preloadKeyed(owners) }
         let owners = ownersOfType(Owner.self, owners)
         var ids: [Int64] = []
         ids.reserveCapacity(owners.count)
@@ -264,8 +270,8 @@ extension HasMany: RecordHookField {
         let relation = site.field, record = site.record
         guard let id = record.id else { return }
         try applyDependency(
-            relation.dependency, toChildrenOf: id, key: relation.keyColumn(for: type(of: record)), scope: relation.scope,
-            for: "\(type(of: record))'s has-many")
+            relation.dependency, toChildrenOf: id == 0 ? keyedOwnerValue(record) ?? id : id,
+            key: relation.keyColumn(for: type(of: record)), scope: relation.scope, for: "\(type(of: record))'s has-many")
     }
 }
 
@@ -282,4 +288,49 @@ extension Query {
             try context.preload(owners)
         }
     }
+}
+
+extension HasManyContext {
+    /// ``preload(_:)`` of owners keyed by a `UUID` or `String` column: their children by that
+    /// key, one query per 10,000 owners, each owner's in key then child order.
+    func preloadKeyed(_ owners: [Model]) throws {
+        let owners = ownersOfType(Owner.self, owners)
+        let keys = owners.compactMap { $0.id == nil ? nil : $0.primaryKeyValue.keyText }
+        let key = self.key
+        let index = try Child.mapping().columnIndex(key)
+        var children: [DatabaseValue: [Model]] = [:]
+        for chunk in chunked(keys) {
+            // A UUID key compared as a UUID (PostgreSQL's `uuid` column), a String as text.
+            let condition: FieldCondition = Owner.primaryKey.kind == .uuid ? .in(chunk.compactMap(UUID.init(uuidString:))) : .in(chunk)
+            let rows = try Child.query().where(key, condition).order(by: key).order(by: "id").fetch()
+            for row in rows { children[try row.currentValue(index), default: []].append(row) }
+        }
+        for owner in owners {
+            guard keyedOwnerValue(owner) != nil else { continue }
+            owner[keyPath: storage].preloaded = (children[owner.primaryKeyValue] ?? []).asRecords(of: Child.self)
+        }
+    }
+}
+
+extension DatabaseValue {
+    /// The text a UUID or String key holds (`nil` for another value).
+    var keyText: String? {
+        if case .text(let text) = self { return text }
+        return nil
+    }
+}
+
+/// The key of an owner keyed by a `UUID` or `String` column, as a value a child's foreign key
+/// column takes; `nil` for an owner with an integer key, or none yet.
+func keyedOwnerValue(_ owner: Model) -> (any ColumnValue)? {
+    let kind = type(of: owner).primaryKey.kind
+    guard kind != .autoincrement, owner.id != nil, case .text(let text) = owner.primaryKeyValue else { return nil }
+    return kind == .uuid ? UUID(uuidString: text) : text
+}
+
+/// What a child's key column takes to point at `owner`: its key (``keyedOwnerValue(_:)``), or
+/// its id.
+func ownerLinkValue(_ owner: Model) -> (any ColumnValue)? {
+    if owner.id == 0, let keyed = keyedOwnerValue(owner) { return keyed }
+    return owner.id
 }

@@ -107,6 +107,11 @@ struct PostgreSQLDialect: SQLDialect {
         plainInsert(table, columns) + " RETURNING \("id".quotedIdentifier)"
     }
 
+    /// `RETURNING` the key column (or the constant a table keyed by a declared column selects).
+    func insertSQL(into table: String, columns: [String], returning key: String) -> String {
+        plainInsert(table, columns) + " RETURNING " + key
+    }
+
     func insertIgnoringConflictsSQL(into table: String, columns: [String]) -> String {
         plainInsert(table, columns) + " ON CONFLICT DO NOTHING"
     }

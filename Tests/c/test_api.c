@@ -2678,7 +2678,85 @@ static void test_open_race(void) {
 }
 
 /* The tests run once per kind of database (in memory, on a file, on PostgreSQL). */
+/* Primary keys other than an integer id (issue 36): a text key, a UUID key generated on
+ * insert, a custom integer key name; found by key, updated, destroyed. */
+static void test_primary_keys(void) {
+    ar_database *db = NULL;
+    ar_model *countries = NULL, *devices = NULL, *members = NULL;
+    ar_record *record = NULL, *found = NULL;
+    const char *text = NULL;
+    char *uuid = NULL;
+    int64_t count = -1;
+    CHECK_OK(open_test_db(&db));
+    current_db = db;
+
+    CHECK_OK(ar_model_define(db, "CCountry", &countries));
+    CHECK_OK(ar_model_set_primary_key(countries, "code", AR_KEY_KIND_TEXT));
+    CHECK_RC(ar_model_set_primary_key(countries, "other", AR_KEY_KIND_TEXT), AR_MISUSE); /* set already */
+    CHECK_RC(ar_model_set_primary_key(countries, "x", 9), AR_MISUSE);               /* no such kind */
+    CHECK_OK(ar_model_add_column(countries, "name", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_record_new(countries, &record));
+    CHECK_OK(ar_record_set_text(record, "name", "France"));
+    CHECK_RC(ar_record_save(record), AR_INVALID_VALUE); /* the key is not set: nothing written */
+    CHECK_OK(ar_count(countries, &count));
+    CHECK(count == 0);
+    CHECK_OK(ar_record_set_text(record, "code", "FR"));
+    CHECK_OK(ar_record_save(record));
+    CHECK_OK(ar_record_set_text(record, "name", "République"));
+    CHECK_OK(ar_record_save(record)); /* an update by key */
+    CHECK_OK(ar_find_by_key_text(countries, "FR", &found));
+    CHECK_OK(ar_record_get_text(found, "name", &text));
+    CHECK(same_text(text, "République"));
+    CHECK_OK(ar_record_get_text(found, "code", &text));
+    CHECK(same_text(text, "FR"));
+    ar_record_free(found);
+    found = (ar_record *)&count;
+    CHECK_RC(ar_find_by_key_text(countries, "XX", &found), AR_NOT_FOUND);
+    CHECK(found == NULL);
+    CHECK_OK(ar_record_set_text(record, "code", "FX"));
+    CHECK_RC(ar_record_save(record), AR_MISUSE); /* a saved record's key does not change */
+    CHECK_OK(ar_record_reload(record));
+    CHECK_OK(ar_record_destroy(record));
+    ar_record_free(record);
+    CHECK_OK(ar_count(countries, &count));
+    CHECK(count == 0);
+
+    CHECK_OK(ar_model_define(db, "CDevice", &devices));
+    CHECK_OK(ar_model_set_primary_key(devices, "id", AR_KEY_KIND_UUID));
+    CHECK_OK(ar_model_add_column(devices, "name", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_record_new(devices, &record));
+    CHECK_OK(ar_record_set_text(record, "name", "phone"));
+    CHECK_OK(ar_record_save(record)); /* the UUID is generated */
+    CHECK_OK(ar_record_copy_text(record, "id", &uuid));
+    CHECK(uuid != NULL && strlen(uuid) == 36);
+    CHECK_OK(ar_find_by_key_text(devices, uuid, &found));
+    CHECK_OK(ar_record_get_text(found, "name", &text));
+    CHECK(same_text(text, "phone"));
+    ar_record_free(found);
+    CHECK_RC(ar_find_by_key_text(devices, "not a uuid", &found), AR_TYPE_MISMATCH);
+    ar_free(uuid);
+    ar_record_free(record);
+
+    CHECK_OK(ar_model_define(db, "CMember", &members));
+    CHECK_OK(ar_model_set_primary_key(members, "memberID", AR_KEY_KIND_AUTOINCREMENT));
+    CHECK_OK(ar_model_add_column(members, "name", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_record_new(members, &record));
+    CHECK_OK(ar_record_set_text(record, "name", "Ann"));
+    CHECK_OK(ar_record_save(record));
+    CHECK(ar_record_id(record) == 1);
+    CHECK_OK(ar_find(members, 1, &found));
+    ar_record_free(found);
+    CHECK_RC(ar_find_by_key_text(members, "1", &found), AR_TYPE_MISMATCH); /* an integer key: ar_find */
+    ar_record_free(record);
+
+    ar_model_free(countries);
+    ar_model_free(devices);
+    ar_model_free(members);
+    close_test_db(db);
+}
+
 static void test_records_and_queries(void) {
+    test_primary_keys();
     test_types();
     test_copy_text();
     test_lifecycle();
