@@ -22,13 +22,26 @@ public enum ForeignKeyAction: String, Sendable, CaseIterable {
 
 /// A foreign key as the schema dump and the schema steps read it: one referencing column.
 @_spi(Engines) public struct ForeignKeyDetail: Sendable, Equatable {
+    /// The referencing column, in the table whose keys these are (`authorId`).
     public var column: String
+    /// The referenced (parent) table (`Author`).
     public var table: String
+    /// The referenced column of ``table`` (`id`).
     public var referencedColumn: String
+    /// The `ON DELETE` action as SQL: `CASCADE`, `SET NULL`, `SET DEFAULT`, `RESTRICT` or `NO ACTION`.
     public var onDelete: String
+    /// The `ON UPDATE` action as SQL, as ``onDelete`` (`NO ACTION` for the library's keys).
     public var onUpdate: String
+    /// Whether the key is checked at commit (`DEFERRABLE INITIALLY DEFERRED`, as the library's
+    /// belongs-to keys are) rather than at each statement.
     public var isDeferred: Bool
 
+    /// A foreign key as an engine's ``SchemaStepsDialect/foreignKeyDetails(of:_:)`` reports it:
+    ///
+    /// ```swift
+    /// ForeignKeyDetail(column: "authorId", table: "Author", referencedColumn: "id",
+    ///                  onDelete: "CASCADE", onUpdate: "NO ACTION", isDeferred: true)
+    /// ```
     public init(column: String, table: String, referencedColumn: String, onDelete: String, onUpdate: String, isDeferred: Bool) {
         self.column = column
         self.table = table
@@ -42,9 +55,18 @@ public enum ForeignKeyAction: String, Sendable, CaseIterable {
 /// A table's CHECK constraint as the engine reports it: its name (SQLite: `nil` for one made
 /// without a name) and its expression's SQL text.
 @_spi(Engines) public struct CheckDescription: Sendable, Equatable {
+    /// The constraint's name (`Book_pages_positive`); `nil` on SQLite for a CHECK written
+    /// without `CONSTRAINT name`.
     public var name: String?
+    /// The expression's SQL text, as the engine keeps it (`pages >= 1` on SQLite, as written;
+    /// PostgreSQL's own spelling, `(pages >= 1)`).
     public var expression: String
 
+    /// A CHECK constraint as an engine's ``SchemaStepsDialect/checks(of:_:)`` reports it:
+    ///
+    /// ```swift
+    /// CheckDescription(name: "Book_pages_positive", expression: "pages >= 1")
+    /// ```
     public init(name: String?, expression: String) {
         self.name = name
         self.expression = expression

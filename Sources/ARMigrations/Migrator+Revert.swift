@@ -8,6 +8,12 @@ extension Migrator {
     /// addForeignKey and addCheck ↔ dropping them), undone last step first. Their rows leave
     /// the table of applied migrations, so that ``apply(to:)`` runs them again.
     ///
+    /// The recording pass runs the closure's other code for real (reads are fine: queries,
+    /// the schema through the context), so it runs in a savepoint that is always rolled back:
+    /// a migration that writes data there (a model's `create`, `updateAll`, `db.execute`) is
+    /// refused, its writes undone, rather than reverted with its writes run again. Give such a
+    /// migration a `down` (``register(_:up:down:)``).
+    ///
     /// ```swift
     /// try migrator.revert(last: 1, on: db)   // undo the latest migration
     /// try migrator.apply(to: db)             // and run it again, changed
@@ -20,7 +26,8 @@ extension Migrator {
     /// - Returns: the names of the migrations reverted, latest first.
     /// - Throws: `.irreversibleMigration` when one of them has a step without an inverse (raw
     ///   SQL, `dropColumn`, `changeColumnType`, `dropTable` by name, `dropIndex` by name…) and no
-    ///   `down`, naming the step, or is applied but not registered in this migrator;
+    ///   `down`, naming the step, or writes data outside its schema steps and has no `down`,
+    ///   naming the tables written, or is applied but not registered in this migrator;
     ///   `.migrationFailed` naming the migration whose inverse failed; `.misuse` when fewer
     ///   than `count` migrations are applied; `.readOnly` on a database opened read-only.
     @discardableResult
@@ -70,6 +77,28 @@ extension Migrator {
         return targets
     }
 
+    /// Runs `record` (a migration against a recording context) in a savepoint that is ALWAYS
+    /// rolled back, and returns the tables its statements wrote, as the transaction's change
+    /// tracking (observers') noted them: a migration's code beside its context's steps (a
+    /// model's `create`, an `updateAll`, `db.execute`) really runs, and must not run again.
+    private func writes(in database: Database, _ record: () throws -> Void) throws -> TableChanges {
+        try database.beginTransaction()
+        let written: TableChanges
+        do {
+            try record()
+            written = try database.withConnection { $0.changes.byLevel.last ?? TableChanges() }
+        } catch {
+            try? database.rollbackTransaction()
+            // Often a write that cannot run twice (a unique row seeded): say what to do.
+            let reason = (error as? ActiveRecordError)?.message ?? "\(error)"
+            let message = "running it again against a recording context, to compute its inverse, threw: \(reason) "
+                + "(a migration that writes data needs a down: register(_:up:down:))"
+            throw (error as? ActiveRecordError)?.with(message: message) ?? ActiveRecordError(.migrationFailed, message)
+        }
+        try database.rollbackTransaction()
+        return written
+    }
+
     /// Undoes one migration (inside the caller's transaction) and removes its row.
     private func revert(
         _ name: String, _ up: @Sendable (MigrationContext) throws -> Void, down: (@Sendable (MigrationContext) throws -> Void)?,
@@ -79,7 +108,14 @@ extension Migrator {
             try down(MigrationContext(database: database))
         } else {
             let recorder = StepRecorder()
-            try up(MigrationContext(database: database, recorder: recorder))
+            let written = try writes(in: database) { try up(MigrationContext(database: database, recorder: recorder)) }
+            if !written.isEmpty {
+                let what = written.everyTable ? "SQL run on the database" : "to " + written.tables.sorted().joined(separator: ", ")
+                throw ActiveRecordError(
+                    .irreversibleMigration,
+                    "migration '\(name)' writes data outside its schema steps (\(what)), so its inverse cannot be "
+                        + "computed by running it again; give it a down: register(_:up:down:); nothing was reverted")
+            }
             if let step = recorder.irreversibleSteps.first {
                 throw ActiveRecordError(
                     .irreversibleMigration,

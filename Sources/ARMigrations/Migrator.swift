@@ -31,7 +31,14 @@ public struct Migrator: Sendable {
 
     /// Adds a step; steps run in the order registered. Names must be unique. ``revert(last:on:)``
     /// reverts it by computing its inverse, when all its schema steps are reversible (see
-    /// ``MigrationContext``).
+    /// ``MigrationContext``) and it writes no data: the inverse is computed by running the
+    /// closure again against a recording context, where only the context's steps are recorded
+    /// instead of run. A step that also writes rows (a model's `create`, `updateAll`,
+    /// `db.execute`) needs ``register(_:up:down:)`` to be reverted.
+    ///
+    /// ```swift
+    /// migrator.register("index titles") { try $0.addIndex(on: "Post", columns: ["title"]) }
+    /// ```
     public mutating func register(_ name: String, _ step: @escaping @Sendable (MigrationContext) throws -> Void) {
         precondition(!steps.contains { $0.name == name }, "a migration named '\(name)' is registered twice")
         steps.append((name, step, nil))
