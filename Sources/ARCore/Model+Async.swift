@@ -12,7 +12,7 @@
 /// the caller awaits, and comes back: the caller's task is the only one that uses it
 /// meanwhile (a record is not `Sendable`, so no other task can hold it).
 extension ModelClassMethods where Self: Model {
-    /// ``find(_:)`` on `database`, from async code.
+    /// ``find(_:)-(Int64)`` on `database`, from async code.
     ///
     /// Where it runs is the database's ``Database/awaitedFinds``: by default
     /// (``AwaitedFindPolicy/automatic``) on SQLite at once on the calling thread when one of

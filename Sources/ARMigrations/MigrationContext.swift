@@ -63,7 +63,7 @@ public struct MigrationContext: Sendable {
     /// Irreversible: a migration that runs one is reverted only by its `down`.
     ///
     /// A string literal given alone goes to ``execute(_:)-(SQL)`` instead, whose `\(value)` are
-    /// bound (this form is disfavoured, as ``Database``'s is).
+    /// bound (this form is disfavoured, as `Database`'s is).
     @_disfavoredOverload
     public func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {
         if let recorder { return recorder.irreversible("execute(\"\(sql)\")") }
@@ -71,7 +71,7 @@ public struct MigrationContext: Sendable {
     }
 
     /// Runs one SQL statement written with interpolation, its values bound and names quoted by
-    /// `\(ident:)` (see ``SQL``), as `Database`'s `execute` does.
+    /// `\(ident:)` (see `SQL`), as `Database`'s `execute` does.
     ///
     /// ```swift
     /// try migration.execute("UPDATE \(ident: "User") SET \"age\" = \(0) WHERE \"age\" < \(0)")

@@ -3,7 +3,7 @@ import ARQuery
 import Foundation
 
 /// A belongs-to relation to a parent keyed by a `UUID` (``BelongsToUUID``) or a `String`
-/// (``BelongsToString``) column (see ``PrimaryKey``): the foreign key column holds the
+/// (``BelongsToString``) column (see `PrimaryKey`): the foreign key column holds the
 /// parent's key, of its type, and `REFERENCES "Parent"("<key>")`.
 ///
 /// ```swift
