@@ -70,6 +70,23 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
         return (sql, arguments)
     }
 
+    /// The text and the arguments to run, given an arguments array as well (`db.rows("… ?", [x])`):
+    /// the array binds the `?` written in a literal that interpolates no value; a literal that
+    /// interpolates values as well as an array is a misuse (whose `?` would be which is not
+    /// clear: the values are numbered in the order written).
+    /// - Throws: what ``resolved()`` throws; `.misuse` for values both interpolated and given.
+    package func resolved(with given: some Collection<DatabaseValue>, in call: String) throws -> (sql: String, arguments: [DatabaseValue]) {
+        let (text, bound) = try resolved()
+        if given.isEmpty { return (text, bound) }
+        if bound.isEmpty { return (text, Array(given)) }
+        throw ActiveRecordError(
+            .misuse,
+            "\(call): the SQL interpolates \(bound.count) value(s) with \\(…) and is given \(given.count) argument(s) as well; "
+                + "the two cannot be numbered together: interpolate every value (\\(value), bound) and pass no arguments, "
+                + "or write ? placeholders and pass the arguments",
+            sql: text)
+    }
+
     /// Appends `other`'s text and values (and its error, when this has none yet).
     mutating func append(_ other: SQL) {
         sql += other.sql
@@ -232,6 +249,41 @@ extension Database {
     ///   list), and the engine's errors, with the SQL text.
     public func execute(_ sql: SQL) throws {
         let (text, arguments) = try sql.resolved()
+        try execute(text, arguments)
+    }
+
+    /// ``rows(_:)-(SQL)`` given an arguments array too: a string literal with arguments is an
+    /// ``SQL`` (a `String` variable goes to ``rows(_:_:)-(String,_)``), so that a `\(value)` in it is
+    /// bound even then. The arguments bind the literal's `?` placeholders when it interpolates
+    /// no value.
+    ///
+    /// ```swift
+    /// let rows = try db.rows("SELECT * FROM \(ident: "User") WHERE \"age\" > ?", [.integer(30)])
+    /// ```
+    /// - Throws: `.misuse` when the literal interpolates values AND arguments are given (write
+    ///   every value one way); what ``rows(_:)-(SQL)`` throws.
+    ///
+    /// (The arguments are a generic collection, not `[DatabaseValue]`, on purpose: with an array
+    /// literal argument, Swift 6.3 picks the disfavoured `String` form over an `SQL` form whose
+    /// parameter is `[DatabaseValue]`, and the literal's values would be spliced; over this one it
+    /// does not. A `String` variable still goes to the `String` form. SQLArgumentsAndJoinsTests
+    /// holds both.)
+    public func rows(_ sql: SQL, _ arguments: some Collection<DatabaseValue>) throws -> [[DatabaseValue]] {
+        let (text, arguments) = try sql.resolved(with: arguments, in: "Database.rows")
+        return try rows(text, arguments)
+    }
+
+    /// ``execute(_:)-(SQL)`` given an arguments array too: a string literal with arguments is an
+    /// ``SQL``, so that a `\(value)` in it is bound even then. The arguments bind the literal's
+    /// `?` placeholders when it interpolates no value.
+    ///
+    /// ```swift
+    /// try db.execute("UPDATE \(ident: "User") SET \"age\" = ? WHERE \"name\" = ?", [.integer(31), .text("Alex")])
+    /// ```
+    /// - Throws: `.misuse` when the literal interpolates values AND arguments are given;
+    ///   what ``execute(_:)-(SQL)`` throws (the arguments' type: see ``rows(_:_:)-(SQL,_)``).
+    public func execute(_ sql: SQL, _ arguments: some Collection<DatabaseValue>) throws {
+        let (text, arguments) = try sql.resolved(with: arguments, in: "Database.execute")
         try execute(text, arguments)
     }
 }

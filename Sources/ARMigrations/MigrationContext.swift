@@ -82,6 +82,21 @@ public struct MigrationContext: Sendable {
         try execute(text, arguments)
     }
 
+    /// ``execute(_:)-(SQL)`` given an arguments array too: a string literal with arguments is an
+    /// ``SQL``, so that a `\(value)` in it is bound even then. The arguments bind the literal's
+    /// `?` placeholders when it interpolates no value.
+    ///
+    /// ```swift
+    /// try migration.execute("UPDATE \(ident: "User") SET \"age\" = ? WHERE \"age\" < ?", [.integer(0), .integer(0)])
+    /// ```
+    /// - Throws: `.misuse` when the literal interpolates values AND arguments are given. (The
+    ///   arguments are a generic collection so that a literal with an array literal comes here:
+    ///   see `Database`'s `rows(_:_:)`.)
+    public func execute(_ sql: SQL, _ arguments: some Collection<DatabaseValue>) throws {
+        let (text, arguments) = try sql.resolved(with: arguments, in: "MigrationContext.execute")
+        try execute(text, arguments)
+    }
+
     /// Renames a table (`ALTER TABLE … RENAME TO`, which also updates its indexes, triggers
     /// and the foreign keys and views that name it). Indexes named after the table by the
     /// library's convention (`Client_phone_index`) are renamed with it (`Customer_phone_index`).
