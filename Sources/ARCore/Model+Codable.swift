@@ -12,10 +12,11 @@ import Foundation
 /// ```
 ///
 /// What is encoded: `id`, every declared column, `createdAt` and `updatedAt` (`null` when
-/// unset), each value as its Swift type encodes (dates, data, UUIDs and decimals by the
+/// unset), or those of them ``Model/encodedColumns`` lists, each value as its Swift type encodes (dates, data, UUIDs and decimals by the
 /// encoder's strategies), under the property's name (a belongs-to's key under its column
 /// name, `groupId`); then each relation the record holds in memory: a belongs-to parent assigned
-/// or loaded, has-many children eager-loaded (`includes`), under the relation's property name.
+/// or loaded, a has-one child loaded, has-many and has-many-through records eager-loaded
+/// (`includes`), under the relation's property name.
 /// Nothing is loaded to encode a record; a relation leading back to a record being encoded is
 /// left out.
 ///
@@ -36,7 +37,7 @@ extension Model {
         return mapping.propertyNames.indices.filter { !keys.contains($0) }.map { mapping.propertyNames[$0] }
     }
 
-    /// The keys an encoding may hold: ``encodedColumns``' default, `id`, every declared column
+    /// The keys an encoding may hold: ``Model/encodedColumns``' default, `id`, every declared column
     /// (a belongs-to's key by its column name, as it is encoded), `createdAt` and `updatedAt`.
     public static var defaultEncodedColumns: [String] {
         guard let mapping = try? ModelMapping.of(self) else { return [] }
@@ -52,7 +53,8 @@ extension Model {
     ///     try extra.encode(displayName, forKey: RecordCodingKey("displayName"))
     /// }
     /// ```
-    /// - Throws: the encoder's errors, and `.invalidModel` for a class that cannot be a table.
+    /// - Throws: the encoder's errors, and `.invalidModel` for a class that cannot be a table or
+    ///   whose ``encodedColumns`` names no column.
     public final func encodeRecord(to encoder: any Encoder) throws {
         try encodeRecord(to: encoder, ancestors: [])
     }

@@ -25,8 +25,8 @@ extension ModelClassMethods where Self: Model {
     ///   portable naming rule compares names: case-insensitively); the engine's errors, with
     ///   the SQL text.
     ///
-    /// A string literal given alone goes to ``fetch(sql:)-(SQL)`` instead, whose `\(value)` are
-    /// bound. (This form is disfavoured and generic: with a labelled argument, a disfavoured
+    /// A string literal goes to ``fetch(sql:)-(SQL)`` (alone) or ``fetch(sql:arguments:)-(SQL,_)``
+    /// (with arguments) instead, whose `\(value)` are bound: this form takes a `String` variable. (This form is disfavoured and generic: with a labelled argument, a disfavoured
     /// `String` form alone would still take an interpolated literal, and splice it.)
     @_disfavoredOverload
     public static func fetch(sql: some StringProtocol, arguments: [DatabaseValue] = []) throws -> [Self] {

@@ -103,8 +103,9 @@ open class Model: RecordStorage {
         try assign(from: decoder)
     }
 
-    /// Encodes `id`, every declared column, `createdAt`, `updatedAt`, and the relations the
-    /// record holds loaded (see ``encodeRecord(to:)``). Override to add or drop keys.
+    /// Encodes `id`, every declared column, `createdAt`, `updatedAt` (those of them
+    /// ``encodedColumns`` lists: all by default), and the relations the record holds loaded
+    /// (see ``encodeRecord(to:)``). Override to add keys; to drop columns, ``encodedColumns``.
     ///
     /// ```swift
     /// let json = try JSONEncoder().encode(user)   // {"id":1,"name":"Alex","age":31,"createdAt":…,"updatedAt":…}

@@ -25,9 +25,10 @@ import Foundation
 /// let chosen = try User.fetch(sql: "SELECT * FROM \(ident: "User") WHERE \(adults) AND id IN \(list: ids)")
 /// ```
 ///
-/// `db.rows(_:)`, `db.execute(_:)` and `Model.fetch(sql:)` take it: a string
-/// literal passed to them is an `SQL` (the `String` forms, `rows(_:_:)` with an arguments
-/// array, take a `String` variable or a literal with `?` placeholders and its arguments).
+/// `db.rows(_:)`, `db.execute(_:)`, `Model.fetch(sql:)` and a migration's `execute(_:)` take
+/// it: a string literal passed to them is an `SQL`, with or without an arguments array (which
+/// binds the literal's `?` placeholders when it interpolates no value; values interpolated AND
+/// arguments are `.misuse`). The `String` forms take a `String` variable and its arguments.
 public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
     /// The SQL text, with a `?` placeholder for each bound value.
     public private(set) var sql: String

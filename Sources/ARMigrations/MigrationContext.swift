@@ -62,8 +62,9 @@ public struct MigrationContext: Sendable {
     /// Runs one SQL statement with bound arguments (anything the named operations do not cover).
     /// Irreversible: a migration that runs one is reverted only by its `down`.
     ///
-    /// A string literal given alone goes to ``execute(_:)-(SQL)`` instead, whose `\(value)` are
-    /// bound (this form is disfavoured, as ``Database``'s is).
+    /// A string literal goes to ``execute(_:)-(SQL)`` (alone) or ``execute(_:_:)-(SQL,_)`` (with
+    /// arguments) instead, whose `\(value)` are bound (this form is disfavoured, as
+    /// ``Database``'s is): this one takes a `String` variable.
     @_disfavoredOverload
     public func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {
         if let recorder { return recorder.irreversible("execute(\"\(sql)\")") }
