@@ -42,8 +42,9 @@ extension Database {
     /// - Throws: the engine's errors, with the SQL text.
     /// Observers count it as changing every table (see ``observe(tables:fetch:onChange:)``).
     ///
-    /// A string literal given alone goes to ``execute(_:)-(SQL)`` instead, whose `\(value)` are
-    /// bound (this form is disfavoured, so that interpolation never splices a value).
+    /// A string literal goes to ``execute(_:)-(SQL)`` (alone) or ``execute(_:_:)-(SQL,_)`` (with
+    /// arguments) instead, whose `\(value)` are bound (this form is disfavoured, so that
+    /// interpolation never splices a value): this one takes a `String` variable.
     @_disfavoredOverload
     public func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {
         try withConnection { connection in
@@ -57,8 +58,9 @@ extension Database {
     /// Inside a ``read(_:)`` block (and an async `read`) it reads through the block's connection,
     /// in its snapshot, as the block's other reads do; elsewhere through the connection writes use.
     ///
-    /// A string literal given alone goes to ``rows(_:)-(SQL)`` instead, whose `\(value)` are
-    /// bound (this form is disfavoured, so that interpolation never splices a value).
+    /// A string literal goes to ``rows(_:)-(SQL)`` (alone) or ``rows(_:_:)-(SQL,_)`` (with
+    /// arguments) instead, whose `\(value)` are bound (this form is disfavoured, so that
+    /// interpolation never splices a value): this one takes a `String` variable.
     @_disfavoredOverload
     public func rows(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
         if let scoped = readScope { return try scoped.with { try $0.rows(sql, arguments) } }

@@ -12,10 +12,11 @@ import Foundation
 /// ```
 ///
 /// What is encoded: `id`, every declared column, `createdAt` and `updatedAt` (`null` when
-/// unset), each value as its Swift type encodes (dates, data, UUIDs and decimals by the
+/// unset), or those of them ``Model/encodedColumns`` lists, each value as its Swift type encodes (dates, data, UUIDs and decimals by the
 /// encoder's strategies), under the property's name (a belongs-to's key under its column
 /// name, `groupId`); then each relation the record holds in memory: a belongs-to parent assigned
-/// or loaded, has-many children eager-loaded (`includes`), under the relation's property name.
+/// or loaded, a has-one child loaded, has-many and has-many-through records eager-loaded
+/// (`includes`), under the relation's property name.
 /// Nothing is loaded to encode a record; a relation leading back to a record being encoded is
 /// left out.
 ///
@@ -36,6 +37,13 @@ extension Model {
         return mapping.propertyNames.indices.filter { !keys.contains($0) }.map { mapping.propertyNames[$0] }
     }
 
+    /// The keys an encoding may hold: ``Model/encodedColumns``' default, `id`, every declared column
+    /// (a belongs-to's key by its column name, as it is encoded), `createdAt` and `updatedAt`.
+    public static var defaultEncodedColumns: [String] {
+        guard let mapping = try? ModelMapping.of(self) else { return [] }
+        return ["id"] + RecordCodingPlan.keys(mapping).map(\.stringValue) + ["createdAt", "updatedAt"]
+    }
+
     /// Encodes the record as ``Model`` does (see `encode(to:)`): the work of the default.
     ///
     /// ```swift
@@ -45,7 +53,8 @@ extension Model {
     ///     try extra.encode(displayName, forKey: RecordCodingKey("displayName"))
     /// }
     /// ```
-    /// - Throws: the encoder's errors, and `.invalidModel` for a class that cannot be a table.
+    /// - Throws: the encoder's errors, and `.invalidModel` for a class that cannot be a table or
+    ///   whose ``encodedColumns`` names no column.
     public final func encodeRecord(to encoder: any Encoder) throws {
         try encodeRecord(to: encoder, ancestors: [])
     }
@@ -53,16 +62,18 @@ extension Model {
     /// ``encodeRecord(to:)`` inside the records `ancestors` (by identity) being encoded.
     fileprivate final func encodeRecord(to encoder: any Encoder, ancestors: [ObjectIdentifier]) throws {
         let mapping = try mapping()
+        let plan = mapping.codingPlan(for: type(of: self))
+        let encoded = try plan.encoded.get()
         var container = encoder.container(keyedBy: RecordCodingKey.self)
-        try container.encode(id, forKey: RecordCodingKey("id"))
-        let keys = mapping.codingKeys
-        for (index, field) in mapping.fields.enumerated() {
-            let key = keys[index]
-            guard let coding = field.kind as? any CodableColumnField.Type else { continue }
-            try coding.encode(try currentValue(index), to: &container, forKey: key)
+        if encoded.id { try container.encode(id, forKey: RecordCodingKey("id")) }
+        for index in encoded.columns {
+            try withField(index) { kind, address in
+                guard let coding = kind as? any CodableColumnField.Type else { return }
+                try coding.encode(address, to: &container, forKey: plan.keys[index])
+            }
         }
-        try container.encode(createdAt, forKey: RecordCodingKey("createdAt"))
-        try container.encode(updatedAt, forKey: RecordCodingKey("updatedAt"))
+        if encoded.createdAt { try container.encode(createdAt, forKey: RecordCodingKey("createdAt")) }
+        if encoded.updatedAt { try container.encode(updatedAt, forKey: RecordCodingKey("updatedAt")) }
         let lineage = ancestors + [ObjectIdentifier(self)]
         for hook in mapping.hooks {
             guard let relation = hook.kind as? any LoadedRelationField.Type, let loaded = loadedRecords(hook, relation) else { continue }
@@ -96,19 +107,12 @@ extension Model {
     ///   is not a declared column. The record is left as it was.
     public final func assign(from decoder: any Decoder) throws {
         let mapping = try mapping()
-        let type = type(of: self)
+        let plan = mapping.codingPlan(for: type(of: self))
+        let decodable = try plan.decodable.get()
         let container = try decoder.container(keyedBy: RecordCodingKey.self)
-        let keys = mapping.codingKeys
         var decoded: [(index: Int, value: DatabaseValue)] = []
-        for name in type.decodableColumns {
-            guard let index = try? mapping.columnIndex(name) else {
-                throw ActiveRecordError(
-                    .invalidModel,
-                    "\(ModelMapping.modelName(type)).decodableColumns names \"\(name)\", which is not a declared column "
-                        + "(id and the timestamps are never decoded); list property or column names among: "
-                        + mapping.propertyNames.joined(separator: ", "))
-            }
-            let key = keys[index]
+        for index in decodable {
+            let key = plan.keys[index]
             guard container.contains(key), let coding = mapping.fields[index].kind as? any CodableColumnField.Type else { continue }
             decoded.append((index, try coding.decode(from: container, forKey: key)))
         }
@@ -130,14 +134,88 @@ extension Model {
     }
 }
 
-extension ModelMapping {
-    /// Each column's key in a record's encoding: its property's name, a belongs-to's key its
-    /// column name (the relation's property name is the relation's key).
-    fileprivate var codingKeys: [RecordCodingKey] {
-        let relationKeys = Set(hooks.compactMap(\.columnIndex))
-        return propertyNames.indices.map { index in
-            RecordCodingKey(relationKeys.contains(index) ? table.schema.columns[index].name : propertyNames[index])
+/// A class's encoding and decoding, worked out once (``ModelMapping/codingPlan(for:)``): each
+/// column's key, the keys encoded (``Model/encodedColumns``) and the columns decoded
+/// (``Model/decodableColumns``), or the error naming what is wrong in them.
+package struct RecordCodingPlan: Sendable {
+    /// Each declared column's key: its property's name, a belongs-to's key its column name
+    /// (the relation's property name is the relation's key).
+    let keys: [RecordCodingKey]
+    /// What ``Model/encodeRecord(to:)`` writes: whether `id` and each timestamp, and the
+    /// declared columns (their indexes, in the schema's order).
+    let encoded: Result<(id: Bool, columns: [Int], createdAt: Bool, updatedAt: Bool), ActiveRecordError>
+    /// The declared columns ``Model/assign(from:)`` may set, as listed.
+    let decodable: Result<[Int], ActiveRecordError>
+    /// The class the plan is for (a mapping is its class's; checked, not assumed).
+    let type: ObjectIdentifier
+
+    /// Each declared column's key (see ``keys``).
+    static func keys(_ mapping: ModelMapping) -> [RecordCodingKey] {
+        let relationKeys = Set(mapping.hooks.compactMap(\.columnIndex))
+        return mapping.propertyNames.indices.map { index in
+            RecordCodingKey(relationKeys.contains(index) ? mapping.table.schema.columns[index].name : mapping.propertyNames[index])
         }
+    }
+
+    init(_ mapping: ModelMapping, for type: Model.Type) {
+        self.type = ObjectIdentifier(type)
+        keys = Self.keys(mapping)
+        let model = ModelMapping.modelName(type)
+        func unknown(_ list: String, _ name: String, _ also: String) -> ActiveRecordError {
+            ActiveRecordError(
+                .invalidModel,
+                "\(model).\(list) names \"\(name)\", which is not a declared column\(also); list property or column names "
+                    + "among: " + mapping.propertyNames.joined(separator: ", "))
+        }
+        decodable = Self.indexes(type.decodableColumns) { name in
+            guard let index = try? mapping.columnIndex(name) else {
+                return .failure(unknown("decodableColumns", name, " (id and the timestamps are never decoded)"))
+            }
+            return .success(index)
+        }
+        let keys = keys
+        // id and the timestamps as -1, -2, -3.
+        let listed = Self.indexes(type.encodedColumns) { name in
+            switch name {
+            case "id": return .success(-1)
+            case "createdAt": return .success(-2)
+            case "updatedAt": return .success(-3)
+            default:
+                guard let index = (try? mapping.columnIndex(name)) ?? keys.firstIndex(where: { $0.stringValue == name }) else {
+                    return .failure(unknown("encodedColumns", name, " (nor id, createdAt, updatedAt)"))
+                }
+                return .success(index)
+            }
+        }
+        encoded = listed.map { indexes in
+            (indexes.contains(-1), Set(indexes.filter { $0 >= 0 }).sorted(), indexes.contains(-2), indexes.contains(-3))
+        }
+    }
+
+    /// Each name's index, or the first name's error.
+    private static func indexes(
+        _ names: [String], _ index: (String) -> Result<Int, ActiveRecordError>
+    ) -> Result<[Int], ActiveRecordError> {
+        var indexes: [Int] = []
+        for name in names {
+            switch index(name) {
+            case .success(let found): indexes.append(found)
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return .success(indexes)
+    }
+}
+
+extension ModelMapping {
+    /// `type`'s ``RecordCodingPlan``, worked out on first use and kept (the mappings are
+    /// shared between threads: behind a lock, taken once per record encoded or decoded).
+    package func codingPlan(for type: Model.Type) -> RecordCodingPlan {
+        if let plan = codingPlanCache.withLock({ $0 }), plan.type == ObjectIdentifier(type) { return plan }
+        // Worked out outside the lock: the class's lists may reach the mapping (their defaults do).
+        let plan = RecordCodingPlan(self, for: type)
+        codingPlanCache.withLock { $0 = plan }
+        return plan
     }
 }
 
@@ -184,20 +262,22 @@ package protocol LoadedRelationField: RecordHookField {
 
 /// A column's value encoded and decoded as its Swift type.
 package protocol CodableColumnField {
+    /// Encodes the value at `field.value` (a `Value`, the column's Swift type).
     static func encode(
-        _ value: DatabaseValue, to container: inout KeyedEncodingContainer<RecordCodingKey>, forKey key: RecordCodingKey) throws
+        _ field: FieldAddress, to container: inout KeyedEncodingContainer<RecordCodingKey>, forKey key: RecordCodingKey) throws
     static func decode(from container: KeyedDecodingContainer<RecordCodingKey>, forKey key: RecordCodingKey) throws -> DatabaseValue
 }
 
 extension Column: CodableColumnField {
     package static func encode(
-        _ value: DatabaseValue, to container: inout KeyedEncodingContainer<RecordCodingKey>, forKey key: RecordCodingKey
+        _ field: FieldAddress, to container: inout KeyedEncodingContainer<RecordCodingKey>, forKey key: RecordCodingKey
     ) throws {
-        if value.isNull { return try container.encodeNil(forKey: key) }
-        let typed = try Value.fromSQL(value)
+        // The typed value as the record holds it (a JSON column's value encoded once, not
+        // stored as text, read back and encoded again).
+        let typed = field.value.assumingMemoryBound(to: Value.self).pointee
         if let encodable = typed as? any Encodable { return try container.encode(encodable, forKey: key) }
         // A type that is not Encodable: its stored value.
-        switch value {
+        switch try typed.toSQL() {
         case .null: try container.encodeNil(forKey: key)
         case .integer(let number): try container.encode(number, forKey: key)
         case .real(let number): try container.encode(number, forKey: key)

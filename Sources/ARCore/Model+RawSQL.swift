@@ -11,7 +11,9 @@ extension ModelClassMethods where Self: Model {
     /// ```
     /// The result must hold `id`, `createdAt`, `updatedAt` and every declared column, each under
     /// its column name (in any order; `SELECT *` or `SELECT "User".*` selects them, `… AS "age"`
-    /// names a computed one); other result columns are ignored. The records are saved ones:
+    /// names a computed one), each ONCE: in a join, select `"User".*` and the other tables'
+    /// columns under other names, as two columns named `id` (any case) are an error, never a
+    /// guess; other result columns are ignored. The records are saved ones:
     /// changed and saved, they write an `UPDATE` of their changed columns.
     ///
     /// - Parameters:
@@ -19,10 +21,12 @@ extension ModelClassMethods where Self: Model {
     ///   - arguments: the values bound to the placeholders.
     /// - Throws: `.unknownColumn` naming a column the result lacks, `.typeMismatch` naming a
     ///   column whose value does not fit its type (checked on the first row, then on each row as
-    ///   read); the engine's errors, with the SQL text.
+    ///   read), `.misuse` naming a column the result holds more than once (compared as the
+    ///   portable naming rule compares names: case-insensitively); the engine's errors, with
+    ///   the SQL text.
     ///
-    /// A string literal given alone goes to ``fetch(sql:)-(SQL)`` instead, whose `\(value)` are
-    /// bound. (This form is disfavoured and generic: with a labelled argument, a disfavoured
+    /// A string literal goes to ``fetch(sql:)-(SQL)`` (alone) or ``fetch(sql:arguments:)-(SQL,_)``
+    /// (with arguments) instead, whose `\(value)` are bound: this form takes a `String` variable. (This form is disfavoured and generic: with a labelled argument, a disfavoured
     /// `String` form alone would still take an interpolated literal, and splice it.)
     @_disfavoredOverload
     public static func fetch(sql: some StringProtocol, arguments: [DatabaseValue] = []) throws -> [Self] {
@@ -38,6 +42,21 @@ extension ModelClassMethods where Self: Model {
     ///   could not be written (an empty identifier or list).
     public static func fetch(sql: SQL) throws -> [Self] {
         let (text, arguments) = try sql.resolved()
+        return try Model.fetchRows(text, arguments, of: self).asRecords(of: Self.self)
+    }
+
+    /// ``fetch(sql:)-(SQL)`` given an arguments array too: a string literal with arguments is an
+    /// ``SQL`` (a `String` variable goes to the `String` form), so that a `\(value)` in it is
+    /// bound even then. The arguments bind the literal's `?` placeholders when it interpolates
+    /// no value.
+    ///
+    /// ```swift
+    /// let older = try User.fetch(sql: "SELECT * FROM \(ident: "User") WHERE \"age\" > ?", arguments: [.integer(30)])
+    /// ```
+    /// - Throws: `.misuse` when the literal interpolates values AND arguments are given (write
+    ///   every value one way); what ``fetch(sql:)-(SQL)`` throws.
+    public static func fetch(sql: SQL, arguments: [DatabaseValue]) throws -> [Self] {
+        let (text, arguments) = try sql.resolved(with: arguments, in: "\(ModelMapping.modelName(self)).fetch(sql:arguments:)")
         return try Model.fetchRows(text, arguments, of: self).asRecords(of: Self.self)
     }
 }
@@ -74,18 +93,32 @@ private struct RawRowLayout {
     /// The result column of each declared column, in the schema's order.
     let columns: [Int32]
 
-    /// - Throws: `.unknownColumn` naming the first column the result lacks.
+    /// - Throws: `.unknownColumn` naming the first column the result lacks; `.misuse` naming the
+    ///   first column the result holds more than once.
     init(_ statement: Statement, mapping: ModelMapping, type: Model.Type) throws {
         self.mapping = mapping
         self.type = type
         let names = (0..<statement.columnCount).map { statement.columnName($0) }
-        // Exactly as written first; then as the portable naming rule folds it (an engine may
-        // fold an unquoted alias: `AS createdat`).
+        // Found as the portable naming rule folds names (an engine may fold an unquoted alias:
+        // `AS createdat`), and only when exactly one result column has the name: in a join,
+        // another table's `id` or `createdAt` must never be read as the record's (a save would
+        // then UPDATE another row). Two columns of the name, in any case (SQLite's names are
+        // case-insensitive), are an error, not a guess.
         func position(_ column: String, property: String) throws -> Int32 {
-            if let index = names.firstIndex(of: column) ?? names.firstIndex(where: { isSameName($0, column) }) {
-                return Int32(index)
-            }
             let described = property == column ? "\"\(column)\"" : "\"\(column)\" (property \(property))"
+            let matches = names.indices.filter { isSameName(names[$0], column) }
+            if matches.count == 1 { return Int32(matches[0]) }
+            if matches.count > 1 {
+                let table = mapping.table.schema.name.quotedIdentifier
+                throw ActiveRecordError(
+                    .misuse,
+                    "\(ModelMapping.modelName(type)).fetch(sql:): the query's result has \(matches.count) columns named "
+                        + "\(described) (" + matches.map { "#\($0 + 1) \(names[$0].quotedIdentifier)" }.joined(separator: ", ")
+                        + "), and which one is the record's cannot be told (in a join, another table's column of the same "
+                        + "name); select the model's columns by its table, SELECT \(table).*, and the other tables' columns "
+                        + "under other names (… AS \"otherId\")",
+                    sql: statement.sql)
+            }
             throw ActiveRecordError(
                 .unknownColumn,
                 "\(ModelMapping.modelName(type)).fetch(sql:): the query's result has no column \(described), which the "

@@ -103,8 +103,9 @@ open class Model: RecordStorage {
         try assign(from: decoder)
     }
 
-    /// Encodes `id`, every declared column, `createdAt`, `updatedAt`, and the relations the
-    /// record holds loaded (see ``encodeRecord(to:)``). Override to add or drop keys.
+    /// Encodes `id`, every declared column, `createdAt`, `updatedAt` (those of them
+    /// ``encodedColumns`` lists: all by default), and the relations the record holds loaded
+    /// (see ``encodeRecord(to:)``). Override to add keys; to drop columns, ``encodedColumns``.
     ///
     /// ```swift
     /// let json = try JSONEncoder().encode(user)   // {"id":1,"name":"Alex","age":31,"createdAt":…,"updatedAt":…}
@@ -128,6 +129,24 @@ open class Model: RecordStorage {
     /// }
     /// ```
     open class var decodableColumns: [String] { defaultDecodableColumns }
+
+    /// The keys encoding a record writes (``encodeRecord(to:)``, `JSONEncoder`): `id`,
+    /// `createdAt`, `updatedAt` and declared columns (property or column names). Default:
+    /// all of them (``defaultEncodedColumns``). Override to keep a column out of every
+    /// encoding, a secret first: a record returned by a handler then never carries it. Read once
+    /// per class; a name that is none of these is `.invalidModel` when a record is encoded.
+    ///
+    /// ```swift
+    /// final class Account: Model {
+    ///     @Column var email: String = ""
+    ///     @Column var passwordHash: String = ""
+    ///     // Never in a response: encodes {"id":…,"email":…,"createdAt":…,"updatedAt":…}.
+    ///     override class var encodedColumns: [String] { ["id", "email", "createdAt", "updatedAt"] }
+    ///     // Nor set by a client.
+    ///     override class var decodableColumns: [String] { ["email"] }
+    /// }
+    /// ```
+    open class var encodedColumns: [String] { defaultEncodedColumns }
 
     /// The table name: the class name as written, without its namespace (`Shop.User` →
     /// `User`). Override to change it, or to share a table with another class on purpose:
@@ -267,7 +286,7 @@ open class Model: RecordStorage {
 
     /// The field at `index`, as a raw pointer into this object.
     @inline(__always)
-    private final func withField<R>(_ index: Int, _ body: (any ColumnField.Type, FieldAddress) throws -> R) rethrows -> R {
+    final func withField<R>(_ index: Int, _ body: (any ColumnField.Type, FieldAddress) throws -> R) rethrows -> R {
         // The engine only calls these after `mapping()` succeeded.
         let field = cachedMapping.unsafelyUnwrapped.with { $0.fields[index] }
         let address = originalsView.address(of: field, index, in: Unretained(self).address)

@@ -55,6 +55,8 @@ package final class ModelMapping: Sendable {
     private let fieldLookup: [Int32]
     private let fieldLookupStart: Int
     package let hooks: [Hook]
+    /// The class's encoding and decoding, worked out on first use (Model+Codable.swift).
+    package let codingPlanCache = Lock<RecordCodingPlan?>(nil, cacheLineAligned: false)
     /// The Swift property name of each column, for messages.
     package let propertyNames: [String]
     /// Whether the class adopts ``Callbacks`` / ``_ValidationHook`` (checked once, not per save).

@@ -25,9 +25,10 @@ import Foundation
 /// let chosen = try User.fetch(sql: "SELECT * FROM \(ident: "User") WHERE \(adults) AND id IN \(list: ids)")
 /// ```
 ///
-/// `db.rows(_:)`, `db.execute(_:)` and `Model.fetch(sql:)` take it: a string
-/// literal passed to them is an `SQL` (the `String` forms, `rows(_:_:)` with an arguments
-/// array, take a `String` variable or a literal with `?` placeholders and its arguments).
+/// `db.rows(_:)`, `db.execute(_:)`, `Model.fetch(sql:)` and a migration's `execute(_:)` take
+/// it: a string literal passed to them is an `SQL`, with or without an arguments array (which
+/// binds the literal's `?` placeholders when it interpolates no value; values interpolated AND
+/// arguments are `.misuse`). The `String` forms take a `String` variable and its arguments.
 public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
     /// The SQL text, with a `?` placeholder for each bound value.
     public private(set) var sql: String
@@ -68,6 +69,23 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
     package func resolved() throws -> (sql: String, arguments: [DatabaseValue]) {
         if let failure { throw failure }
         return (sql, arguments)
+    }
+
+    /// The text and the arguments to run, given an arguments array as well (`db.rows("… ?", [x])`):
+    /// the array binds the `?` written in a literal that interpolates no value; a literal that
+    /// interpolates values as well as an array is a misuse (whose `?` would be which is not
+    /// clear: the values are numbered in the order written).
+    /// - Throws: what ``resolved()`` throws; `.misuse` for values both interpolated and given.
+    package func resolved(with given: some Collection<DatabaseValue>, in call: String) throws -> (sql: String, arguments: [DatabaseValue]) {
+        let (text, bound) = try resolved()
+        if given.isEmpty { return (text, bound) }
+        if bound.isEmpty { return (text, Array(given)) }
+        throw ActiveRecordError(
+            .misuse,
+            "\(call): the SQL interpolates \(bound.count) value(s) with \\(…) and is given \(given.count) argument(s) as well; "
+                + "the two cannot be numbered together: interpolate every value (\\(value), bound) and pass no arguments, "
+                + "or write ? placeholders and pass the arguments",
+            sql: text)
     }
 
     /// Appends `other`'s text and values (and its error, when this has none yet).
@@ -232,6 +250,41 @@ extension Database {
     ///   list), and the engine's errors, with the SQL text.
     public func execute(_ sql: SQL) throws {
         let (text, arguments) = try sql.resolved()
+        try execute(text, arguments)
+    }
+
+    /// ``rows(_:)-(SQL)`` given an arguments array too: a string literal with arguments is an
+    /// ``SQL`` (a `String` variable goes to ``rows(_:_:)-(String,_)``), so that a `\(value)` in it is
+    /// bound even then. The arguments bind the literal's `?` placeholders when it interpolates
+    /// no value.
+    ///
+    /// ```swift
+    /// let rows = try db.rows("SELECT * FROM \(ident: "User") WHERE \"age\" > ?", [.integer(30)])
+    /// ```
+    /// - Throws: `.misuse` when the literal interpolates values AND arguments are given (write
+    ///   every value one way); what ``rows(_:)-(SQL)`` throws.
+    ///
+    /// (The arguments are a generic collection, not `[DatabaseValue]`, on purpose: with an array
+    /// literal argument, Swift 6.3 picks the disfavoured `String` form over an `SQL` form whose
+    /// parameter is `[DatabaseValue]`, and the literal's values would be spliced; over this one it
+    /// does not. A `String` variable still goes to the `String` form. SQLArgumentsAndJoinsTests
+    /// holds both.)
+    public func rows(_ sql: SQL, _ arguments: some Collection<DatabaseValue>) throws -> [[DatabaseValue]] {
+        let (text, arguments) = try sql.resolved(with: arguments, in: "Database.rows")
+        return try rows(text, arguments)
+    }
+
+    /// ``execute(_:)-(SQL)`` given an arguments array too: a string literal with arguments is an
+    /// ``SQL``, so that a `\(value)` in it is bound even then. The arguments bind the literal's
+    /// `?` placeholders when it interpolates no value.
+    ///
+    /// ```swift
+    /// try db.execute("UPDATE \(ident: "User") SET \"age\" = ? WHERE \"name\" = ?", [.integer(31), .text("Alex")])
+    /// ```
+    /// - Throws: `.misuse` when the literal interpolates values AND arguments are given;
+    ///   what ``execute(_:)-(SQL)`` throws (the arguments' type: see ``rows(_:_:)-(SQL,_)``).
+    public func execute(_ sql: SQL, _ arguments: some Collection<DatabaseValue>) throws {
+        let (text, arguments) = try sql.resolved(with: arguments, in: "Database.execute")
         try execute(text, arguments)
     }
 }

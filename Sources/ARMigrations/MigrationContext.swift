@@ -62,8 +62,9 @@ public struct MigrationContext: Sendable {
     /// Runs one SQL statement with bound arguments (anything the named operations do not cover).
     /// Irreversible: a migration that runs one is reverted only by its `down`.
     ///
-    /// A string literal given alone goes to ``execute(_:)-(SQL)`` instead, whose `\(value)` are
-    /// bound (this form is disfavoured, as `Database`'s is).
+    /// A string literal goes to ``execute(_:)-(SQL)`` (alone) or ``execute(_:_:)-(SQL,_)`` (with
+    /// arguments) instead, whose `\(value)` are bound (this form is disfavoured, as
+    /// `Database`'s is): this one takes a `String` variable.
     @_disfavoredOverload
     public func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {
         if let recorder { return recorder.irreversible("execute(\"\(sql)\")") }
@@ -79,6 +80,21 @@ public struct MigrationContext: Sendable {
     /// Irreversible: a migration that runs one is reverted only by its `down`.
     public func execute(_ sql: SQL) throws {
         let (text, arguments) = try sql.resolved()
+        try execute(text, arguments)
+    }
+
+    /// ``execute(_:)-(SQL)`` given an arguments array too: a string literal with arguments is an
+    /// ``SQL``, so that a `\(value)` in it is bound even then. The arguments bind the literal's
+    /// `?` placeholders when it interpolates no value.
+    ///
+    /// ```swift
+    /// try migration.execute("UPDATE \(ident: "User") SET \"age\" = ? WHERE \"age\" < ?", [.integer(0), .integer(0)])
+    /// ```
+    /// - Throws: `.misuse` when the literal interpolates values AND arguments are given. (The
+    ///   arguments are a generic collection so that a literal with an array literal comes here:
+    ///   see `Database`'s `rows(_:_:)`.)
+    public func execute(_ sql: SQL, _ arguments: some Collection<DatabaseValue>) throws {
+        let (text, arguments) = try sql.resolved(with: arguments, in: "MigrationContext.execute")
         try execute(text, arguments)
     }
 

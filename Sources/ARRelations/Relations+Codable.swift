@@ -17,3 +17,19 @@ extension HasMany: LoadedRelationField {
         field.preloaded.map { .many($0.asModels) }
     }
 }
+
+extension HasOne: LoadedRelationField {
+    /// The child loaded (on first read, or eager-loaded by `includes`), when there is one; an
+    /// assigned child not yet linked by the owner's save is not (as has-many's pending children).
+    package static func loadedRecords(_ field: HasOne) -> LoadedRecords? {
+        guard field.state == .loaded, let child = field.child else { return nil }
+        return .one(child)
+    }
+}
+
+extension HasManyThrough: LoadedRelationField {
+    /// The related records eager-loaded (`includes`).
+    package static func loadedRecords(_ field: HasManyThrough) -> LoadedRecords? {
+        field.preloaded.map { .many($0.asModels) }
+    }
+}

@@ -15,3 +15,4 @@ final class Member: Model {
 }
 let body = Data(#"{"name": "Kim", "age": 28, "role": "admin", "teamId": 7, "id": 99}"#.utf8)
 let edit = Data(#"{"age": 29}"#.utf8)
+func hash(_ password: String) -> String { String(password.reversed()) }   // a stand-in for a real hash
