@@ -52,7 +52,7 @@ extension Database {
     /// ```
     /// `fetch` runs with this database as ``current``, on the observation's own serial
     /// queue, so calls to `onChange` never overlap. This database's own commits are published
-    /// as they commit (SQL run with ``execute(_:_:)`` counts as changing every table). Commits
+    /// as they commit (SQL run with ``execute(_:_:)-(String,_)`` counts as changing every table). Commits
     /// made elsewhere are heard as the engine can:
     /// - SQLite (a file): the writer connection is asked every 50 ms, while observers exist,
     ///   whether another connection has committed (the file's data version); which tables changed

@@ -20,28 +20,33 @@ import Foundation
 /// Nothing is loaded to encode a record; a relation leading back to a record being encoded is
 /// left out.
 ///
-/// What is decoded: only ``Model/decodableColumns`` (every declared column but belongs-to keys,
-/// unless the model says otherwise). `id`, `createdAt`, `updatedAt`, the other columns,
-/// relations and unknown keys are ignored: a client cannot choose a record's id, its
-/// timestamps or its parent, and may send back what it was given. A key that is absent leaves
+/// What is decoded: only ``Model/decodableColumns`` (every declared column but belongs-to keys
+/// and a UUID or String primary key, unless the model says otherwise). `id`, `createdAt`,
+/// `updatedAt`, the other columns, relations and unknown keys are ignored: a client cannot
+/// choose a record's id (or key), its timestamps or its parent, and may send back what it was given. A key that is absent leaves
 /// the column as it is (its default, for a new record); `null` clears an optional column; a
 /// value of the wrong type is a `DecodingError` naming the key, and nothing is assigned.
 extension Model: Codable {}
 
 extension Model {
     /// The declared columns (property or column names) that decoding may set:
-    /// ``decodableColumns``' default, every declared column except belongs-to keys.
+    /// ``decodableColumns``' default, every declared column except belongs-to keys and the
+    /// primary key's column of a model keyed by a `UUID` or `String` (see ``primaryKey``): a client
+    /// chooses neither a record's parent nor its key unless the model lists them.
     public static var defaultDecodableColumns: [String] {
         guard let mapping = try? ModelMapping.of(self) else { return [] }
-        let keys = Set(mapping.hooks.compactMap(\.columnIndex))
+        var keys = Set(mapping.hooks.compactMap(\.columnIndex))
+        if let key = RecordCodingPlan.keyColumn(mapping) { keys.insert(key) }
         return mapping.propertyNames.indices.filter { !keys.contains($0) }.map { mapping.propertyNames[$0] }
     }
 
     /// The keys an encoding may hold: ``Model/encodedColumns``' default, `id`, every declared column
-    /// (a belongs-to's key by its column name, as it is encoded), `createdAt` and `updatedAt`.
+    /// (a belongs-to's key by its column name, as it is encoded), `createdAt` and `updatedAt`. A
+    /// model keyed by a `UUID` or `String` column has no `id` of its own: its key is that column.
     public static var defaultEncodedColumns: [String] {
         guard let mapping = try? ModelMapping.of(self) else { return [] }
-        return ["id"] + RecordCodingPlan.keys(mapping).map(\.stringValue) + ["createdAt", "updatedAt"]
+        let id = RecordCodingPlan.keyColumn(mapping) == nil ? ["id"] : []
+        return id + RecordCodingPlan.keys(mapping).map(\.stringValue) + ["createdAt", "updatedAt"]
     }
 
     /// Encodes the record as ``Model`` does (see `encode(to:)`): the work of the default.
@@ -149,6 +154,13 @@ package struct RecordCodingPlan: Sendable {
     /// The class the plan is for (a mapping is its class's; checked, not assumed).
     let type: ObjectIdentifier
 
+    /// The index of the declared column that holds the primary key of a model keyed by a `UUID`
+    /// or `String`; `nil` for an integer key (the record's ``Model/id``).
+    static func keyColumn(_ mapping: ModelMapping) -> Int? {
+        let key = mapping.table.schema.primaryKey
+        return key.isAutoincrement ? nil : mapping.table.schema.columnIndex(named: key.name)
+    }
+
     /// Each declared column's key (see ``keys``).
     static func keys(_ mapping: ModelMapping) -> [RecordCodingKey] {
         let relationKeys = Set(mapping.hooks.compactMap(\.columnIndex))
@@ -177,7 +189,8 @@ package struct RecordCodingPlan: Sendable {
         // id and the timestamps as -1, -2, -3.
         let listed = Self.indexes(type.encodedColumns) { name in
             switch name {
-            case "id": return .success(-1)
+            // A keyed model's `id` is its key column.
+            case "id": return .success(Self.keyColumn(mapping) ?? -1)
             case "createdAt": return .success(-2)
             case "updatedAt": return .success(-3)
             default:

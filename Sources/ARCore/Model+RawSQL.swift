@@ -33,12 +33,12 @@ extension ModelClassMethods where Self: Model {
         try Model.fetchRows(String(sql), arguments, of: self).asRecords(of: Self.self)
     }
 
-    /// ``fetch(sql:arguments:)`` with SQL written with interpolation, its values bound (see ``SQL``).
+    /// `fetch(sql:arguments:)` with SQL written with interpolation, its values bound (see ``SQL``).
     ///
     /// ```swift
     /// let older = try User.fetch(sql: "SELECT * FROM \(ident: "User") WHERE \"age\" > \(minimum)")
     /// ```
-    /// - Throws: what ``fetch(sql:arguments:)`` throws, and `.invalidValue` for a marker that
+    /// - Throws: what `fetch(sql:arguments:)` throws, and `.invalidValue` for a marker that
     ///   could not be written (an empty identifier or list).
     public static func fetch(sql: SQL) throws -> [Self] {
         let (text, arguments) = try sql.resolved()
@@ -88,7 +88,8 @@ extension Model {
 private struct RawRowLayout {
     let mapping: ModelMapping
     let type: Model.Type
-    /// The result columns of `id`, `createdAt`, `updatedAt`.
+    /// The result columns of `id` (-1 for a model keyed by a declared column), `createdAt`,
+    /// `updatedAt`.
     let id: Int32, createdAt: Int32, updatedAt: Int32
     /// The result column of each declared column, in the schema's order.
     let columns: [Int32]
@@ -127,7 +128,10 @@ private struct RawRowLayout {
                     + names.joined(separator: ", "),
                 sql: statement.sql)
         }
-        id = try position("id", property: "id")
+        // The integer key under its name (`id`, or a custom one); a UUID or String key is one of
+        // the declared columns, and its record's header id is 0 (see ``PrimaryKey``).
+        let key = mapping.table.schema.primaryKey
+        id = key.isAutoincrement ? try position(key.name, property: "id") : -1
         createdAt = try position("createdAt", property: "createdAt")
         updatedAt = try position("updatedAt", property: "updatedAt")
         columns = try mapping.table.schema.columns.indices.map { index in
@@ -153,12 +157,16 @@ private struct RawRowLayout {
     /// The record's id and timestamps. (The one place this file reads the header's fields.)
     private func header(from statement: Statement) throws -> RecordHeader {
         var header = RecordHeader()
-        guard case .integer(let rowID) = try statement.value(id) else {
-            throw mismatch(
-                column: "id", property: "id", statement,
-                "the id must be an integer and not NULL, but the row holds \(try statement.value(id).storageClassName)")
+        if id < 0 {
+            header.id = 0  // saved: a UUID or String key is a declared column
+        } else {
+            guard case .integer(let rowID) = try statement.value(id) else {
+                throw mismatch(
+                    column: "id", property: "id", statement,
+                    "the id must be an integer and not NULL, but the row holds \(try statement.value(id).storageClassName)")
+            }
+            header.id = rowID
         }
-        header.id = rowID
         header.createdAt = try timestamp(createdAt, named: "createdAt", statement)
         header.updatedAt = try timestamp(updatedAt, named: "updatedAt", statement)
         return header

@@ -245,7 +245,7 @@ extension Database {
     /// ```swift
     /// try db.execute("UPDATE \(ident: "User") SET \"age\" = \(31) WHERE \"name\" = \(name)")
     /// ```
-    /// Observers count it as changing every table, as ``execute(_:_:)``.
+    /// Observers count it as changing every table, as ``execute(_:_:)-(String,_)``.
     /// - Throws: `.invalidValue` for a marker that could not be written (an empty identifier or
     ///   list), and the engine's errors, with the SQL text.
     public func execute(_ sql: SQL) throws {

@@ -84,7 +84,7 @@ public struct MigrationContext: Sendable {
     }
 
     /// ``execute(_:)-(SQL)`` given an arguments array too: a string literal with arguments is an
-    /// ``SQL``, so that a `\(value)` in it is bound even then. The arguments bind the literal's
+    /// `SQL`, so that a `\(value)` in it is bound even then. The arguments bind the literal's
     /// `?` placeholders when it interpolates no value.
     ///
     /// ```swift
