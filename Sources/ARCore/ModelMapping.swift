@@ -393,7 +393,7 @@ package final class ModelMapping: Sendable {
                 let declaration = declarations.removeFirst()
                 let name = declaration.name ?? field.defaultColumnName ?? field.propertyName
                 columns.append(ColumnSchema(
-                    name: name, type: kind.sqlType, kind: kind.columnKind, isNullable: kind.isNullable,
+                    name: name, type: kind.sqlType, kind: prototype.fieldColumnKind(at: offset, kind: kind), isNullable: kind.isNullable,
                     index: declaration.index, defaultValue: declaration.value, references: field.references?.tableName))
                 if let parent = field.references { parents.append(parent) }
                 propertyNames.append(field.propertyName)

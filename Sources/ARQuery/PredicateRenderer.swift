@@ -63,6 +63,9 @@ package struct PredicateRenderer {
     package var inList: (_ value: String, _ negated: Bool) -> String
     /// The SQL of a JSON path inside the JSON column `column` (SQL), with a `?` per parameter.
     package var jsonPath: (_ column: String, _ keys: [String], _ use: PredicateJSONUse) -> (String, [PredicateJSONParameter])
+    /// Throws when the column a JSON path reads is known not to hold JSON (a model's column that
+    /// is not `Codable`); the default accepts every column.
+    package var checkJSONColumn: (_ qualifier: String?, _ name: String, _ position: Int) throws -> Void = { _, _, _ in }
     /// The parameters of the SQL rendered so far, in order.
     package private(set) var parameters: [ParameterSource] = []
 
@@ -214,6 +217,7 @@ package struct PredicateRenderer {
             throw PredicateSyntaxError("a JSON path key cannot hold a double quote or a NUL character (SQLite's paths cannot)", at: position)
         }
         let column = try resolveColumn(qualifier, name, position)
+        try checkJSONColumn(qualifier, name, position)
         let (sql, pieces) = jsonPath(column, keys, use)
         for piece in pieces {
             switch piece {
@@ -263,7 +267,12 @@ package struct PredicateRenderer {
                     qualifier, name, keys, position, .comparison(.equal), value: .argumentJSON(index, element: element)))
             }
         }
-        guard !terms.isEmpty else { return negated ? "(1 = 1)" : "(1 = 0)" }
+        guard !terms.isEmpty else {
+            // x IN () is false; x NOT IN () holds where there is a value (a missing key or
+            // `null` matches only null tests), as `JSONCondition.notIn([])` says.
+            guard negated else { return "(1 = 0)" }
+            return "(" + (try renderJSON(qualifier, name, keys, position, .isNull(negated: true), value: nil)) + ")"
+        }
         let any = "(" + terms.joined(separator: " OR ") + ")"
         return negated ? "NOT " + any : any
     }

@@ -91,7 +91,7 @@ extension QueryClauses {
     private func makeRenderer(
         _ tables: [QueryTable], _ dialect: any SQLDialect, values: [QueryArgument], inCode: Bool
     ) -> PredicateRenderer {
-        PredicateRenderer(
+        var renderer = PredicateRenderer(
             resolveColumn: { qualifier, name, position in
                 try resolve(qualifier: qualifier, name: name, position: position, tables)
             },
@@ -114,6 +114,27 @@ extension QueryClauses {
                     }
                 })
             })
+        renderer.checkJSONColumn = { qualifier, name, position in
+            try checkJSONColumn(qualifier: qualifier, name: name, position: position, tables)
+        }
+        return renderer
+    }
+
+    /// Throws when `name` is a model's column that does not hold JSON (its type is not stored as
+    /// JSON): a path into it would fail at run time, differently on each engine. A run-time
+    /// model's columns (the C API's) are not checked: their kinds may come from the database.
+    private func checkJSONColumn(qualifier: String?, name: String, position: Int, _ tables: [QueryTable]) throws {
+        let candidates = qualifier.map { qualifier in
+            tables.filter { isSameName($0.table.schema.name, qualifier) || isSameName($0.modelName, qualifier) }
+        } ?? tables
+        guard let table = candidates.first(where: { $0.table.position(of: name) != nil }), table.mapping != nil,
+              let index = table.table.position(of: name) else { return }
+        let schema = table.table.schema
+        let columnName = schema.allColumnNames[index]
+        guard schema.columns.first(where: { $0.name == columnName })?.kind != .json else { return }
+        throw PredicateSyntaxError(
+            "\(columnName) is not a JSON column: a path (->, or where(_:_:_:) with keys) reads inside a Codable column only",
+            at: position)
     }
 
     private func rethrowing<R>(context: () -> String, format: String?, _ body: () throws -> R) throws -> R {
