@@ -132,8 +132,9 @@ extension Query {
     ///   - path: object keys separated by dots (`"notifications.email"`); for a key that holds a
     ///     dot, or is empty, use `where(_:_:_:)` with an array of keys with an array of keys.
     ///   - condition: the condition on the value found there.
-    /// - Note: the terminal call throws `.invalidPredicate` for an empty key, or a key holding
-    ///   a double quote (which SQLite's paths cannot name).
+    /// - Note: the terminal call throws `.invalidPredicate` for an empty key, a key holding
+    ///   a double quote (which SQLite's paths cannot name), or a column that is not JSON
+    ///   ("name is not a JSON column": a `Codable` type with its own `toSQL` is not).
     public consuming func `where`<Value: ColumnValue>(
         _ keyPath: KeyPath<Record, Value>, _ path: String, _ condition: JSONCondition
     ) -> Query {

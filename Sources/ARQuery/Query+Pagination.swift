@@ -2,11 +2,13 @@
 
 /// Where a page of a keyset-paginated query ends: the ordered values of its last record
 /// (the query's order keys, then the primary key). Give it to ``Query/page(size:after:)`` or
-/// `Query.after(_:)` for the next page.
+/// `Query.after(_:)` for the next page; send it to a client as its ``token`` (it is `Codable`
+/// too) and read it back with ``init(token:)``.
 ///
 /// ```swift
 /// let first = try User.query().order(by: \.age).page(size: 20)
 /// let second = try User.query().order(by: \.age).page(size: 20, after: first.nextCursor)
+/// let token = second.nextCursor?.token   // for the client; PageCursor(token:) reads it back
 /// ```
 public struct PageCursor: Sendable, Hashable {
     /// The last record's value of each order key, then of its primary key.

@@ -91,7 +91,7 @@ extension QueryClauses {
     private func makeRenderer(
         _ tables: [QueryTable], _ dialect: any SQLDialect, values: [QueryArgument], inCode: Bool
     ) -> PredicateRenderer {
-        var renderer = PredicateRenderer(
+        PredicateRenderer(
             resolveColumn: { qualifier, name, position in
                 try resolve(qualifier: qualifier, name: name, position: position, tables)
             },
@@ -104,7 +104,8 @@ extension QueryClauses {
             like: { dialect.like($0, $1, escape: $2, negated: $3) },
             aggregate: dialect.aggregate,
             inList: { dialect.inList($0, negated: $1) },
-            jsonPath: { column, keys, use in
+            jsonPath: { column, keys, use, named in
+                try Self.checkJSONColumn(qualifier: named.qualifier, name: named.name, position: named.position, tables)
                 let sql = dialect.jsonPath(column, keys: keys, use.dialectUse)
                 return (sql.sql, sql.parameters.map { parameter in
                     switch parameter {
@@ -114,16 +115,12 @@ extension QueryClauses {
                     }
                 })
             })
-        renderer.checkJSONColumn = { qualifier, name, position in
-            try checkJSONColumn(qualifier: qualifier, name: name, position: position, tables)
-        }
-        return renderer
     }
 
     /// Throws when `name` is a model's column that does not hold JSON (its type is not stored as
     /// JSON): a path into it would fail at run time, differently on each engine. A run-time
     /// model's columns (the C API's) are not checked: their kinds may come from the database.
-    private func checkJSONColumn(qualifier: String?, name: String, position: Int, _ tables: [QueryTable]) throws {
+    private static func checkJSONColumn(qualifier: String?, name: String, position: Int, _ tables: [QueryTable]) throws {
         let candidates = qualifier.map { qualifier in
             tables.filter { isSameName($0.table.schema.name, qualifier) || isSameName($0.modelName, qualifier) }
         } ?? tables
