@@ -137,6 +137,9 @@ package struct FieldAddress {
 package protocol ColumnField: SendableMetatype {
     static var sqlType: SQLType { get }
     static var columnKind: ColumnKind { get }
+    /// The column's kind, given the value of the field at `field` (an instance's initial
+    /// value): see `ColumnValue.storedColumnKind()`.
+    static func storedColumnKind(_ field: UnsafeRawPointer) -> ColumnKind
     static var isNullable: Bool { get }
     /// The size and alignment of the value, which an original kept aside takes.
     static var valueLayout: (size: Int, alignment: Int) { get }
@@ -161,6 +164,9 @@ package protocol ColumnField: SendableMetatype {
 extension Column: ColumnField {
     package static var sqlType: SQLType { Value.sqlType }
     package static var columnKind: ColumnKind { Value.columnKind }
+    package static func storedColumnKind(_ field: UnsafeRawPointer) -> ColumnKind {
+        Value.columnKind == .json ? field.assumingMemoryBound(to: Column.self).pointee.value.storedColumnKind() : Value.columnKind
+    }
     package static var isNullable: Bool { Value.isNullable }
 
     package static var valueLayout: (size: Int, alignment: Int) {

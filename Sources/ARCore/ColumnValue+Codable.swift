@@ -66,6 +66,32 @@ private func describe(_ error: any Error) -> String {
     }
 }
 
+/// Array, Set and Dictionary: stored as JSON by the library's own `toSQL`, whatever the value.
+package protocol LibraryJSONColumn {}
+
+extension Array: LibraryJSONColumn {}
+extension Set: LibraryJSONColumn {}
+extension Dictionary: LibraryJSONColumn {}
+extension Optional: LibraryJSONColumn where Wrapped: LibraryJSONColumn {}
+
+extension ColumnValue {
+    /// The kind of the column that holds `self`, a model's initial value: ``columnKind``,
+    /// except for a `Codable` type that stores itself with its own `toSQL` (an `Email` kept as
+    /// its address) — its stored form is not the library's JSON of the value, so the column is
+    /// ``ColumnKind/plain`` (`TEXT`), as it was before JSON columns. The defaults' `.json`
+    /// applies to every type that implements `toSQL` or not alike (Swift cannot tell them
+    /// apart), hence this look at the stored form, once per model class. A `nil` initial value
+    /// tells nothing: the type's own ``columnKind`` stands (declare it `.plain` in the type).
+    package func storedColumnKind() -> ColumnKind {
+        let kind = Self.columnKind
+        guard kind == .json, !(self is any LibraryJSONColumn), let encodable = self as? any Encodable,
+              let stored = try? toSQL(), stored != .null, let json = try? encodeJSON(encodable) else { return kind }
+        return stored == json ? .json : .plain
+    }
+}
+
+/// A `Codable` type is stored as JSON unless it implements `toSQL` itself: then the column
+/// is plain `TEXT` (see ``ColumnValue/storedColumnKind()``), as its own form needs.
 extension ColumnValue where Self: Codable {
     public static var sqlType: SQLType { .text }
     public static var columnKind: ColumnKind { .json }

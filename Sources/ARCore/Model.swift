@@ -243,6 +243,12 @@ open class Model: RecordStorage {
         return withExtendedLifetime(self) { kind.databaseValue(base + offset) }
     }
 
+    /// The kind of the column whose field is at `offset` (see `ColumnField.storedColumnKind(_:)`).
+    final func fieldColumnKind(at offset: Int, kind: any ColumnField.Type) -> ColumnKind {
+        let base = UnsafeRawPointer(Unretained(self).address)
+        return withExtendedLifetime(self) { kind.storedColumnKind(base + offset) }
+    }
+
     /// Calls `body` with the hook field (a relation) stored at `offset` of this object.
     /// `Field` must be the field's type, as reflection found it.
     final func withHookField<Field, R>(at offset: Int, as type: Field.Type, _ body: (inout Field) throws -> R) rethrows -> R {

@@ -396,8 +396,9 @@ package final class ModelMapping: Sendable {
                 let declaration = declarations.removeFirst()
                 let name = declaration.name ?? field.defaultColumnName ?? field.propertyName
                 var column = ColumnSchema(
-                    name: name, type: kind.sqlType, kind: kind.columnKind, isNullable: kind.isNullable,
-                    index: declaration.index, defaultValue: declaration.value, references: field.references?.tableName)
+                    name: name, type: kind.sqlType, kind: prototype.fieldColumnKind(at: offset, kind: kind),
+                    isNullable: kind.isNullable, index: declaration.index, defaultValue: declaration.value,
+                    references: field.references?.tableName)
                 // A parent keyed by a declared column is referenced by that column.
                 if let parent = field.references { column.referencedColumn = parent.primaryKey.name }
                 columns.append(column)

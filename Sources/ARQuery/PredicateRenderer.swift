@@ -49,6 +49,13 @@ package enum ArgumentShape: Hashable {
     case oneParameterList
 }
 
+/// The column of a JSON path as the predicate wrote it, for the check that it holds JSON.
+package struct JSONPathColumn {
+    package var qualifier: String?
+    package var name: String
+    package var position: Int
+}
+
 /// Renders predicates, resolving columns and argument shapes through the caller.
 package struct PredicateRenderer {
     /// SQL for a column (`"User"."name"`), or a thrown error (unknown column or table).
@@ -61,8 +68,10 @@ package struct PredicateRenderer {
     package var aggregate: (_ function: String, _ argument: String) -> String
     /// `value IN (…)` (or `NOT IN`) over a list bound as one parameter, in the engine's SQL.
     package var inList: (_ value: String, _ negated: Bool) -> String
-    /// The SQL of a JSON path inside the JSON column `column` (SQL), with a `?` per parameter.
-    package var jsonPath: (_ column: String, _ keys: [String], _ use: PredicateJSONUse) -> (String, [PredicateJSONParameter])
+    /// The SQL of a JSON path inside the JSON column `column` (SQL; `named` as the predicate
+    /// wrote it), with a `?` per parameter; throws when the column is known not to hold JSON.
+    package var jsonPath: (_ column: String, _ keys: [String], _ use: PredicateJSONUse, _ named: JSONPathColumn) throws
+        -> (String, [PredicateJSONParameter])
     /// The parameters of the SQL rendered so far, in order.
     package private(set) var parameters: [ParameterSource] = []
 
@@ -75,7 +84,9 @@ package struct PredicateRenderer {
         },
         aggregate: @escaping (String, String) -> String = { "\($0)(\($1))" },
         inList: @escaping (String, Bool) -> String = { $0 + ($1 ? " NOT IN" : " IN") + " (SELECT +value FROM json_each(?))" },
-        jsonPath: @escaping (String, [String], PredicateJSONUse) -> (String, [PredicateJSONParameter]) = { _, _, _ in ("NULL", []) }
+        jsonPath: @escaping (String, [String], PredicateJSONUse, JSONPathColumn) throws -> (String, [PredicateJSONParameter]) = {
+            _, _, _, _ in ("NULL", [])
+        }
     ) {
         self.jsonPath = jsonPath
         self.resolveColumn = resolveColumn
@@ -214,7 +225,7 @@ package struct PredicateRenderer {
             throw PredicateSyntaxError("a JSON path key cannot hold a double quote or a NUL character (SQLite's paths cannot)", at: position)
         }
         let column = try resolveColumn(qualifier, name, position)
-        let (sql, pieces) = jsonPath(column, keys, use)
+        let (sql, pieces) = try jsonPath(column, keys, use, JSONPathColumn(qualifier: qualifier, name: name, position: position))
         for piece in pieces {
             switch piece {
             case .text(let text): parameters.append(.text(text))
@@ -263,7 +274,12 @@ package struct PredicateRenderer {
                     qualifier, name, keys, position, .comparison(.equal), value: .argumentJSON(index, element: element)))
             }
         }
-        guard !terms.isEmpty else { return negated ? "(1 = 1)" : "(1 = 0)" }
+        guard !terms.isEmpty else {
+            // x IN () is false; x NOT IN () holds where there is a value (a missing key or
+            // `null` matches only null tests), as `JSONCondition.notIn([])` says.
+            guard negated else { return "(1 = 0)" }
+            return "(" + (try renderJSON(qualifier, name, keys, position, .isNull(negated: true), value: nil)) + ")"
+        }
         let any = "(" + terms.joined(separator: " OR ") + ")"
         return negated ? "NOT " + any : any
     }

@@ -124,16 +124,17 @@ extension Query {
     /// User.query().where(\.settings, "notifications.email", .equal(true))
     /// User.query().where(\.settings, "rank", .greaterThan(3))
     /// ```
-    /// The SQL reads the value with `json_extract` on SQLite and `#>` on PostgreSQL, the keys
+    /// The SQL reads the value with `json_extract` on SQLite and `->` on PostgreSQL, the keys
     /// and the value bound, and compares it by JSON type (see ``JSONCondition``): the same rows
-    /// on every engine.
+    /// on every engine. A key names an object's member only: `"0"` is never an array index.
     /// - Parameters:
     ///   - keyPath: the JSON column.
     ///   - path: object keys separated by dots (`"notifications.email"`); for a key that holds a
     ///     dot, or is empty, use `where(_:_:_:)` with an array of keys with an array of keys.
     ///   - condition: the condition on the value found there.
-    /// - Note: the terminal call throws `.invalidPredicate` for an empty key, or a key holding
-    ///   a double quote (which SQLite's paths cannot name).
+    /// - Note: the terminal call throws `.invalidPredicate` for an empty key, a key holding
+    ///   a double quote (which SQLite's paths cannot name), or a column that is not JSON
+    ///   ("name is not a JSON column": a `Codable` type with its own `toSQL` is not).
     public consuming func `where`<Value: ColumnValue>(
         _ keyPath: KeyPath<Record, Value>, _ path: String, _ condition: JSONCondition
     ) -> Query {
@@ -169,7 +170,9 @@ extension Query {
 
     /// Orders by the value at a path inside a JSON column: missing keys and `null` first (last
     /// when descending), then numbers (booleans as 0 and 1), then strings byte by byte, then
-    /// objects and arrays, the same on every engine.
+    /// objects and arrays. Objects and arrays come in each engine's own order, and equal values
+    /// in no set order (on PostgreSQL, `1` and `1.0`, or `true` and `1`, by their spelling):
+    /// add `.order(by: "id")` (or use ``orderedStably()``) for one order on every engine.
     ///
     /// ```swift
     /// User.query().order(by: \.settings, "rank", ascending: false)

@@ -2,11 +2,13 @@
 
 /// Where a page of a keyset-paginated query ends: the ordered values of its last record
 /// (the query's order keys, then the primary key). Give it to ``Query/page(size:after:)`` or
-/// `Query.after(_:)` for the next page.
+/// `Query.after(_:)` for the next page; send it to a client as its ``token`` (it is `Codable`
+/// too) and read it back with ``init(token:)``.
 ///
 /// ```swift
 /// let first = try User.query().order(by: \.age).page(size: 20)
 /// let second = try User.query().order(by: \.age).page(size: 20, after: first.nextCursor)
+/// let token = second.nextCursor?.token   // for the client; PageCursor(token:) reads it back
 /// ```
 public struct PageCursor: Sendable, Hashable {
     /// The last record's value of each order key, then of its primary key.
@@ -41,6 +43,19 @@ extension Query {
             keys.append(QueryClauses.Ordering(column: tieBreakColumn, ascending: true))
         }
         return keys
+    }
+
+    /// ``pagingKeys()`` for keyset pagination, which pages by column values only.
+    /// - Throws: `.invalidPredicate` when the query orders by its records' children
+    ///   (`order(byCount:)`, `order(bySum:)`, …): no column holds those values.
+    private mutating func keysetKeys() throws -> [QueryClauses.Ordering] {
+        guard clauses.subqueryOrderings.isEmpty else {
+            throw ActiveRecordError(
+                .invalidPredicate,
+                "cannot page by a count: the query is ordered by its records' children (order(byCount:), order(bySum:)…), "
+                    + "which keyset pagination cannot continue from; use page(number:size:)")
+        }
+        return try pagingKeys()
     }
 
     /// ``pagingKeys(of:)``, the query's orderings completed with the primary key.
@@ -86,7 +101,8 @@ extension Query {
     /// Call it after the `order(by:)` calls: it pages by the orderings given so far.
     /// - Note: the terminal call throws `.invalidValue` when the number of values is not the
     ///   number of order keys, `.invalidPredicate` when an order key is not a column (an
-    ///   aggregate, a JSON path), and `.misuse` after `orderRandomly()`.
+    ///   aggregate, a JSON path, a count of children from `order(byCount:)`: page such a query
+    ///   with ``page(number:size:)``), and `.misuse` after `orderRandomly()`.
     public consuming func after(_ values: [(any ColumnValue)?]) -> Query {
         isPristine = false
         let converted: [DatabaseValue]
@@ -104,7 +120,7 @@ extension Query {
     public consuming func after(_ values: [DatabaseValue]) -> Query {
         isPristine = false
         do {
-            let keys = try pagingKeys()
+            let keys = try keysetKeys()
             guard values.count == keys.count else {
                 throw ActiveRecordError(
                     .invalidValue,
@@ -156,7 +172,7 @@ extension Query {
     public func page(size: Int, after cursor: PageCursor? = nil) throws -> Page<Record> {
         guard size > 0 else { throw ActiveRecordError(.invalidValue, "page(size: \(size)) needs a size of at least 1") }
         var query = self
-        let keys = try query.pagingKeys()
+        let keys = try query.keysetKeys()
         if let cursor { query = query.after(cursor.values) }
         var records = try query.limit(size + 1).fetch()
         let hasMore = records.count > size

@@ -104,7 +104,8 @@ extension QueryClauses {
             like: { dialect.like($0, $1, escape: $2, negated: $3) },
             aggregate: dialect.aggregate,
             inList: { dialect.inList($0, negated: $1) },
-            jsonPath: { column, keys, use in
+            jsonPath: { column, keys, use, named in
+                try Self.checkJSONColumn(qualifier: named.qualifier, name: named.name, position: named.position, tables)
                 let sql = dialect.jsonPath(column, keys: keys, use.dialectUse)
                 return (sql.sql, sql.parameters.map { parameter in
                     switch parameter {
@@ -114,6 +115,23 @@ extension QueryClauses {
                     }
                 })
             })
+    }
+
+    /// Throws when `name` is a model's column that does not hold JSON (its type is not stored as
+    /// JSON): a path into it would fail at run time, differently on each engine. A run-time
+    /// model's columns (the C API's) are not checked: their kinds may come from the database.
+    private static func checkJSONColumn(qualifier: String?, name: String, position: Int, _ tables: [QueryTable]) throws {
+        let candidates = qualifier.map { qualifier in
+            tables.filter { isSameName($0.table.schema.name, qualifier) || isSameName($0.modelName, qualifier) }
+        } ?? tables
+        guard let table = candidates.first(where: { $0.table.position(of: name) != nil }), table.mapping != nil,
+              let index = table.table.position(of: name) else { return }
+        let schema = table.table.schema
+        let columnName = schema.allColumnNames[index]
+        guard schema.columns.first(where: { $0.name == columnName })?.kind != .json else { return }
+        throw PredicateSyntaxError(
+            "\(columnName) is not a JSON column: a path (->, or where(_:_:_:) with keys) reads inside a Codable column only",
+            at: position)
     }
 
     private func rethrowing<R>(context: () -> String, format: String?, _ body: () throws -> R) throws -> R {

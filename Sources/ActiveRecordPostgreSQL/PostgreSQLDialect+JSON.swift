@@ -1,7 +1,7 @@
 @_spi(Engines) import ARCore
 
-/// Values inside JSON columns on PostgreSQL: `#>` with the keys bound one by one
-/// (`ARRAY[CAST(? AS TEXT), …]`), on the column cast to `JSONB` (a no-op on a `JSONB` column,
+/// Values inside JSON columns on PostgreSQL: `->` with the keys bound one by one
+/// (`-> CAST(? AS TEXT)`: object members only, as on SQLite), on the column cast to `JSONB` (a no-op on a `JSONB` column,
 /// and what lets a `TEXT` column of a table made before JSONB be queried alike).
 extension PostgreSQLDialect {
     /// See `SQLDialect.jsonPath(_:keys:_:)`. Strings are compared as text in the `C` collation
@@ -11,13 +11,15 @@ extension PostgreSQLDialect {
     func jsonPath(_ column: String, keys: [String], _ use: JSONPathUse) -> JSONPathSQL {
         var sql = JSONPathSQL()
         func value() {
-            sql.append("(CAST(\(column) AS JSONB) #> ARRAY[")
-            for (index, key) in keys.enumerated() {
-                sql.append(index == 0 ? "CAST(" : ", CAST(")
+            // `->` with a TEXT key reads an object's member only (`NULL` on an array, where `#>`
+            // would take a key of digits as an index): the same values as SQLite's `$."0"`.
+            sql.append("(CAST(\(column) AS JSONB)")
+            for key in keys {
+                sql.append(" -> CAST(")
                 sql.append(constant: .text(key))
                 sql.append(" AS TEXT)")
             }
-            sql.append("])")
+            sql.append(")")
         }
         func compared() {
             sql.append("CAST(")

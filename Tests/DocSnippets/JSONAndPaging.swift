@@ -12,3 +12,4 @@ final class Account: Model {
     @Column var settings: Settings = Settings()
 }
 let cursorFromClient: PageCursor? = nil
+let tokenFromClient: String? = nil
