@@ -1,5 +1,6 @@
 @_spi(Engines) import ARCore
 import ARQuery
+import Foundation
 
 /// Declares that a model has one child, which holds its id in a foreign key column,
 /// `<lowerCamel(Owner)>Id` by default (`User` → `userId`): Rails' `has_one`.
@@ -68,7 +69,8 @@ public struct HasOne<Child: Model> {
         get {
             let field = owner[keyPath: storageKeyPath]
             if field.state != .unknown { return field.child }
-            guard let id = owner.id, let loaded = try? field.children(of: id, ownerType: Owner.self).first() else { return nil }
+            guard owner.id != nil, let link = ownerLinkValue(owner),
+                  let loaded = try? field.children(of: link, ownerType: Owner.self).first() else { return nil }
             owner[keyPath: storageKeyPath].child = loaded
             owner[keyPath: storageKeyPath].state = .loaded
             return loaded
@@ -88,9 +90,10 @@ public struct HasOne<Child: Model> {
 
     func keyColumn(for owner: Model.Type) -> String { key ?? foreignKey(for: owner) }
 
-    /// The children of the owner `id`, in the scope, the child first (the scope's order, then the ids').
-    func children(of id: Int64, ownerType: Model.Type) -> Query<Child> {
-        var query = Child.query().where(keyColumn(for: ownerType), .equal(id))
+    /// The children of the owner whose key is `owner` (its id, or its UUID or String key), in the
+    /// scope, the child first (the scope's order, then the ids').
+    func children(of owner: any ColumnValue, ownerType: Model.Type) -> Query<Child> {
+        var query = Child.query().where(keyColumn(for: ownerType), .equal(owner))
         if let scope { query = query.scoped(by: scope) }
         return query.order(by: "id")
     }
@@ -116,11 +119,11 @@ extension HasOne: RecordHookField {
     /// let go (key cleared), then the child gets the owner's id and is saved.
     package static func didSave(_ site: HookFieldSite<HasOne>) throws {
         let record = site.record, field = site.field
-        guard field.state == .assigned, let id = record.id else { return }
+        guard field.state == .assigned, record.id != nil, let link = ownerLinkValue(record) else { return }
         let ownerType = type(of: record)
         let key = field.keyColumn(for: ownerType)
         let child = field.child
-        for other in try field.children(of: id, ownerType: ownerType).fetch() {
+        for other in try field.children(of: link, ownerType: ownerType).fetch() {
             if let child, other === child || (child.id != nil && other.id == child.id) { continue }
             if field.dependency == .destroy {
                 try other.destroy()
@@ -138,9 +141,9 @@ extension HasOne: RecordHookField {
 
     package static func willDestroy(_ site: HookFieldSite<HasOne>) throws {
         let field = site.field, record = site.record
-        guard let id = record.id else { return }
+        guard record.id != nil, let link = ownerLinkValue(record) else { return }
         try applyDependency(
-            field.dependency, toChildrenOf: id, key: field.keyColumn(for: type(of: record)), scope: field.scope,
+            field.dependency, toChildrenOf: link, key: field.keyColumn(for: type(of: record)), scope: field.scope,
             for: "\(type(of: record))'s has-one")
     }
 }
@@ -155,6 +158,7 @@ extension Query {
             guard let first = owners.first else { return }
             let field = first.hookSite(hook, as: HasOne<Child>.self).field
             let key = field.keyColumn(for: Record.self)
+            if !Record.primaryKey.isAutoincrement { return try Self.preloadKeyedHasOne(owners, hook: hook, field: field, key: key) }
             let keyReader = ChildKeyReader(Child.self, key: key)
             let condition = RelationKeyCondition(column: key)
             var ids: [Int64] = []
@@ -178,6 +182,35 @@ extension Query {
                     field.child = children[id]
                     field.state = .loaded
                 }
+            }
+        }
+    }
+
+    /// ``includingHasOne(_:)``'s loading for owners keyed by a `UUID` or `String` column: their
+    /// children by that key (one query per 10,000 owners), each owner's child the first of its run.
+    private static func preloadKeyedHasOne<Child: Model>(
+        _ owners: [Model], hook: ModelMapping.Hook, field: HasOne<Child>, key: String
+    ) throws {
+        let keys = owners.compactMap { $0.id == nil ? nil : $0.primaryKeyValue.keyText }
+        let index = try Child.mapping().columnIndex(key)
+        var children: [DatabaseValue: Child] = [:]
+        for chunk in chunked(keys) {
+            // A UUID key compared as a UUID (PostgreSQL's `uuid` column), a String as text.
+            let condition: FieldCondition =
+                Record.primaryKey.kind == .uuid ? .in(chunk.compactMap(UUID.init(uuidString:))) : .in(chunk)
+            var query = Child.query().where(key, condition).order(by: key)
+            if let scope = field.scope { query = query.scoped(by: scope) }
+            for row in try query.order(by: "id").fetch() {
+                let owner = try row.currentValue(index)
+                if children[owner] == nil { children[owner] = row }
+            }
+        }
+        for owner in owners where owner.id != nil {
+            let child = children[owner.primaryKeyValue]
+            owner.hookSite(hook, as: HasOne<Child>.self).modify { field in
+                guard field.state != .assigned else { return }  // an assignment not saved yet stays
+                field.child = child
+                field.state = .loaded
             }
         }
     }

@@ -9,6 +9,13 @@ final class KeyedTeam: Model {
     @Column var code: String = ""
     @Column var name: String = ""
     @HasMany(key: "teamCode", dependency: .destroy) var members: Query<KeyedMember>
+    @HasOne(key: "teamCode", dependency: .destroy) var badge: KeyedBadge?
+}
+
+/// A team's one badge (has-one of a String-keyed owner).
+final class KeyedBadge: Model {
+    @Column var motto: String = ""
+    @BelongsToString(key: "teamCode") var team: KeyedTeam?
 }
 
 final class KeyedMember: Model {
@@ -46,6 +53,34 @@ struct KeyedInterplayTests {
             #expect(try KeyedTeam.query().whereExists(\.members).fetch().map(\.code) == ["RED"])
             #expect(try KeyedTeam.query().whereNotExists(\.members).fetch().map(\.code) == ["BLU"])
             #expect(try KeyedTeam.query().havingCount(\.members, .greaterThan(2)).fetch().map(\.code) == ["RED"])
+        }
+    }
+
+    @Test(arguments: TestEngine.all) func hasOneOfAStringKeyedOwner(engine: TestEngine) throws {
+        try withDatabase(engine) { db throws in
+            let (red, blue) = try teams()
+            let badge = KeyedBadge(); badge.motto = "Onward"
+            red.badge = badge
+            try red.save()  // links the badge by the team's code
+            #expect(badge.$team.id == "RED")
+            #expect(try KeyedTeam.find("RED")?.badge?.motto == "Onward")
+            #expect(try KeyedTeam.find("BLU")?.badge == nil)
+            // Eager loading: one more query for every owner's badge, then none.
+            let recorder = SQLRecorder(db)
+            var loaded: [KeyedTeam] = []
+            let loading = try recorder.during { loaded = try KeyedTeam.query().order(by: \.code).includes(\.badge).fetch() }
+            #expect(loading.filter { $0.hasPrefix("SELECT") }.count == 2)
+            let reading = recorder.during { #expect(loaded.map { $0.badge?.motto } == [nil, "Onward"]) }
+            #expect(reading.isEmpty)
+            #expect(try KeyedTeam.query().whereExists(\.badge).fetch().map(\.code) == ["RED"])
+            // Replacing it destroys the old one (dependency .destroy); destroying the owner, the new one.
+            let other = KeyedBadge(); other.motto = "Forward"
+            red.badge = other
+            try red.save()
+            #expect(try KeyedBadge.query().fetch().map(\.motto) == ["Forward"])
+            try red.destroy()
+            #expect(try KeyedBadge.count() == 0)
+            _ = blue
         }
     }
 
