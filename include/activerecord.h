@@ -177,9 +177,12 @@ ar_result ar_model_add_column(ar_model *model, const char *name, ar_type type, i
 ar_result ar_model_attach(ar_database *database, const char *table, ar_model **model_out);
 
 // Declares that model belongs to parent_model: adds the nullable, indexed column
-// <lowerCamel(parent name)>Id (Group → groupId), a foreign key to the parent’s table (a
-// key naming no parent row fails with AR_CONSTRAINT when its transaction commits). Use
-// ar_query_children for the other direction (has-many).
+// <lowerCamel(parent name)>Id (Group → groupId), a foreign key to the parent’s primary key
+// (a key naming no parent row fails with AR_CONSTRAINT when its transaction commits). The
+// column takes the parent’s key type: AR_TYPE_INTEGER for an integer key; AR_TYPE_TEXT for a
+// UUID or text key (ar_model_set_primary_key, which must come before this call), set with
+// ar_record_set_text to the parent’s key as ar_record_get_text reads it (a UUID in upper
+// case). Use ar_query_children for the other direction (has-many).
 ar_result ar_model_belongs_to(ar_model *model, ar_model *parent_model);
 
 // Starts defining the model for table name (created, or migrated by adding columns,
@@ -197,7 +200,8 @@ void ar_model_free(ar_model *model);
 // AR_KEY_KIND_UUID and AR_KEY_KIND_TEXT add the column name (text: a UUID as its canonical
 // upper-case text, generated on insert when left NULL; a text that must be set before the
 // first save, else AR_INVALID_VALUE). Find such records with ar_find_by_key_text. AR_MISUSE
-// for an unknown kind, a name declared already, or a frozen model.
+// for an unknown kind, a name declared already, a frozen model, or a model that another
+// belongs to already (ar_model_belongs_to takes the key’s type: set the key first).
 ar_result ar_model_set_primary_key(ar_model *model, const char *name, int32_t kind);
 
 // Requires column to be present (not NULL, not empty text or blob) when saving;
@@ -231,7 +235,10 @@ ar_result ar_query_bind_null(ar_query *query, int32_t index);
 ar_result ar_query_bind_text(ar_query *query, int32_t index, const char *value);
 
 // The children of parent in child_model (has-many): records whose
-// <lowerCamel(parent model name)>Id equals the parent’s id (see ar_model_belongs_to).
+// <lowerCamel(parent model name)>Id equals the parent’s primary key (its id, or its UUID or
+// text key; see ar_model_belongs_to). AR_MISUSE for an unsaved parent; AR_UNKNOWN_COLUMN
+// when the child model has no such column; AR_TYPE_MISMATCH when that column’s type is not
+// the parent key’s (an integer column for a UUID or text key, or the other way round).
 ar_result ar_query_children(ar_record *parent, ar_model *child_model, ar_query **query_out);
 
 // The number of matching records (with limit and offset).

@@ -93,9 +93,12 @@ private func addValidation(
 }
 
 /// Declares that `model` belongs to `parent_model`: adds the nullable, indexed column
-/// <lowerCamel(parent name)>Id (Group → groupId), a foreign key to the parent's table (a
-/// key naming no parent row fails with AR_CONSTRAINT when its transaction commits). Use
-/// ar_query_children for the other direction (has-many).
+/// <lowerCamel(parent name)>Id (Group → groupId), a foreign key to the parent's primary key
+/// (a key naming no parent row fails with AR_CONSTRAINT when its transaction commits). The
+/// column takes the parent's key type: AR_TYPE_INTEGER for an integer key; AR_TYPE_TEXT for a
+/// UUID or text key (ar_model_set_primary_key, which must come before this call), set with
+/// ar_record_set_text to the parent's key as ar_record_get_text reads it (a UUID in upper
+/// case). Use ar_query_children for the other direction (has-many).
 @c public func ar_model_belongs_to(_ model: OpaquePointer?, _ parent_model: OpaquePointer?) -> ar_result {
     guard let handle = Handle.from(model, as: ModelHandle.self) else {
         return failWithoutDatabase(.misuse, "ar_model_belongs_to: not a model handle")
@@ -103,14 +106,24 @@ private func addValidation(
     guard let parentHandle = Handle.from(parent_model, as: ModelHandle.self) else {
         return handle.database.fail(.misuse, "ar_model_belongs_to: parent is not a model handle")
     }
+    // The parent's key, which can no longer change once a model belongs to it.
+    let parentKey = parentHandle.withDefinition { definition, _ in
+        definition.hasChildren = true
+        return definition.primaryKey
+    }
     let key = foreignKeyName(forModelNamed: parentHandle.name)
+    let type: ar_type = parentKey.isAutoincrement ? .integer : .text
     let status = key.withCString { key in
-        ar_model_add_column(model, key, ar_type.integer.rawValue, ar_column_flag.nullable.rawValue | ar_column_flag.indexed.rawValue)
+        ar_model_add_column(model, key, type.rawValue, ar_column_flag.nullable.rawValue | ar_column_flag.indexed.rawValue)
     }
     guard status == .ok else { return status }
-    // The key references the parent's table: no row can point at a parent that does not exist.
+    // The key references the parent's key column: no row can point at a parent that does not exist.
     handle.withDefinition { definition, _ in
-        if let index = definition.columns.firstIndex(where: { $0.name == key }) { definition.columns[index].references = parentHandle.name }
+        if let index = definition.columns.firstIndex(where: { $0.name == key }) {
+            definition.columns[index].references = parentHandle.name
+            definition.columns[index].referencedColumn = parentKey.name
+            if parentKey.kind == .uuid { definition.columns[index].kind = .uuid }
+        }
         definition.parents.append(parentHandle)
     }
     return .ok

@@ -8,7 +8,8 @@ import Foundation
 /// AR_KEY_KIND_UUID and AR_KEY_KIND_TEXT add the column `name` (text: a UUID as its canonical
 /// upper-case text, generated on insert when left NULL; a text that must be set before the
 /// first save, else AR_INVALID_VALUE). Find such records with ar_find_by_key_text. AR_MISUSE
-/// for an unknown kind, a name declared already, or a frozen model.
+/// for an unknown kind, a name declared already, a frozen model, or a model that another
+/// belongs to already (ar_model_belongs_to takes the key's type: set the key first).
 @c public func ar_model_set_primary_key(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ kind: Int32) -> ar_result {
     guard let handle = Handle.from(model, as: ModelHandle.self) else {
         return failWithoutDatabase(.misuse, "ar_model_set_primary_key: not a model handle")
@@ -24,6 +25,9 @@ import Foundation
         guard !column.isEmpty, column == "id" || !TableSchema.isReserved(column),
               !definition.columns.contains(where: { isSameName($0.name, column) }) else {
             return "\(handle.name): the key name '\(column)' is empty, reserved or declared already"
+        }
+        guard !definition.hasChildren else {
+            return "\(handle.name): set its primary key before ar_model_belongs_to declares a model belonging to it"
         }
         guard definition.primaryKey.isAutoincrement, definition.primaryKey.name == "id" else {
             return "\(handle.name): its primary key is set already (\(definition.primaryKey))"

@@ -38,7 +38,10 @@ func withQuery(_ query: OpaquePointer?, _ function: String, _ body: (QueryHandle
 }
 
 /// The children of `parent` in `child_model` (has-many): records whose
-/// <lowerCamel(parent model name)>Id equals the parent's id (see ar_model_belongs_to).
+/// <lowerCamel(parent model name)>Id equals the parent's primary key (its id, or its UUID or
+/// text key; see ar_model_belongs_to). AR_MISUSE for an unsaved parent; AR_UNKNOWN_COLUMN
+/// when the child model has no such column; AR_TYPE_MISMATCH when that column's type is not
+/// the parent key's (an integer column for a UUID or text key, or the other way round).
 @c public func ar_query_children(
     _ parent: OpaquePointer?, _ child_model: OpaquePointer?, _ query_out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> ar_result {
@@ -53,10 +56,23 @@ func withQuery(_ query: OpaquePointer?, _ function: String, _ body: (QueryHandle
         return record.model.database.fail(.misuse, "ar_query_children: the parent is not saved")
     }
     let key = foreignKeyName(forModelNamed: record.model.name)
+    let parentKey: DatabaseValue
+    do {
+        // A UUID or text key is its column's value as last saved (the header's id is 0).
+        let table = record.frozen.model.table
+        parentKey = table.keyIndex == nil ? .integer(id) : try table.keyValue(of: record.record, id: id)
+        let childSchema = try child.frozen().model.schema
+        if let column = childSchema.columns.first(where: { $0.name == key }),
+           column.type != (table.keyIndex == nil ? .integer : .text) {
+            throw ActiveRecordError(
+                .typeMismatch,
+                "ar_query_children: \(child.name).\(key) is not of the type of \(record.model.name)'s primary key "
+                    + "\(table.schema.primaryKey); declare it with ar_model_belongs_to")
+        }
+    } catch { return record.model.database.fail(error) }
     let status = "\(key.quotedIdentifier) = ?".withCString { ar_query_new(child_model, $0, query_out) }
     guard status == .ok, let query = Handle.from(query_out.pointee, as: QueryHandle.self) else { return status }
-    query.arguments[0] = .value(.integer(id))
-    _ = child
+    query.arguments[0] = .value(parentKey)
     return .ok
 }
 

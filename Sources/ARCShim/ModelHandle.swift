@@ -23,6 +23,9 @@ final class ModelHandle: Handle, @unchecked Sendable {
         var parents: [ModelHandle] = []
         /// The primary key (ar_model_set_primary_key).
         var primaryKey: PrimaryKey = .autoincrement
+        /// Whether a model belongs to this one (ar_model_belongs_to): its key column took this
+        /// model's key type, which can then no longer change.
+        var hasChildren = false
     }
 
     /// The definition and, once fixed, the frozen model: a model may be used from several threads.

@@ -2755,8 +2755,144 @@ static void test_primary_keys(void) {
     close_test_db(db);
 }
 
+/* The number of `model`'s records matching `predicate` with `text` bound to its one placeholder (all: NULL). */
+static int64_t count_rows_where(ar_model *model, const char *predicate, const char *text) {
+    ar_query *query = NULL;
+    if (ar_query_new(model, predicate, &query) != AR_OK) return -1;
+    if (predicate && ar_query_bind_text(query, 1, text) != AR_OK) {
+        ar_query_free(query);
+        return -1;
+    }
+    return count_and_free(query);
+}
+
+/* Relations to parents keyed by a UUID or text key (and an integer key not named id). */
+static void test_keyed_relations(void) {
+    ar_database *db = NULL;
+    ar_model *teams = NULL, *players = NULL, *countries = NULL, *cities = NULL, *clubs = NULL, *fans = NULL;
+    ar_record *team = NULL, *other = NULL, *record = NULL, *country = NULL, *club = NULL, *unsaved = NULL;
+    ar_query *query = NULL;
+    const char *text = NULL;
+    char *team_key = NULL, *other_key = NULL;
+    int i;
+
+    CHECK_OK(open_test_db(&db));
+    current_db = db;
+    /* A UUID key: the child's teamId is text and finds the team's players. */
+    CHECK_OK(ar_model_define(db, "CKTeam", &teams));
+    CHECK_OK(ar_model_set_primary_key(teams, "id", AR_KEY_KIND_UUID));
+    CHECK_OK(ar_model_add_column(teams, "name", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_model_define(db, "CKPlayer", &players));
+    CHECK_OK(ar_model_add_column(players, "name", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_model_belongs_to(players, teams));
+    CHECK_OK(ar_record_new(teams, &team));
+    CHECK_OK(ar_record_save(team));
+    CHECK_OK(ar_record_copy_text(team, "id", &team_key));
+    CHECK_OK(ar_record_new(teams, &other));
+    CHECK_OK(ar_record_save(other));
+    CHECK_OK(ar_record_copy_text(other, "id", &other_key));
+    for (i = 0; i < 5; i++) {
+        CHECK_OK(ar_record_new(players, &record));
+        CHECK_OK(ar_record_set_text(record, "cKTeamId", i < 3 ? team_key : other_key));
+        CHECK_RC(ar_record_set_int64(record, "cKTeamId", 1), AR_TYPE_MISMATCH); /* the key is text */
+        CHECK_OK(ar_record_save(record));
+        ar_record_free(record);
+    }
+    CHECK_OK(ar_record_new(players, &record)); /* no team: NULL */
+    CHECK_OK(ar_record_save(record));
+    ar_record_free(record);
+    CHECK_OK(ar_query_children(team, players, &query));
+    CHECK(count_and_free(query) == 3);
+    CHECK_OK(ar_query_children(other, players, &query));
+    CHECK_OK(ar_query_next(query, &record));
+    CHECK_OK(ar_record_get_text(record, "cKTeamId", &text));
+    CHECK(same_text(text, other_key));
+    ar_record_free(record);
+    ar_query_free(query);
+    CHECK(count_rows_where(players, "cKTeamId = ?", other_key) == 2);
+    /* A key naming no team: refused when the transaction commits, nothing written. */
+    CHECK_OK(ar_record_new(players, &record));
+    CHECK_OK(ar_record_set_text(record, "cKTeamId", "00000000-0000-0000-0000-00000000BEEF"));
+    CHECK_RC(ar_record_save(record), AR_CONSTRAINT);
+    ar_record_free(record);
+    CHECK(count_rows_where(players, NULL, NULL) == 6);
+    /* An unsaved parent; a key set after a child was declared. */
+    CHECK_OK(ar_record_new(teams, &unsaved));
+    CHECK_RC(ar_query_children(unsaved, players, &query), AR_MISUSE);
+    CHECK(query == NULL);
+    ar_record_free(unsaved);
+
+    /* A text key named code: the child's cKCountryId is text and references code. */
+    CHECK_OK(ar_model_define(db, "CKCountry", &countries));
+    CHECK_OK(ar_model_set_primary_key(countries, "code", AR_KEY_KIND_TEXT));
+    CHECK_OK(ar_model_define(db, "CKCity", &cities));
+    CHECK_OK(ar_model_add_column(cities, "name", AR_TYPE_TEXT, 0));
+    CHECK_OK(ar_model_belongs_to(cities, countries));
+    CHECK_OK(ar_record_new(countries, &country));
+    CHECK_OK(ar_record_set_text(country, "code", "FR"));
+    CHECK_OK(ar_record_save(country));
+    CHECK_OK(ar_record_new(countries, &record));
+    CHECK_OK(ar_record_set_text(record, "code", "DE"));
+    CHECK_OK(ar_record_save(record));
+    ar_record_free(record);
+    for (i = 0; i < 3; i++) {
+        CHECK_OK(ar_record_new(cities, &record));
+        CHECK_OK(ar_record_set_text(record, "name", i == 0 ? "Berlin" : i == 1 ? "Paris" : "Lyon"));
+        CHECK_OK(ar_record_set_text(record, "cKCountryId", i == 0 ? "DE" : "FR"));
+        CHECK_OK(ar_record_save(record));
+        ar_record_free(record);
+    }
+    CHECK_OK(ar_query_children(country, cities, &query));
+    CHECK_OK(ar_query_order(query, "name", 1));
+    CHECK_OK(ar_query_next(query, &record));
+    CHECK_OK(ar_record_get_text(record, "name", &text));
+    CHECK(same_text(text, "Lyon"));
+    ar_record_free(record);
+    ar_query_free(query);
+    CHECK_OK(ar_query_children(country, cities, &query));
+    CHECK(count_and_free(query) == 2);
+    /* The parent's key is fixed once a model belongs to it. */
+    CHECK_RC(ar_model_set_primary_key(countries, "other", AR_KEY_KIND_UUID), AR_MISUSE);
+    /* A child model without cKTeamId. */
+    CHECK_RC(ar_query_children(team, cities, &query), AR_UNKNOWN_COLUMN);
+    CHECK(query == NULL);
+
+    /* An integer key not named id: the foreign key references it. */
+    CHECK_OK(ar_model_define(db, "CKClub", &clubs));
+    CHECK_OK(ar_model_set_primary_key(clubs, "clubNo", AR_KEY_KIND_AUTOINCREMENT));
+    CHECK_OK(ar_model_define(db, "CKFan", &fans));
+    CHECK_OK(ar_model_add_column(fans, "cKTeamId", AR_TYPE_INTEGER, AR_COLUMN_FLAG_NULLABLE));
+    CHECK_OK(ar_model_belongs_to(fans, clubs));
+    CHECK_OK(ar_record_new(clubs, &club));
+    CHECK_OK(ar_record_save(club));
+    CHECK_OK(ar_record_new(fans, &record));
+    CHECK_OK(ar_record_set_int64(record, "cKClubId", ar_record_id(club)));
+    CHECK_OK(ar_record_save(record));
+    ar_record_free(record);
+    CHECK_OK(ar_query_children(club, fans, &query));
+    CHECK(count_and_free(query) == 1);
+    CHECK_RC(ar_query_children(team, fans, &query), AR_TYPE_MISMATCH); /* fans.cKTeamId is an integer */
+    CHECK(query == NULL);
+
+    ar_free(team_key);
+    ar_free(other_key);
+    ar_record_free(club);
+    ar_record_free(country);
+    ar_record_free(other);
+    ar_record_free(team);
+    ar_model_free(fans);
+    ar_model_free(clubs);
+    ar_model_free(cities);
+    ar_model_free(countries);
+    ar_model_free(players);
+    ar_model_free(teams);
+    close_test_db(db);
+    current_db = NULL;
+}
+
 static void test_records_and_queries(void) {
     test_primary_keys();
+    test_keyed_relations();
     test_types();
     test_copy_text();
     test_lifecycle();
