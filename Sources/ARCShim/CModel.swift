@@ -97,8 +97,8 @@ private func addValidation(
 /// (a key naming no parent row fails with AR_CONSTRAINT when its transaction commits). The
 /// column takes the parent's key type: AR_TYPE_INTEGER for an integer key; AR_TYPE_TEXT for a
 /// UUID or text key (ar_model_set_primary_key, which must come before this call), set with
-/// ar_record_set_text to the parent's key as ar_record_get_text reads it (a UUID in upper
-/// case). Use ar_query_children for the other direction (has-many).
+/// ar_record_set_text to the parent's key as ar_record_get_text reads it from the parent.
+/// Use ar_query_children for the other direction (has-many).
 @c public func ar_model_belongs_to(_ model: OpaquePointer?, _ parent_model: OpaquePointer?) -> ar_result {
     guard let handle = Handle.from(model, as: ModelHandle.self) else {
         return failWithoutDatabase(.misuse, "ar_model_belongs_to: not a model handle")
