@@ -43,14 +43,14 @@ final class ThPosting: Model {
 /// is keyed by a UUID or a String: lazy reading, eager loading, add/remove, dependencies.
 @Suite("Has-many-through between keyed models")
 struct KeyedThroughTests {
-    private func doctor(_ name: String) throws -> ThDoctor {
+    func doctor(_ name: String) throws -> ThDoctor {
         let doctor = ThDoctor()
         doctor.name = name
         try doctor.save()
         return doctor
     }
 
-    private func patient(_ code: String, _ name: String) throws -> ThPatient {
+    func patient(_ code: String, _ name: String) throws -> ThPatient {
         let patient = ThPatient()
         patient.code = code
         patient.name = name
@@ -59,7 +59,7 @@ struct KeyedThroughTests {
     }
 
     /// Ann and Bob see both patients; Cy sees only P2.
-    private func practice() throws -> (ann: ThDoctor, bob: ThDoctor, cy: ThDoctor, p1: ThPatient, p2: ThPatient, p3: ThPatient) {
+    func practice() throws -> (ann: ThDoctor, bob: ThDoctor, cy: ThDoctor, p1: ThPatient, p2: ThPatient, p3: ThPatient) {
         let ann = try doctor("ann"), bob = try doctor("bob"), cy = try doctor("cy")
         let p1 = try patient("P1", "Pia"), p2 = try patient("P2", "Paul"), p3 = try patient("P3", "Pat")
         try ann.patients.add(p1)
@@ -191,6 +191,19 @@ struct KeyedThroughTests {
             #expect(try ThAppointment.query().count() == 0)
             #expect(try ThPatient.query().order(by: "code").fetch().map(\.code) == ["P2", "P3"])
             #expect(try ThDoctor.find(key: try #require(ann.uuid)) == nil)
+        }
+    }
+}
+
+extension KeyedThroughTests {
+    @Test(arguments: TestEngine.all) func aggregatesThroughKeyedModels(engine: TestEngine) throws {
+        try withDatabase(engine) { _ throws in
+            _ = try practice()
+            let doctors = try ThDoctor.query().order(by: "name").withCount(\.patients).fetch()
+            #expect(doctors.map { $0.count(of: \.patients) } == [2, 2, 1])
+            let patients = try ThPatient.query().order(by: "code").withCount(\.doctors).fetch()
+            #expect(patients.map { $0.count(of: \.doctors) } == [2, 3, 0])
+            #expect(try ThPatient.query().whereNotExists(\.doctors).fetch().map(\.code) == ["P3"])
         }
     }
 }
