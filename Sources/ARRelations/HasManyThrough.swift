@@ -1,5 +1,6 @@
 @_spi(Engines) import ARCore
 import ARQuery
+import Foundation
 
 /// Declares a many-to-many relation through a join model that holds both
 /// keys: `<lowerCamel(Owner)>Id` and `<lowerCamel(Child)>Id` by default.
@@ -86,37 +87,56 @@ struct ThroughJoin<Child: Model, Join: Model> {
 
     /// The owner's related records.
     func query(ownerID: Int64) -> Query<Child> {
-        Child.query().join(Join.self, .inner, on: "id", childKey)
+        Child.query().join(Join.self, .inner, on: childColumn, childKey)
             .where("\(quoteIdentifier(ModelMapping.modelName(Join.self))).\(quoteIdentifier(ownerKey)) = ?", ownerID)
             .distinct()
     }
 
+    /// The related records of an owner keyed by a `UUID` or `String` (``keyedOwnerValue(_:)``).
+    func query(ownerKeyValue: any ColumnValue) -> Query<Child> {
+        Child.query().join(Join.self, .inner, on: childColumn, childKey)
+            .where(column: ownerKey, of: ModelMapping.modelName(Join.self), .equal(ownerKeyValue))
+            .distinct()
+    }
+
+    /// The child's column the join model's ``childKey`` holds: `id`, or the column of a
+    /// `UUID` or `String` key.
+    var childColumn: String { throughKeyColumn(of: Child.self) }
+
     /// Saves the child if needed and creates the join row unless the pair exists.
-    func link(ownerID: Int64, _ child: Child, owner: Model? = nil) throws {
+    /// `ownerID` is the owner's id, or the key of an owner keyed by a `UUID` or `String`.
+    func link(ownerID: any ColumnValue, _ child: Child, owner: Model? = nil) throws {
         try checkKeys()
         try Database.current.transaction {
             if child.id == nil {
                 if let owner { try saveRelated(child, of: owner) } else { try child.save() }
             }
-            guard let childID = child.id else { return }
+            guard let childID = ownerLinkValue(child) else { return }
             let exists = try Join.query().where(ownerKey, .equal(ownerID)).where(childKey, .equal(childID)).exists()
             if !exists { try Join.create([ownerKey: ownerID, childKey: childID]) }
         }
     }
 
-    /// Deletes the join rows of the pair.
-    func unlink(ownerID: Int64, childID: Int64) throws {
+    /// Deletes the join rows of the pair (ids, or the keys of models keyed by a `UUID` or `String`).
+    func unlink(ownerID: any ColumnValue, childID: any ColumnValue) throws {
         try checkKeys()
         let database = try Database.current
         try database.execute(
-            database.dialect.deleteSQL(from: try tableName, where: [.equals(ownerKey), .equals(childKey)]), [.integer(ownerID), .integer(childID)])
+            database.dialect.deleteSQL(from: try tableName, where: [.equals(ownerKey), .equals(childKey)]),
+            [try ownerID.toSQL(), try childID.toSQL()])
     }
 
-    /// Deletes every join row of the owner.
-    func unlinkAll(ownerID: Int64) throws {
+    /// Deletes every join row of the owner (its id, or its `UUID` or `String` key).
+    func unlinkAll(ownerID: any ColumnValue) throws {
         try checkKeys()
         let database = try Database.current
-        try database.execute(database.dialect.deleteSQL(from: try tableName, where: [.equals(ownerKey)]), [.integer(ownerID)])
+        try database.execute(database.dialect.deleteSQL(from: try tableName, where: [.equals(ownerKey)]), [try ownerID.toSQL()])
+    }
+
+    /// The owner's related records, whatever its key (``ownerLinkValue(_:)``).
+    func query(owner value: any ColumnValue) -> Query<Child> {
+        if let id = value as? Int64 { return query(ownerID: id) }
+        return query(ownerKeyValue: value)
     }
 }
 
@@ -132,22 +152,25 @@ struct ThroughContext<Owner: Model, Child: Model, Join: Model>: ToManyContext {
 
     func query() -> Query<Child> {
         guard let id = owner.id else { return Child.query().where("0 = 1") }
+        // An owner keyed by a UUID or String column (its header's id is 0): by that key.
+        if id == 0, let keyed = keyedOwnerValue(owner) { return join.query(ownerKeyValue: keyed) }
         return join.query(ownerID: id)
     }
 
     /// Saves the child if needed and creates the join row unless the pair exists.
     func link(_ child: Child) throws {
-        guard let id = owner.id else { return }
+        guard let id = ownerLinkValue(owner) else { return }
         try join.link(ownerID: id, child)
     }
 
     /// Deletes the join row (an unsaved child has none).
     func unlink(_ child: Child) throws {
-        guard let id = owner.id, let childID = child.id else { return }
+        guard let id = ownerLinkValue(owner), let childID = ownerLinkValue(child) else { return }
         try join.unlink(ownerID: id, childID: childID)
     }
 
     func preload(_ owners: [Model]) throws {
+        if !Owner.primaryKey.isAutoincrement { return try preloadKeyed(owners) }
         let owners = ownersOfType(Owner.self, owners)
         let join = self.join
         // As `HasMany`'s preload: the key's column found once, buckets of a concrete type.
@@ -155,11 +178,12 @@ struct ThroughContext<Owner: Model, Child: Model, Join: Model>: ToManyContext {
         var children: [Int64: [Model]] = [:]
         let joinName = ModelMapping.modelName(Join.self)
         let owner = "\(quoteIdentifier(joinName)).\(quoteIdentifier(join.ownerKey))"
+        let childColumn = join.childColumn
         for chunk in chunked(owners.compactMap { $0.id }) {
             // A condition in code: its list is bound as one parameter (one statement for
             // every chunk's length).
-            let rows = try Child.query().join(Join.self, .inner, on: "id", join.childKey)
-                .where(column: join.ownerKey, of: joinName, .in(chunk)).order(by: owner).order(by: "id")
+            let rows = try Child.query().join(Join.self, .inner, on: childColumn, join.childKey)
+                .where(column: join.ownerKey, of: joinName, .in(chunk)).order(by: owner).order(by: childColumn)
                 .fetchJoined(Join.self)
             for case let (child?, joinRow?) in rows {
                 if case .integer(let id) = try keyValue(of: joinRow, at: keyIndex, named: join.ownerKey) {
@@ -188,7 +212,7 @@ extension HasManyThrough: RecordHookField {
     /// Links the records queued on the unsaved owner (saving them if needed).
     package static func didSave(_ site: HookFieldSite<HasManyThrough>) throws {
         let record = site.record
-        guard let id = record.id else { return }
+        guard let id = ownerLinkValue(record) else { return }
         let join = join(site.field, record)
         let pending = site.field.pending
         for child in pending { try join.link(ownerID: id, child, owner: record) }
@@ -197,11 +221,46 @@ extension HasManyThrough: RecordHookField {
 
     package static func willDestroy(_ site: HookFieldSite<HasManyThrough>) throws {
         let relation = site.field, record = site.record
-        guard let id = record.id, relation.dependency != .none else { return }
+        guard relation.dependency != .none, let id = ownerLinkValue(record) else { return }
         let join = join(relation, record)
         if relation.dependency == .destroy {
-            for child in try join.query(ownerID: id).fetch() { try child.destroy() }
+            for child in try join.query(owner: id).fetch() { try child.destroy() }
         }
         try join.unlinkAll(ownerID: id)
     }
+}
+
+extension ThroughContext {
+    /// ``preload(_:)`` of owners keyed by a `UUID` or `String` column: the related records by
+    /// the join rows holding that key, one query per 10,000 owners, each owner's in key then
+    /// child order.
+    func preloadKeyed(_ owners: [Model]) throws {
+        let owners = ownersOfType(Owner.self, owners)
+        let join = self.join
+        let keyIndex = try Join.mapping().columnIndex(join.ownerKey)
+        let joinName = ModelMapping.modelName(Join.self)
+        let ownerColumn = "\(quoteIdentifier(joinName)).\(quoteIdentifier(join.ownerKey))"
+        let keys = owners.compactMap { $0.id == nil ? nil : $0.primaryKeyValue.keyText }
+        var children: [DatabaseValue: [Model]] = [:]
+        for chunk in chunked(keys) {
+            // A UUID key compared as a UUID (PostgreSQL's `uuid` column), a String as text.
+            let condition: FieldCondition = Owner.primaryKey.kind == .uuid ? .in(chunk.compactMap(UUID.init(uuidString:))) : .in(chunk)
+            let rows = try Child.query().join(Join.self, .inner, on: join.childColumn, join.childKey)
+                .where(column: join.ownerKey, of: joinName, condition).order(by: ownerColumn).order(by: join.childColumn)
+                .fetchJoined(Join.self)
+            for case let (child?, joinRow?) in rows {
+                children[try joinRow.currentValue(keyIndex), default: []].append(child)
+            }
+        }
+        for owner in owners where keyedOwnerValue(owner) != nil {
+            owner[keyPath: storage].preloaded = (children[owner.primaryKeyValue] ?? []).asRecords(of: Child.self)
+        }
+    }
+}
+
+/// The column of `model` a relation's foreign key points at: `id`, or the column of a `UUID`
+/// or `String` key.
+func throughKeyColumn(of model: Model.Type) -> String {
+    let key = model.primaryKey
+    return key.isAutoincrement ? "id" : key.name
 }
