@@ -24,8 +24,9 @@ struct AwaitedFindPolicyTests {
     /// A round-trip limit (and stall limit) no local find misses, even under a loaded test
     /// machine or a sanitizer (a connection's first find prepares its statement, which may take
     /// over the default 1 ms there): the tests of the gate's mechanics then do not depend on the
-    /// machine's speed.
-    private static let generousLimit: UInt64 = 50_000_000
+    /// machine's speed. 10 s: a 50 ms limit was missed on a CI machine running the suite beside
+    /// a benchmark (one find over it is a stall, and a second of finds then hops).
+    private static let generousLimit: UInt64 = 10_000_000_000
 
     /// A database on `engine` with one note saved and its table checked, the tracer recording
     /// the threads statements run on.
