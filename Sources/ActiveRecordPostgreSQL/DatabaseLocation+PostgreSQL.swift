@@ -1,5 +1,7 @@
 @_spi(Engines) import ARCore
 
+/// The PostgreSQL location: `import ActiveRecordPostgreSQL` adds it to the locations of
+/// `DatabaseLocation`, beside those of SQLite (`.inMemory`, `.file(_:)`, `.temporary`, ...).
 extension DatabaseLocation {
     /// A PostgreSQL database, reached through libpq.
     ///
