@@ -391,13 +391,13 @@ DOC_TARGETS = ActiveRecord ActiveRecordPostgreSQL ARCore ARQuery ARRelations ARV
 DOC_ARCHIVE = .build/docs/ActiveRecord.doccarchive
 DOC_PARTS   = .build/plugins/Swift-DocC/outputs/intermediates
 docs: deps
-	rm -rf .build/docs && mkdir -p .build/docs
+	rm -rf .build/docs $(DOC_PARTS) && mkdir -p .build/docs
 	AR_DOCS=1 $(SWIFT) package --disable-sandbox --allow-writing-to-directory .build/docs generate-documentation \
 	  --enable-experimental-combined-documentation $(foreach t,$(DOC_TARGETS),--target $(t)) \
 	  --warnings-as-errors --output-path $(DOC_ARCHIVE)
 	rm -rf $(DOC_ARCHIVE) && docc merge $(foreach t,$(DOC_TARGETS),$(DOC_PARTS)/$(t).doccarchive) --output-path $(DOC_ARCHIVE) \
 	  --synthesized-landing-page-name swift-activerecord --synthesized-landing-page-kind Package
-	@# the plugin exits 0 even when merging fails: check what it made
+	@# check what was made (the plugin exits 0 even when its own merge fails)
 	@for page in activerecord activerecord/gettingstarted activerecord/migratingfromiactiverecord arcore/model \
 	    activerecordpostgresql activerecordpostgresql/arcore/databaselocation \
 	    'activerecordpostgresql/arcore/databaselocation/postgres(_:replicas:maximumconnections:connectionwait:connecttimeout:transactionpooling:)'; do \
