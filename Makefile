@@ -30,7 +30,8 @@
 #   make c-examples  build the C examples (gcc, clang, the header as C++) and diff their output
 #   make c-test  the C API tests (Tests/c/test_api.c) under valgrind
 #   make docs    the DocC reference and articles (Sources/ActiveRecord/ActiveRecord.docc), zero warnings,
-#                in .build/docs/ActiveRecord.doccarchive (the plugin is fetched only here: AR_DOCS=1)
+#                in .build/docs/ActiveRecord.doccarchive (the plugin is fetched only here: AR_DOCS=1), a
+#                static site: it ends with the command that serves it (python3 -m http.server) and the URL
 #   make release-check  what a release needs: a clean tree, a fresh header, the docs, the tests, and
 #                VERSION, ar_version() and CHANGELOG.md agreeing
 #   make swift-examples  run the Swift examples (Examples/*/) and diff each with its expected.txt
@@ -384,18 +385,34 @@ bench-c-build: lib-release
 
 # The documentation: every Swift module's symbols and the umbrella's articles, combined. The
 # docc plugin is a dependency only while AR_DOCS is set (Package.swift), so it never reaches users.
-DOC_TARGETS = ActiveRecord ARCore ARSQLite ARQuery ARRelations ARValidation ARMigrations
+# docc writes the archive for static hosting (an index.html per page, the pages' JSON under data/):
+# any static file server shows it. The plugin merges the modules in the order they were built; they
+# are merged again in DOC_TARGETS' order, the sidebar's (the umbrella, whose page holds the
+# articles, first). The archive's own root page is the reader app, which has no page for "/": a
+# redirect replaces it, to the ActiveRecord page (the articles, then the modules' reference).
+DOC_TARGETS = ActiveRecord ActiveRecordPostgreSQL ARCore ARQuery ARRelations ARValidation ARMigrations ARSQLite
+DOC_ARCHIVE = .build/docs/ActiveRecord.doccarchive
+DOC_PARTS   = .build/plugins/Swift-DocC/outputs/intermediates
 docs: deps
-	rm -rf .build/docs && mkdir -p .build/docs
+	rm -rf .build/docs $(DOC_PARTS) && mkdir -p .build/docs
 	AR_DOCS=1 $(SWIFT) package --disable-sandbox --allow-writing-to-directory .build/docs generate-documentation \
 	  --enable-experimental-combined-documentation $(foreach t,$(DOC_TARGETS),--target $(t)) \
-	  --warnings-as-errors --output-path .build/docs/ActiveRecord.doccarchive
-	@# the plugin exits 0 even when merging fails: check what it made
-	@[ -f .build/docs/ActiveRecord.doccarchive/data/documentation/activerecord.json ] \
-	  && [ -f .build/docs/ActiveRecord.doccarchive/data/documentation/activerecord/migratingfromiactiverecord.json ] \
-	  && [ -f .build/docs/ActiveRecord.doccarchive/data/documentation/arcore/model.json ] \
-	  || { echo "docs: the archive lacks the landing page, an article or the reference" >&2; exit 1; }
-	@echo "docs: .build/docs/ActiveRecord.doccarchive (open with: xcrun docc preview, or serve it as static files)"
+	  --warnings-as-errors --output-path $(DOC_ARCHIVE)
+	rm -rf $(DOC_ARCHIVE) && docc merge $(foreach t,$(DOC_TARGETS),$(DOC_PARTS)/$(t).doccarchive) --output-path $(DOC_ARCHIVE) \
+	  --synthesized-landing-page-name swift-activerecord --synthesized-landing-page-kind Package
+	@# check what was made (the plugin exits 0 even when its own merge fails)
+	@for page in activerecord activerecord/gettingstarted activerecord/migratingfromiactiverecord arcore/model \
+	    activerecordpostgresql activerecordpostgresql/arcore/databaselocation \
+	    'activerecordpostgresql/arcore/databaselocation/postgres(_:replicas:maximumconnections:connectionwait:connecttimeout:transactionpooling:)'; do \
+	  [ -f "$(DOC_ARCHIVE)/data/documentation/$$page.json" ] && [ -f "$(DOC_ARCHIVE)/documentation/$$page/index.html" ] \
+	    || { echo "docs: the archive lacks the page documentation/$$page" >&2; exit 1; }; \
+	done
+	@printf '%s\n' '<!doctype html><meta charset="utf-8"><title>swift-activerecord</title>' \
+	  '<meta http-equiv="refresh" content="0; url=documentation/activerecord/">' \
+	  '<p><a href="documentation/activerecord/">The swift-activerecord documentation</a></p>' > $(DOC_ARCHIVE)/index.html
+	@echo "docs: $(DOC_ARCHIVE); to read it, serve it as static files:"
+	@echo "  python3 -m http.server --directory $(DOC_ARCHIVE) 8000"
+	@echo "  then open http://localhost:8000/ (it leads to http://localhost:8000/documentation/activerecord)"
 
 # A release: nothing uncommitted, the header fresh, the docs and every test passing, and the
 # version the same in VERSION, ar_version() and the CHANGELOG's newest release section.

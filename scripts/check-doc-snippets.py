@@ -43,7 +43,7 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DOCS = [ROOT / "README.md", *sorted((ROOT / "Sources/ActiveRecord/ActiveRecord.docc").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "Sources").glob("*/*.docc/*.md"))]
 PRELUDES = ROOT / "Tests" / "DocSnippets"
 FENCE = re.compile(r"^```(\w+)\s*$")
 MARKER = re.compile(r"^<!--\s*(snippet|no-compile)\s*:\s*(.*?)\s*-->\s*$")

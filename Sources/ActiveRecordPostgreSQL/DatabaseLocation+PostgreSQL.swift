@@ -1,5 +1,7 @@
 @_spi(Engines) import ARCore
 
+/// The PostgreSQL location: `import ActiveRecordPostgreSQL` adds it to the locations of
+/// `DatabaseLocation`, beside those of SQLite (`.inMemory`, `.file(_:)`, `.temporary`, ...).
 extension DatabaseLocation {
     /// A PostgreSQL database, reached through libpq.
     ///
@@ -23,9 +25,9 @@ extension DatabaseLocation {
     /// noticed in about a minute. The connection string's own `connect_timeout`, `keepalives…`
     /// or `tcp_user_timeout` win over these. A server that stops answering but whose machine
     /// still acknowledges (a stopped process) is bounded by a statement timeout
-    /// (``Database/statementTimeout``), which is none by default.
+    /// (`Database.statementTimeout`), which is none by default.
     ///
-    /// The password is never shown: ``description``, ``Database/path``, `dump`, and every
+    /// The password is never shown: `description`, `Database.path`, `dump`, and every
     /// error and log line, libpq's own messages included, have it masked (`***`), however the
     /// string is malformed.
     ///
