@@ -42,6 +42,7 @@ quickstart=$($swift build -c release --show-bin-path)/ActiveRecordQuickstart
 mapfile -t loaded < <(ldd "$quickstart" | awk -v dir="$runtime_dir/" 'index($3, dir) == 1 { print $3 }')
 echo "runtime-size: the Swift quickstart in release, the Swift libraries it loads (ldd), bytes:"
 list "${loaded[@]}"
+printf '    %10d  the program itself\n' "$(stat -c %s "$quickstart")"
 
 if [ $static = yes ]; then
   $swift build -c release --product ActiveRecordQuickstart --static-swift-stdlib --scratch-path .build-static \
