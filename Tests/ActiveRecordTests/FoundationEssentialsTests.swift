@@ -101,7 +101,10 @@ struct FoundationEssentialsTests {
 
     /// The Swift examples link FoundationEssentials, not Foundation and its ICU data: a program
     /// that uses the library alone does not carry them.
-    @Test(arguments: ["ActiveRecordQuickstart", "ActiveRecordPostgreSQLExample", "ActiveRecordStressChild"])
+    @Test(arguments: [
+        "ActiveRecordQuickstart", "ActiveRecordPostgreSQLExample", "ActiveRecordExampleLibrary", "ActiveRecordExampleValidations",
+        "ActiveRecordExampleMigrations", "ActiveRecordExampleThreads", "ActiveRecordStressChild",
+    ])
     func theExamplesDoNotLoadFoundation(_ product: String) throws {
         let binary = QuickstartTests.productsDirectory.appendingPathComponent(product).path
         try #require(FileManager.default.fileExists(atPath: binary), "build the package first")
