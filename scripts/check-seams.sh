@@ -19,8 +19,8 @@
 #     Benchmarks/README.md, "Hot-path notes". A count split over two comment lines is caught too.
 #  9. FoundationEssentials, not Foundation: a file under Sources (or a Swift example of the
 #     package, or the stress child) imports Foundation only in the `#else` of
-#     `#if canImport(FoundationEssentials)`, and FoundationInternationalization never. Foundation
-#     brings ICU's data (about 45 MiB) into every program and beside the installed C library
+#     `#if canImport(FoundationEssentials)`, and FoundationInternationalization never: with ICU's
+#     data they are 51 MiB in every program and beside the installed C library
 #     (scripts/runtime-size.sh; scripts/test-install.sh checks the installed size).
 set -u
 cd "$(dirname "$0")/.."
