@@ -17,6 +17,11 @@
 #  8. No measured instruction count in a comment under Sources ("~40 instructions a look-up"):
 #     the comment says what the trick avoids, and the figure, dated, lives in
 #     Benchmarks/README.md, "Hot-path notes". A count split over two comment lines is caught too.
+#  9. FoundationEssentials, not Foundation: a file under Sources (or a Swift example of the
+#     package, or the stress child) imports Foundation only in the `#else` of
+#     `#if canImport(FoundationEssentials)`, and FoundationInternationalization never: with ICU's
+#     data they are 51 MiB in every program and beside the installed C library
+#     (scripts/runtime-size.sh; scripts/test-install.sh checks the installed size).
 set -u
 cd "$(dirname "$0")/.."
 status=0
@@ -97,5 +102,32 @@ PY
 hits=$(grep -rnE 'import ARLibPQ|\bPQ[a-z]+\(' Sources --include=*.swift | grep -v '^Sources/ActiveRecordPostgreSQL/')
 [ -z "$hits" ] || fail "libpq outside Sources/ActiveRecordPostgreSQL:" "$hits"
 
-[ $status -eq 0 ] && echo "check-seams: quoting, raw memory, error codes, ARValidation's dependencies, the engines, unchecked exclusivity and instruction counts keep to their seams"
+hits=$(python3 - <<'PY'
+import pathlib, re
+folders = ["Sources", "Tests/StressChild"] + [f"Examples/{name}" for name in
+    ["Quickstart", "PostgreSQL", "Library", "Validations", "Migrations", "Threads"]]
+importing = re.compile(r"^\s*(?:@[\w()]+\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)?import\s+"
+                       r"(?:(?:struct|class|enum|protocol|typealias|func|let|var)\s+)?(Foundation\w*)\b")
+for folder in folders:
+    for path in sorted(pathlib.Path(folder).rglob("*.swift")):
+        branches = []  # per open #if: (its condition, whether in its #else)
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            directive = line.strip()
+            if directive.startswith("#if "):
+                branches.append((directive[4:].strip(), False))
+            elif directive.startswith(("#elseif", "#else")) and branches:
+                branches[-1] = (branches[-1][0] if directive == "#else" else directive, directive == "#else")
+            elif directive.startswith("#endif") and branches:
+                branches.pop()
+            found = importing.match(line)
+            if not found or found.group(1) == "FoundationEssentials":
+                continue
+            fallback = bool(branches) and branches[-1] == ("canImport(FoundationEssentials)", True)
+            if found.group(1) != "Foundation" or not fallback:
+                print(f"{path}:{number}: {line.strip()}")
+PY
+)
+[ -z "$hits" ] || fail "Foundation imported where FoundationEssentials serves (write #if canImport(FoundationEssentials) / import FoundationEssentials / #else / import Foundation / #endif; FoundationInternationalization never):" "$hits"
+
+[ $status -eq 0 ] && echo "check-seams: quoting, raw memory, error codes, ARValidation's dependencies, the engines, unchecked exclusivity, instruction counts and Foundation imports keep to their seams"
 exit $status

@@ -3,7 +3,10 @@
 # prefix, builds Examples/c/quickstart.c with nothing but pkg-config, runs it in an empty
 # environment and checks its output and that no library comes from the Swift toolchain, then
 # uninstalls and checks that nothing is left; then installs over a library already there and
-# checks that the new one was renamed over it (a new inode), not written into it.
+# checks that the new one was renamed over it (a new inode), not written into it. The Swift
+# runtime installed beside the library must be FoundationEssentials's, not Foundation's (no
+# libFoundation.so, libFoundationInternationalization.so nor ICU's data, lib_FoundationICU.so),
+# and at most RUNTIME_LIMIT_MIB (30) MiB in all.
 #
 #     scripts/test-install.sh LIBRARY VERSION RUNTIME-DIR
 set -euo pipefail
@@ -25,6 +28,15 @@ soname=$(readelf -d "$prefix/lib/libactiverecord.so.$version" | sed -n 's/.*(SON
 [ "$soname" = "libactiverecord.so.$major" ] || fail "SONAME is '$soname', expected libactiverecord.so.$major"
 runpath=$(readelf -d "$prefix/lib/libactiverecord.so.$version" | sed -n 's/.*(R[UN]*PATH).*\[\(.*\)\]/\1/p')
 if tr ':' '\n' <<< "$runpath" | grep -q '^/'; then fail "the installed library searches an absolute path: $runpath"; fi
+
+# The runtime beside the library: FoundationEssentials, not Foundation and its ICU data.
+for heavy in libFoundation.so libFoundationInternationalization.so lib_FoundationICU.so; do
+  [ ! -e "$prefix/lib/activerecord/$heavy" ] || fail "the install carries $heavy: something imports Foundation (use FoundationEssentials; bash scripts/check-seams.sh names the file)"
+done
+runtime_limit=$(( ${RUNTIME_LIMIT_MIB:-30} * 1048576 ))
+runtime_bytes=$(cat "$prefix"/lib/activerecord/*.so | wc -c)
+[ "$runtime_bytes" -le "$runtime_limit" ] \
+  || fail "the installed Swift runtime is $runtime_bytes bytes, over ${RUNTIME_LIMIT_MIB:-30} MiB: $(cd "$prefix/lib/activerecord" && ls)"
 
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 [ "$(pkg-config --modversion activerecord)" = "$version" ] || fail "pkg-config --modversion says $(pkg-config --modversion activerecord)"
@@ -58,5 +70,6 @@ readelf -d "$replaced/lib/libactiverecord.so.$version" > /dev/null || fail "the 
 leftovers=$(find "$replaced" -name '*.installing-*')
 [ -z "$leftovers" ] || fail "install left temporary files: $leftovers"
 scripts/install.sh uninstall "$replaced" > /dev/null
+echo "test-install: the installed Swift runtime is $runtime_bytes bytes ($((runtime_bytes / 1048576)) MiB, at most ${RUNTIME_LIMIT_MIB:-30}), without Foundation's ICU"
 echo "test-install: installed, built with pkg-config, ran without the toolchain (output as expected), uninstalled without a trace;" \
   "over an existing library, renamed a new file over it"

@@ -4,7 +4,14 @@
 //
 //     swift run ActiveRecordExampleLibrary [path]     the database; in memory by default
 import ActiveRecord
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 final class Group: Model {
     @Column var title: String = ""

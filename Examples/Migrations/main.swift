@@ -5,7 +5,14 @@
 //     swift run ActiveRecordExampleMigrations PATH 1     the first version's run
 //     swift run ActiveRecordExampleMigrations PATH 2     the next version's, on the same file
 import ActiveRecord
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 
 /// Version 1 of the app's note.

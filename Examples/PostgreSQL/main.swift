@@ -12,7 +12,14 @@
 import ActiveRecord
 import ActiveRecordPostgreSQL
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 final class Account: Model {
     @Column(index: .unique) var owner: String = ""
@@ -31,7 +38,8 @@ func retrying(_ body: () throws -> Void) throws {
 }
 
 guard let url = CommandLine.arguments.dropFirst().first ?? ProcessInfo.processInfo.environment["DATABASE_URL"] else {
-    FileHandle.standardError.write(Data("usage: ActiveRecordPostgreSQLExample <postgresql://…> (or set DATABASE_URL)\n".utf8))
+    var usage = "usage: ActiveRecordPostgreSQLExample <postgresql://…> (or set DATABASE_URL)\n"
+    usage.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }  // to standard error
     exit(2)
 }
 

@@ -2,7 +2,14 @@
 // `make run` runs it on the default database (a file in the data directory);
 // set ACTIVERECORD_DATABASE to a path to use another file.
 import ActiveRecord
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 final class User: Model {
     @Column var name: String = ""

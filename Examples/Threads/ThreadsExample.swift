@@ -4,7 +4,14 @@
 //
 //     swift run ActiveRecordExampleThreads [path]      a file in a temporary directory by default
 import ActiveRecord
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 final class Account: Model {
     @Column(index: .unique) var owner: String = ""

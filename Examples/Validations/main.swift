@@ -4,7 +4,14 @@
 //
 //     swift run ActiveRecordExampleValidations
 import ActiveRecord
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Refuses names that are all capitals (a custom validator, the seeds' ARValidatorProtocol).
 struct NotShouting: Validator {
@@ -38,7 +45,7 @@ final class Member: Model, Validating, Callbacks {
     func afterValidation() throws { calls.append("afterValidation") }
     func beforeSave() throws {
         calls.append("beforeSave")
-        slug = name.lowercased().replacingOccurrences(of: " ", with: "-")
+        slug = name.lowercased().replacing(" ", with: "-")
     }
     func beforeCreate() throws { calls.append("beforeCreate") }
     func afterCreate() throws { calls.append("afterCreate") }

@@ -3,7 +3,11 @@
 // insert many records with one prepared statement in one transaction. SQL only, as in
 // Swift: records already in memory are not changed.
 import ActiveRecord
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Deletes every record the query matches (its predicate, order, limit and offset) with one
 /// DELETE, and sets `*count_out` (when not NULL) to how many it deleted. SQL only: records

@@ -2,7 +2,16 @@
 // ar_version, opening and closing, errors, memory, transactions.
 import ActiveRecord
 import ActiveRecordPostgreSQL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 private let version: StaticString = "0.1.0"
 

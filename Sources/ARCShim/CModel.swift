@@ -1,7 +1,11 @@
 @_spi(Engines) import ARCore
 // Models defined at run time.
 import ActiveRecord
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Starts defining the model for table `name` (created, or migrated by adding columns,
 /// on first use). Add columns with ar_model_add_column before the first record, query

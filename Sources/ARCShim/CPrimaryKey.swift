@@ -1,7 +1,11 @@
 @_spi(Engines) import ARCore
 // Primary keys other than an integer "id" (issue 36).
 import ActiveRecord
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Sets the model's primary key, before its first record, query or find: `kind` is an
 /// ar_key_kind. AR_KEY_KIND_AUTOINCREMENT names the integer key column (default "id");

@@ -2,7 +2,11 @@
 // Queries: the predicate language with values bound by position, order, limit,
 // offset, count and iteration.
 import ActiveRecord
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 func withQuery(_ query: OpaquePointer?, _ function: String, _ body: (QueryHandle) throws -> ar_result) -> ar_result {
     guard let handle = Handle.from(query, as: QueryHandle.self) else {

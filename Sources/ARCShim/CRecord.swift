@@ -1,7 +1,11 @@
 @_spi(Engines) import ARCore
 // Records: new, free, id, save, reload, destroy, validation errors.
 import ActiveRecord
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Runs `body` for a record handle, on its database.
 func withRecord(_ record: OpaquePointer?, _ function: String, _ body: (RecordHandle) throws -> ar_result) -> ar_result {

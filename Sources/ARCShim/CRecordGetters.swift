@@ -1,7 +1,16 @@
 // Records' values: typed getters by column name.
 import ActiveRecord
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The cursor's row and result column a getter reads `column` of `record` from directly (see
 /// `RecordHandle.rowLocation(of:)`); `nil`: take the general path, which also explains errors.

@@ -1,7 +1,16 @@
 // Records' values: typed setters by column name.
 import ActiveRecord
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The C types that share a storage class: a bool holds 0 or 1, a decimal holds POSIX decimal text.
 func checkCType(_ value: DatabaseValue, _ frozen: ModelHandle.Frozen, _ model: String, _ position: Int) throws {

@@ -1,5 +1,14 @@
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Bytes kept for C (a string or a blob, always followed by a NUL byte) that stay valid
 /// until the next call that replaces them. The buffer is reused when large enough.

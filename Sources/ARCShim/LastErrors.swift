@@ -1,6 +1,10 @@
 @_spi(Engines) import ARCore
 // The last error messages: per thread, like errno.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// The last error message of each database, kept per thread: a message one thread reads is

@@ -1,6 +1,15 @@
 @_spi(Engines) import ARCore
 import ActiveRecord
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// `ar_model`: a model defined at run time. Its schema is fixed by the first record,

@@ -1,7 +1,11 @@
 @_spi(Engines) import ARCore
 import ActiveRecord
 import Testing
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A record of every kind of column, for the record-level round trips.
 final class ConformanceItem: Model {

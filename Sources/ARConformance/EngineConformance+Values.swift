@@ -1,7 +1,11 @@
 @_spi(Engines) import ARCore
 import ActiveRecord
 import Testing
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension EngineConformance {
     /// Binding and reading values: every ``DatabaseValue`` kind goes in and comes out as it was.

@@ -1,5 +1,9 @@
 import ActiveRecord
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 @_spi(Engines) import ARCore
 
 /// An engine that runs nothing: every statement returns no row, every write changes one row,

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Foundation's `error.localizedDescription`, which servers and UIs log, is the error's
 /// ``ActiveRecordError/description`` (without this it reads "The operation could not be

@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Text from a row's cell (followed by a NUL byte, see ``EngineStatement/row()``); `nil` when
 /// it is not valid UTF-8. Without a NUL inside, the C-string initializer validates on its fast
@@ -43,7 +52,7 @@ extension Cell {
         case .integer(let int): return int
         case .real(let real): return Self.truncated(real)
         case .text(let bytes), .blob(let bytes):
-            let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+            let text = String(decoding: bytes, as: UTF8.self).trimmingWhitespace
             if let int = Int64(text) { return int }
             return Self.truncated(Self.leadingDouble(text))
         }
@@ -57,7 +66,7 @@ extension Cell {
         case .integer(let int): return Double(int)
         case .real(let real): return real
         case .text(let bytes), .blob(let bytes):
-            return Self.leadingDouble(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces))
+            return Self.leadingDouble(String(decoding: bytes, as: UTF8.self).trimmingWhitespace)
         }
     }
 

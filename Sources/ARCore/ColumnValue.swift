@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A type that can be stored in a column: the seeds' ARRepresentationProtocol
 /// (SQL type, to SQL, from SQL).

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// The writer of a ``ConnectionSharing/singleWriter(readers:)`` database, behind a recursive

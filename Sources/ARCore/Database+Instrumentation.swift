@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Metrics (swift-metrics) and tracing (swift-distributed-tracing): see the article
 /// "Metrics and tracing" (ActiveRecord.docc).

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// Read scopes: ``Database/read(_:)`` holds one connection and one snapshot for a block.

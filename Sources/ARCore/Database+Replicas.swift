@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Reads on replicas: where reads outside a transaction go on a database with replicas (see
 /// ``ReplicaSet``), and how long they wait for a replica to catch up.

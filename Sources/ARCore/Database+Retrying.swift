@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// Retrying whole transactions: what a program does about a lost conflict, a busy database or a
@@ -51,7 +55,7 @@ extension Database {
                 return try withTransaction(isolation: isolation) { try run.transactionBody(body) }
             } catch {
                 guard let delay = try run.delay(after: error) else { return run.takeUnknownOutcome() }
-                Thread.sleep(forTimeInterval: delay.seconds)
+                sleepThread(for: delay)
             }
         }
     }
@@ -206,12 +210,5 @@ private final class RetryRun<R>: @unchecked Sendable {
     func takeUnknownOutcome() -> R {
         defer { unknownOutcome = nil }
         return unknownOutcome.unsafelyUnwrapped
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    fileprivate var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension Database {
     /// Runs `body` in a transaction of this database and tells how it ended.

@@ -689,7 +689,7 @@ final class ExecutorWatchdog: @unchecked Sendable {
 }
 
 /// Starts a detached thread of the library's own that runs `body` (which keeps what it needs).
-private func startThread(_ body: @escaping @Sendable () -> Void) {
+package func startThread(_ body: @escaping @Sendable () -> Void) {
     let work = Unmanaged.passRetained(ThreadWork(body))
     var thread = pthread_t()
     var attributes = pthread_attr_t()

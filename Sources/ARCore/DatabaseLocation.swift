@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where a database lives, and which engine opens it: with `import ActiveRecord`, SQLite in
 /// memory, a file, or a file in a standard directory (`.inMemory`, `.file(_:)`, `.temporary`,
@@ -89,7 +93,7 @@ extension Database {
         if let value = environment[variable], value.hasPrefix("/") {
             base = value
         } else {
-            base = (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + "/" + fallback
+            base = (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? homeDirectory()) + "/" + fallback
         }
         let directory = base + "/" + programName
         if create { try createDirectory(directory) }
@@ -101,7 +105,7 @@ extension Database {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
             throw ActiveRecordError(
-                .cannotOpen, "cannot create the directory \(path): \(error.localizedDescription)")
+                .cannotOpen, "cannot create the directory \(path): \(systemErrorDescription(error))")
         }
     }
 }
@@ -110,3 +114,12 @@ extension Database {
 /// embedded engine's module (linked with every program that imports ActiveRecord).
 @_silgen_name("$s12ActiveRecord31embeddedDefaultDatabaseLocation")
 func embeddedDefaultLocation() -> DatabaseLocation
+
+/// The user's home directory (from the user database, when `HOME` says none).
+private func homeDirectory() -> String {
+    #if canImport(FoundationEssentials)
+    FileManager.default.homeDirectoryForCurrentUser.path
+    #else
+    NSHomeDirectory()
+    #endif
+}

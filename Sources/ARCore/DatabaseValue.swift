@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The storage class of a column (SQLite's five, which every engine maps to its own types),
 /// used in `CREATE TABLE`.

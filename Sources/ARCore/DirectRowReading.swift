@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// An engine statement that reads its current row's values straight into a record's fields,
 /// without making the row's ``Cell``s first (``EngineStatement/row()``): the library's fetch of

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A record of a ``DynamicModel``: column values by name.
 public final class DynamicRecord: RecordStorage {

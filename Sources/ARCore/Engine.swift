@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // The backend boundary: what a database engine provides, so that everything above it —
 // records, the query compiler, relations, validations, migrations, the C shim — is written

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How a database hears of the commits made elsewhere (other processes, other `Database`
 /// values) while it has observers: through the engine's listener, or by reading its writer's
@@ -28,7 +32,7 @@ final class ExternalCommitWatch: Sendable {
         let first = Self.version(of: database)
         // A thread that sleeps between reads costs less, idle, than a dispatch timer (whose
         // every tick wakes a worker thread of the pool).
-        let thread = Thread { [weak database] in
+        startThread { [weak database] in
             var last = first
             while stopped.wait(timeout: interval, { $0 ? () : nil }) == nil {
                 guard let database else { return }
@@ -39,8 +43,6 @@ final class ExternalCommitWatch: Sendable {
                 last = version
             }
         }
-        thread.name = "activerecord.observation.commits"
-        thread.start()
     }
 
     deinit { stop() }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Which column a key path names: `\User.name` → `name`, `\User.group` (a belongs-to)
 /// → `groupId`. Resolved once per key path (one cache for queries, validations and

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The Swift type a model's column holds, when it is one of the common ones: the per-row
 /// work on it (bind, decode, change check, mark saved) then runs code specialised for that

@@ -243,3 +243,13 @@ package final class ConditionLock<State>: @unchecked Sendable {
         pthread_cond_broadcast(condition)
     }
 }
+
+/// Blocks the calling thread for `duration` (as Foundation's `Thread.sleep(forTimeInterval:)`
+/// did: the whole duration, through signals).
+package func sleepThread(for duration: Duration) {
+    let (seconds, attoseconds) = duration.components
+    guard seconds > 0 || attoseconds > 0 else { return }
+    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+}

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension ModelClassMethods where Self: Model {
     /// Inserts new records in one transaction and gives each its id and timestamps (one time

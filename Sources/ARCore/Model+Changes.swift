@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where a record stands relative to its row.
 public enum RecordState: Sendable, Equatable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Records as `Codable`: a record encodes to its columns (and the relations it holds loaded),
 /// and decodes into a new, unsaved record from the columns a client may set.

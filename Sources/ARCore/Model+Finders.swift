@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The class methods of every ``Model`` — finders, `create`, `destroyAll`, `query()` —
 /// typed by the model (`User.all()` is `[User]`). A protocol because a class method

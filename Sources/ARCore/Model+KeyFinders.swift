@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Finders by a primary key of any kind (``PrimaryKey``): `Device.find(uuid)`,
 /// `Country.find("FR")`, `Model.find(key:)`.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A model class's part in the record lifecycle (``RecordLifecycle``): its validations
 /// (``_ValidationHook``, which ARValidation's `Validating` implements), its ``errors`` and its

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Records from SQL the query language cannot write: `User.fetch(sql:arguments:)`.
 extension ModelClassMethods where Self: Model {

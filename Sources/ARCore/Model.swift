@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The base class of every model: subclass it and declare columns with
 /// ``Column``; the class is the table's whole schema.

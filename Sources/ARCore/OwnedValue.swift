@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A column's value as a ``DynamicRecord`` holds it: typed, its text or bytes in memory the
 /// record owns. So a C setter stores a C string without making a Swift `String`, a statement

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where a statement copies the texts and bytes of the values bound to it, so that its engine
 /// can read them in place (SQLite: `SQLITE_STATIC`, no copy of its own): one block, reused by

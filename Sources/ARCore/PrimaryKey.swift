@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A table's primary key: the integer id the engine assigns (the default, column `id`), under
 /// another name if asked, or a declared `UUID` or `String` column that holds the key.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// Reader connections of a ``ConnectionSharing/singleWriter(readers:)`` database: opened on

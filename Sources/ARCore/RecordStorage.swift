@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension Date {
     /// Now, rounded to what a REAL column holds, so that a record's timestamp

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// SQL written as a string literal whose interpolated values are bound, never spliced.
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A column as the database describes it (`MigrationContext.ColumnInfo` in migrations).
 public struct ColumnDescription: Sendable, Equatable {

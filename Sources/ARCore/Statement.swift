@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A prepared statement, owned by one ``Connection``, whatever the engine.
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // `insertAll` through an engine's bulk insert (``EngineBulkInsert``; PostgreSQL: many rows per
 // statement): each record binds its row as it would to the `INSERT` (the same conversions and

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Tables keyed by a declared `UUID` or `String` column (``TableSchema/keyIndex``): the key a
 /// write binds, the key an insert needs, finding and deleting by key. A record of such a table

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Reading a table's rows into records: decoding a row, fetching, finding, reloading.
 extension TableOperations {

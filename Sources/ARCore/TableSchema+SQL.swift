@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// SQL text generated from a ``TableSchema``, in an engine's dialect. Values are always `?`
 /// parameters, except column defaults in DDL, which engines do not bind and which come from

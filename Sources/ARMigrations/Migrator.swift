@@ -1,5 +1,9 @@
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Versioned migrations: named steps for what automatic migration cannot do
 /// (rename a table or column, drop a column, change a column's type, or any SQL).

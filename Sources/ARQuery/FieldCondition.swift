@@ -1,5 +1,9 @@
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A condition on one column, for `Query.where(_:_:)`.
 ///

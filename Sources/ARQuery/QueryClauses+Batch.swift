@@ -1,5 +1,9 @@
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension CompiledQuery {
     /// Runs `head` (`DELETE FROM "T"` or `UPDATE "T" SET …`) on the rows this query selects,

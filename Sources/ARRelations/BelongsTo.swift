@@ -1,6 +1,10 @@
 @_spi(Engines) import ARCore
 import ARQuery
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Declares that a model belongs to a parent: it holds the parent's id in a
 /// foreign key column, `<lowerCamel(Parent)>Id` by default (`Group` → `groupId`).

@@ -1,6 +1,10 @@
 @_spi(Engines) import ARCore
 import ARQuery
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A belongs-to relation to a parent keyed by a `UUID` (``BelongsToUUID``) or a `String`
 /// (``BelongsToString``) column (see `PrimaryKey`): the foreign key column holds the

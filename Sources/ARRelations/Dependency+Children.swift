@@ -1,6 +1,10 @@
 @_spi(Engines) import ARCore
 import ARQuery
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What `dependency` does, before the owner's `DELETE`, to the children of the owner whose key
 /// is `owner` (its id, or its UUID or String key): those whose column `key` holds it (within

@@ -1,6 +1,10 @@
 @_spi(Engines) import ARCore
 import ARQuery
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Declares a many-to-many relation through a join model that holds both
 /// keys: `<lowerCamel(Owner)>Id` and `<lowerCamel(Child)>Id` by default.

@@ -1,6 +1,10 @@
 @_spi(Engines) import ARCore
 import ARQuery
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Declares that a model has one child, which holds its id in a foreign key column,
 /// `<lowerCamel(Owner)>Id` by default (`User` → `userId`): Rails' `has_one`.

@@ -1,5 +1,14 @@
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The embedded locations: SQLite in memory, in a file, or in a file of a standard directory.
 extension DatabaseLocation {
@@ -138,7 +147,7 @@ extension DatabaseLocation {
             result.path = old
             result.notes.append(
                 "using the database at the old default location \(old): it could not be moved to \(resolved.path) "
-                    + "(\(error.localizedDescription)); move it by hand")
+                    + "(\(systemErrorDescription(error))); move it by hand")
         }
         return result
     }

@@ -1,7 +1,16 @@
 import ARSQLiteMutexes
 import ARSQLite3
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One SQLite connection: opened with WAL, `synchronous=NORMAL`, foreign keys on, a finite
 /// busy timeout and extended result codes, and checked with a probe query so that a file
@@ -141,7 +150,7 @@ final class SQLiteConnection: EngineConnection {
                 "the database file \(path) is read-only; make it writable or open it read-only.",
                 engineCode: code)
         case SQLITE_CANTOPEN:
-            let directory = (path as NSString).deletingLastPathComponent
+            let directory = parentDirectory(of: path)
             let reason = FileManager.default.fileExists(atPath: directory.isEmpty ? "." : directory)
                 ? "check that the path is a file and that it is readable and writable"
                 : "the directory \(directory) does not exist; create it first"
@@ -236,4 +245,15 @@ final class SQLiteConnection: EngineConnection {
         }
         return error
     }
+}
+
+/// The directory part of `path`, as `NSString.deletingLastPathComponent` gives it: `a/b/c` →
+/// `a/b`, `/a` → `/`, `a` → `` (trailing slashes ignored).
+func parentDirectory(of path: String) -> String {
+    var trimmed = Substring(path)
+    while trimmed.count > 1, trimmed.last == "/" { trimmed.removeLast() }
+    guard let slash = trimmed.lastIndex(of: "/") else { return "" }
+    var parent = trimmed[..<slash]
+    while parent.last == "/" { parent.removeLast() }
+    return parent.isEmpty && path.hasPrefix("/") ? "/" : String(parent)
 }

@@ -1,5 +1,9 @@
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// SQLite's SQL: storage classes in DDL (the seeds' on-disk format), `rowid` ids,
 /// `BEGIN IMMEDIATE`, schema read through the `pragma_*` table functions, and the table
@@ -24,7 +28,7 @@ package struct SQLiteDialect: SQLDialect {
             guard double.isFinite else { return double < 0 ? "-9e999" : "9e999" }
             return "\(double)"
         case .text(let text): return quoteSQL(text, with: "'")
-        case .blob(let data): return "X'" + data.map { String(format: "%02X", $0) }.joined() + "'"
+        case .blob(let data): return "X'" + data.hexDigits(uppercase: true) + "'"
         }
     }
 

@@ -1,5 +1,9 @@
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// SQLite, in a file or in memory: one writer connection and, for a file opened for writing,
 /// up to four reader connections (WAL lets them read while the writer writes).

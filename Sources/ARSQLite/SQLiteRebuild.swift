@@ -1,5 +1,9 @@
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// SQLite's procedure for the schema changes `ALTER TABLE` cannot make (drop a column,
 /// change a type): create the new table, copy the rows, drop the old one, rename, recreate
@@ -337,7 +341,7 @@ func unquoted(_ word: String) -> String {
     switch (first, last) {
     case ("\"", "\""), ("`", "`"), ("'", "'"):
         let inner = word.dropFirst().dropLast()
-        return inner.replacingOccurrences(of: String([first, first]), with: String(first))
+        return String(inner.replacing(String([first, first]), with: String(first)))
     case ("[", "]"): return String(word.dropFirst().dropLast())
     default: return word
     }

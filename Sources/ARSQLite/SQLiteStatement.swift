@@ -1,6 +1,10 @@
 import ARSQLite3
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 
 /// A prepared SQLite statement: the `sqlite3_stmt` handle, which ``Statement`` finalizes

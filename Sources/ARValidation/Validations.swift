@@ -1,5 +1,9 @@
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A model's validations, declared in one place.
 ///
@@ -203,15 +207,13 @@ public final class ValidationRules<Record: Model> {
     /// `message` replaces the failure's default text (the key stays).
     public func format<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>, _ pattern: String, message: String = "is invalid")
     where Value: StringValue {
-        let expression = Result { try NSRegularExpression(pattern: pattern) }
+        let expression = Result { try FormatPattern(pattern) }
         add(keyPath) { _, value, column, _ in
             guard let text = value.stringValue else { return nil }
-            guard case .success(let regex) = expression else {
+            guard case .success(let format) = expression else {
                 throw ActiveRecordError(.invalidModel, "the format of \(Record.self).\(column) is not a valid regular expression: \(pattern)")
             }
-            let range = NSRange(text.startIndex..., in: text)
-            let match = regex.firstMatch(in: text, range: range)
-            return match?.range == range ? nil : Check.Outcome(key: "invalid_format", message: message)
+            return format.matchesWhole(text) ? nil : Check.Outcome(key: "invalid_format", message: message)
         }
     }
 
@@ -230,7 +232,7 @@ public final class ValidationRules<Record: Model> {
             case .integer(let int): number = Double(int)
             case .real(let real): number = real
             case .text(let text):
-                guard let parsed = Double(text.trimmingCharacters(in: .whitespaces)) else {
+                guard let parsed = Double(text.trimmingWhitespace) else {
                     return Check.Outcome(key: "not_a_number", message: message ?? "is not a number")
                 }
                 number = parsed

@@ -1,6 +1,15 @@
 import ARLibPQ
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 // `insertAll` of many rows on PostgreSQL: `COPY … FROM STDIN (FORMAT binary)`. On 10,000 rows
 // the server inserts by COPY in about half the time it takes for the same rows by `INSERT …

@@ -1,6 +1,15 @@
 import ARLibPQ
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 // `insertAll` on PostgreSQL: from 200 rows, into a table that allows it, one binary
 // `COPY … FROM STDIN` (PostgreSQLConnection+BulkCopy.swift: the ids are taken from the

@@ -1,5 +1,9 @@
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// PostgreSQL's SQL: native types (see ``columnType(_:_:)``), identity ids returned by
 /// `INSERT … RETURNING`, LIKE with SQLite's meaning, the schema read from `pg_catalog`
@@ -39,7 +43,7 @@ struct PostgreSQLDialect: SQLDialect {
             guard double.isFinite else { return double.isNaN ? "'NaN'" : double < 0 ? "'-Infinity'" : "'Infinity'" }
             return "\(double)"
         case .text(let text): return quoteSQL(text, with: "'")
-        case .blob(let data): return "'\\x" + data.map { String(format: "%02x", $0) }.joined() + "'"
+        case .blob(let data): return "'\\x" + data.hexDigits() + "'"
         }
     }
 

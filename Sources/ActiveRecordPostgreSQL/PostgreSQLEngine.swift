@@ -1,6 +1,10 @@
 import ARLibPQ
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// PostgreSQL through libpq: a pool of connections, each transaction owning one.
 struct PostgreSQLEngine: DatabaseEngine, CustomReflectable {

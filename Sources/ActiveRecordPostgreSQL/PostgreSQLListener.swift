@@ -1,6 +1,16 @@
 import ARLibPQ
+import Dispatch
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 // Commits made by other processes and other app instances, for observers: LISTEN/NOTIFY.
 //
@@ -72,9 +82,7 @@ final class PostgreSQLListener: CommitListener {
     ) {
         let core = ListenerCore(settings, heard: heard, warn: warn)
         self.core = core
-        let thread = Thread { core.run() }
-        thread.name = "activerecord.listener"
-        thread.start()
+        startThread { core.run() }
     }
 
     func watch(_ tables: Set<String>, timeout: Duration) { core.watch(tables, timeout: timeout) }

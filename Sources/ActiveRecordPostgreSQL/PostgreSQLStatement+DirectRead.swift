@@ -1,6 +1,10 @@
 import ARLibPQ
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Reading the current row straight into a record's fields: per column the libpq calls
 /// ``row()`` makes (`PQgetlength`, `PQgetvalue`, and `PQgetisnull` only for an empty value),

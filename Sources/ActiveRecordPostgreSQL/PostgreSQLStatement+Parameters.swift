@@ -1,6 +1,10 @@
 import ARLibPQ
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A statement's parameters as libpq takes them: four arrays (values, lengths, formats, types)
 /// in memory the layout owns and reuses from one execution to the next, so that encoding a

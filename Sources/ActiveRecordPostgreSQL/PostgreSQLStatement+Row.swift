@@ -1,6 +1,15 @@
 import ARLibPQ
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A statement's current row: each column decoded from the result's format by its type.
 extension PostgreSQLStatement {

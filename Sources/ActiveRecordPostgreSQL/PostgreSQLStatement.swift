@@ -1,6 +1,15 @@
 import ARLibPQ
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One statement on a ``PostgreSQLConnection``, run with the extended protocol: values are
 /// sent apart from the SQL.
@@ -487,7 +496,7 @@ final class PostgreSQLStatement: EngineStatement {
             case .integer(let int): String(int)
             case .real(let double): "\(double)"
             case .text(let utf8): quoteSQL(String(decoding: utf8, as: UTF8.self), with: "'")
-            case .blob(let bytes): "'\\x" + bytes.map { String(format: "%02x", $0) }.joined() + "'::bytea"
+            case .blob(let bytes): "'\\x" + bytes.hexDigits() + "'::bytea"
             }
         }.sql
     }

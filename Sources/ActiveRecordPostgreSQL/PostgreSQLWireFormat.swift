@@ -1,6 +1,15 @@
 import ARLibPQ
 @_spi(Engines) import ARCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 // PostgreSQL's wire formats, text and binary, as a statement's row reads them.
 

@@ -1,5 +1,14 @@
 import ActiveRecord
+import ARCore  // fixedPoint(decimals:), startThread(_:), trimmingWhitespace
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 final class LoadRow: Model {
@@ -11,7 +20,7 @@ final class LoadRow: Model {
 func threadCount() -> Int {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
     for line in status.split(separator: "\n") where line.hasPrefix("Threads:") {
-        return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) ?? -1
+        return Int(line.dropFirst("Threads:".count).trimmingWhitespace) ?? -1
     }
     return -1
 }
@@ -27,7 +36,7 @@ struct AsyncLoad: Sendable {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<String>("")
         // The sampler runs from before the baseline, so that it counts in both.
-        let sampler = Thread {
+        startThread {
             while sampling.load(ordering: .relaxed) {
                 let now = threadCount()
                 if now > peak.load(ordering: .relaxed) { peak.store(now, ordering: .relaxed) }
@@ -35,7 +44,6 @@ struct AsyncLoad: Sendable {
             }
             done.signal()
         }
-        sampler.start()
         Task.detached {
             let outcome: String
             do {
@@ -116,7 +124,7 @@ struct CancelLatency: Sendable {
             if outcome.isEmpty {
                 latencies.sort()
                 let median = latencies[latencies.count / 2]
-                outcome = "rounds \(latencies.count) median-ms \(String(format: "%.2f", median)) max-ms \(String(format: "%.2f", latencies.last!))"
+                outcome = "rounds \(latencies.count) median-ms \(median.fixedPoint(decimals: 2)) max-ms \(latencies.last!.fixedPoint(decimals: 2))"
             }
             result.withLock { $0 = outcome }
             done.signal()
@@ -148,8 +156,8 @@ struct AsyncOverhead: Sendable {
                 }
                 let s = sync.sorted()[2], a = awaited.sorted()[2]
                 result.withLock {
-                    $0 = "sync-us \(String(format: "%.2f", s)) awaited-us \(String(format: "%.2f", a)) "
-                        + "difference-us \(String(format: "%.2f", a - s))"
+                    $0 = "sync-us \(s.fixedPoint(decimals: 2)) awaited-us \(a.fixedPoint(decimals: 2)) "
+                        + "difference-us \((a - s).fixedPoint(decimals: 2))"
                 }
             } catch {
                 result.withLock { $0 = "error: \(error)" }
@@ -184,8 +192,8 @@ struct ReplicaCost {
             }
             let p = plainTimes.sorted()[2], r = replicatedTimes.sorted()[2]
             rows.append(
-                "\(name): plain-us \(String(format: "%.1f", p)) replicas-us \(String(format: "%.1f", r)) "
-                    + "ratio \(String(format: "%.2f", r / p))")
+                "\(name): plain-us \(p.fixedPoint(decimals: 1)) replicas-us \(r.fixedPoint(decimals: 1)) "
+                    + "ratio \((r / p).fixedPoint(decimals: 2))")
         }
         return rows.joined(separator: "\n")
     }

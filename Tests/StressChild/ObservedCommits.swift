@@ -1,5 +1,12 @@
 import ActiveRecord
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A row of the cross-process observation tests (the parent declares the same class).
 final class Sighting: Model {

@@ -23,7 +23,15 @@
 //                                  read), "ahead" (more than acknowledged: a duplicate)
 import ActiveRecord
 import ActiveRecordPostgreSQL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
 import Logging
 
 /// A row of the topology tests: unique by (writer, seq) if written exactly once. The table has
@@ -129,26 +137,26 @@ final class RetryNotices: LogHandler, @unchecked Sendable {
         set { metadata[key] = newValue }
     }
 
-    private let lock = NSLock()
+    private let lock = Mutex(())
     private var notices = 0
     private var lostCommitSinceBody = false
     private var byCode: [String: Int] = [:]
 
-    var count: Int { lock.withLock { notices } }
-    var codes: [String: Int] { lock.withLock { byCode } }
+    var count: Int { lock.withLock { _ in notices } }
+    var codes: [String: Int] { lock.withLock { _ in byCode } }
     /// A COMMIT was lost since the body last ran, and the call returned: an attempt found the
     /// lost attempt's token committed, so `retrying` returned its value without running the body.
-    var endedOnTheToken: Bool { lock.withLock { lostCommitSinceBody } }
-    func bodyRan() { lock.withLock { lostCommitSinceBody = false } }
+    var endedOnTheToken: Bool { lock.withLock { _ in lostCommitSinceBody } }
+    func bodyRan() { lock.withLock { _ in lostCommitSinceBody = false } }
 
     func log(event: LogEvent) {
         let (level, text) = (event.level, event.message.description)
-        guard text.hasPrefix("retrying a transaction"), let after = text.range(of: "after: ") else {
-            FileHandle.standardError.write(Data("\(level): \(text)\n".utf8))
+        guard text.hasPrefix("retrying a transaction"), let after = text.firstRange(of: "after: ") else {
+            write("\(level): \(text)", to: 2)
             return
         }
         let code = String(text[after.upperBound...].prefix { $0 != ":" })
-        lock.withLock {
+        lock.withLock { _ in
             notices += 1
             if code == "commitOutcomeUnknown" { lostCommitSinceBody = true }
             byCode[code, default: 0] += 1

@@ -31,7 +31,14 @@
 //         nothing on success, only the drift warning.
 import ActiveRecord
 import ActiveRecordPostgreSQL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A file path, or `postgres:<connection string>`.
 func location(_ argument: String) -> DatabaseLocation {
@@ -119,8 +126,17 @@ final class Renamed: Model {
     @Column var text: String = ""
 }
 
+/// Writes `line` to standard output at once, unbuffered (the parent waits for it through a pipe).
+func say(_ line: String) { write(line, to: 1) }
+
+/// Writes `line` and a line break to file descriptor `descriptor`, unbuffered.
+func write(_ line: String, to descriptor: Int32) {
+    var text = line + "\n"
+    text.withUTF8 { _ = write(descriptor, $0.baseAddress, $0.count) }
+}
+
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("\(message)\n".utf8))
+    write(message, to: 2)
     exit(2)
 }
 
@@ -241,11 +257,11 @@ do {
                     row.marker = marker
                     row.n = n
                     try row.save()
-                    if n == 100 { FileHandle.standardOutput.write(Data("inserting\n".utf8)) }
+                    if n == 100 { say("inserting") }
                 }
             }
         }
-        FileHandle.standardOutput.write(Data("committed\n".utf8))
+        say("committed")
     }
 } catch {
     print("error: \(error)")
