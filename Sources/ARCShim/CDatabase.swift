@@ -4,9 +4,9 @@ import ActiveRecord
 import ActiveRecordPostgreSQL
 import Foundation
 
-private let version: StaticString = "0.1.0"
+private let version: StaticString = "0.2.0"
 
-/// The library's version, e.g. "0.1.0". A static string: do not free it.
+/// The library's version, e.g. "0.2.0". A static string: do not free it.
 @c public func ar_version() -> UnsafePointer<CChar> {
     UnsafeRawPointer(version.utf8Start).assumingMemoryBound(to: CChar.self)
 }
