@@ -175,12 +175,15 @@ test-server: server-build
 	python3 scripts/test-server.py $(SERVER_BIN)
 	scripts/with-postgres.sh sh -c 'python3 scripts/test-server.py "$$0" --database "$$AR_TEST_POSTGRES_URL"' $(SERVER_BIN)
 
-# Each configuration is built once: debug by test-debug (swift build --build-tests, which every
-# later step and the docs reuse: same flags), release by package-graph (a user's package from a
-# tagged clone, in release with make install's flags; test-install's checks run on its library).
-# The two run side by side (make -j2): a release build keeps mostly one core busy, and the tests
-# wait on their servers. package-graph prints its builds' output only when they fail.
+# Each configuration is built once: debug first (swift build --build-tests, on both cores), which
+# every later step and the docs reuse (the same flags: nothing rebuilds); then release, by
+# package-graph (a user's package from a tagged clone, in release with make install's flags;
+# test-install's checks run on its library), beside test-debug's tests and checks (make -j2): the
+# tests mostly wait on their servers and sleeps, and a release build keeps mostly one core busy.
+# package-graph prints its builds' output only when they fail. Once it is done, test-debug's
+# sub-makes may run two of their targets at a time (make's job slots).
 test: deps
+	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	@$(MAKE) --no-print-directory -j2 test-debug package-graph
 
 test-debug: deps
@@ -452,7 +455,7 @@ docs: deps
 # version the same in VERSION, ar_version() and the CHANGELOG's newest release section.
 release-check:
 	@[ -z "$$(git status --porcelain)" ] || { echo "release-check: the tree has uncommitted changes:" >&2; git status --short >&2; exit 1; }
-	$(MAKE) --no-print-directory check-header docs test
+	$(MAKE) --no-print-directory test   # the header check and the docs included
 	@version=$(VERSION_NUMBER); \
 	grep -q "private let version: StaticString = \"$$version\"" Sources/ARCShim/CDatabase.swift \
 	  || { echo "release-check: ar_version() is not $$version (Sources/ARCShim/CDatabase.swift)" >&2; exit 1; }; \
