@@ -49,7 +49,8 @@
 #   make install [PREFIX=/usr/local] [DESTDIR=]  the release C library with its SONAME, the Swift
 #                runtime it needs, activerecord.h and activerecord.pc; make uninstall removes them
 #   make test-install  installs into a temporary prefix, builds Examples/c/quickstart.c with
-#                nothing but pkg-config, runs it without the toolchain, uninstalls
+#                nothing but pkg-config, runs it without the toolchain, uninstalls (make test runs
+#                these checks on the library package-graph built, with the same flags)
 SWIFT       ?= swift
 # -gdwarf-4: the C target's (ARSQLiteMutexes) debug information in a form valgrind 3.19 reads
 # (clang's default DWARF 5 stops memcheck and callgrind on libactiverecord.so).
