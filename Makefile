@@ -1,9 +1,17 @@
 # swift-activerecord — the front door.
-#   make run     build and run the quickstart on the default database (SQLite, a file)
+#   make run     build and run the quickstart on the default database (SQLite, a file outside the
+#                checkout, in ~/.local/share/ActiveRecordQuickstart/: it says where)
+#   make clean-run  remove that database (its file, -wal, -shm, and the directory once empty)
 #   make run-postgres  the second example: the same models on a throwaway PostgreSQL server
-#   make test    every test (what CI runs): the documentation's code blocks compiled, Swift and the
-#                C examples and tests on SQLite and on a throwaway PostgreSQL server
-#                (scripts/with-postgres.sh), then the package-graph, snippet and seam checks
+#   make test    every test (what CI runs; the README lists them): the debug build once, the
+#                documentation's code blocks compiled, Swift and the C examples and tests on SQLite
+#                and on a throwaway PostgreSQL server (scripts/with-postgres.sh), the header, snippet
+#                and seam checks, the Swift examples, make run's message, the docs; beside them
+#                (make -j2) package-graph, the release build once (a user's package from a tagged
+#                clone) and test-install's checks on its library
+#   make package-graph  a user's package depending on a clone tagged VERSION by URL, built in
+#                release and run; the documentation's Package.swift blocks resolved; test-install's
+#                checks on the library it built (scripts/test-package-graph.sh)
 #   make test-tsan  the Swift tests under the thread sanitizer (.ci/run runs it after make test)
 #   make test-topologies  the replication, failover and pgbouncer tests, each suite on its own
 #                throwaway primary + 2 standbys (scripts/with-topology.sh; .ci/run runs it after make test)
@@ -42,14 +50,15 @@
 #   make install [PREFIX=/usr/local] [DESTDIR=]  the release C library with its SONAME, the Swift
 #                runtime it needs, activerecord.h and activerecord.pc; make uninstall removes them
 #   make test-install  installs into a temporary prefix, builds Examples/c/quickstart.c with
-#                nothing but pkg-config, runs it without the toolchain, uninstalls
+#                nothing but pkg-config, runs it without the toolchain, uninstalls (make test runs
+#                these checks on the library package-graph built, with the same flags)
 SWIFT       ?= swift
 # -gdwarf-4: the C target's (ARSQLiteMutexes) debug information in a form valgrind 3.19 reads
 # (clang's default DWARF 5 stops memcheck and callgrind on libactiverecord.so).
 SWIFTFLAGS  ?= -Xswiftc -warnings-as-errors -Xcc -gdwarf-4
 APT_PACKAGES = libsqlite3-dev libpq-dev postgresql pgbouncer pkg-config gcc g++ valgrind python3
 
-.PHONY: all deps build run run-postgres test test-engines examples bench fuzz lib test-lib-replace header check-header c-examples c-test clean \
+.PHONY: all deps build run clean-run test-run run-postgres test test-debug test-engines examples bench fuzz lib test-lib-replace header check-header c-examples c-test clean \
         package-graph check-snippets check-doc-snippets check-seams test-tsan install-build install uninstall test-install swift-examples \
         docs release-check serve server-build test-server test-topologies test-pgbouncer test-pgbouncer-run
 
@@ -80,6 +89,47 @@ build: deps
 run: deps
 	$(SWIFT) build $(SWIFTFLAGS) --product ActiveRecordQuickstart
 	$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/ActiveRecordQuickstart
+	@echo "make run: the quickstart's database is $(RUN_DATABASE), outside the checkout; make clean-run removes it"
+
+# The file make run's quickstart uses: ACTIVERECORD_DATABASE when set, else the library's default
+# for a program named ActiveRecordQuickstart, in its data directory (Database.dataDirectory():
+# $$XDG_DATA_HOME when it is an absolute path, else ~/.local/share). make test-run checks that this is
+# the path the quickstart prints.
+RUN_DATA_DIR = $$(case "$${XDG_DATA_HOME:-}" in /*) printf %s "$$XDG_DATA_HOME";; *) printf %s "$$HOME/.local/share";; esac)/ActiveRecordQuickstart
+RUN_DATABASE = $${ACTIVERECORD_DATABASE:-$(RUN_DATA_DIR)/ActiveRecordQuickstart.sqlite}
+
+# Removes make run's database: that file, its -wal and -shm, and the default's directory when it is
+# left empty; nothing else.
+clean-run:
+	@database="$(RUN_DATABASE)"; \
+	for file in "$$database" "$$database-wal" "$$database-shm"; do \
+	  if [ -e "$$file" ]; then rm -f -- "$$file" && echo "clean-run: removed $$file"; fi; \
+	done; \
+	if [ -z "$${ACTIVERECORD_DATABASE:-}" ] && [ -d "$(RUN_DATA_DIR)" ]; then \
+	  rmdir -- "$(RUN_DATA_DIR)" 2>/dev/null && echo "clean-run: removed the empty directory $(RUN_DATA_DIR)" \
+	    || echo "clean-run: kept $(RUN_DATA_DIR), which holds other files"; \
+	fi; \
+	echo "clean-run: $$database is gone"
+
+# make run, then make clean-run, in a temporary data directory: run names the file the quickstart
+# wrote, and clean-run removes it (with its directory once empty) and nothing else.
+test-run:
+	@set -e; data=$$(mktemp -d); trap 'rm -rf "$$data"' EXIT; \
+	database=$$data/ActiveRecordQuickstart/ActiveRecordQuickstart.sqlite; \
+	output=$$(env -u ACTIVERECORD_DATABASE XDG_DATA_HOME="$$data" $(MAKE) --no-print-directory -s run 2>&1); \
+	fail() { echo "test-run: $$*" >&2; echo "$$output" >&2; exit 1; }; \
+	echo "$$output" | grep -qxF "database: $$database" || fail "the quickstart did not use $$database"; \
+	echo "$$output" | grep -qF "database is $$database, outside the checkout; make clean-run removes it" \
+	  || fail "make run did not say where it wrote and how to remove it"; \
+	[ -f "$$database" ] || fail "make run did not write $$database"; \
+	touch "$$database-wal" "$$database-shm" "$$data/ActiveRecordQuickstart/other.txt" "$$data/other.sqlite"; \
+	XDG_DATA_HOME="$$data" $(MAKE) --no-print-directory -s clean-run > /dev/null; \
+	for file in "$$database" "$$database-wal" "$$database-shm"; do [ ! -e "$$file" ] || fail "clean-run left $$file"; done; \
+	[ -f "$$data/ActiveRecordQuickstart/other.txt" ] && [ -f "$$data/other.sqlite" ] || fail "clean-run removed another file"; \
+	rm "$$data/ActiveRecordQuickstart/other.txt"; \
+	XDG_DATA_HOME="$$data" $(MAKE) --no-print-directory -s clean-run > /dev/null; \
+	[ ! -e "$$data/ActiveRecordQuickstart" ] || fail "clean-run left the empty directory"; \
+	echo "test-run: make run names $$database; make clean-run removes it, its -wal, -shm and empty directory, and nothing else"
 
 # The second example: the same models on a throwaway PostgreSQL server (Examples/PostgreSQL).
 run-postgres: deps
@@ -127,12 +177,23 @@ test-server: server-build
 	python3 scripts/test-server.py $(SERVER_BIN)
 	scripts/with-postgres.sh sh -c 'python3 scripts/test-server.py "$$0" --database "$$AR_TEST_POSTGRES_URL"' $(SERVER_BIN)
 
+# Each configuration is built once: debug first (swift build --build-tests, on both cores), which
+# every later step and the docs reuse (the same flags: nothing rebuilds); then release, by
+# package-graph (a user's package from a tagged clone, in release with make install's flags;
+# test-install's checks run on its library), beside test-debug's tests and checks (make -j2): the
+# tests mostly wait on their servers and sleeps, and a release build keeps mostly one core busy.
+# package-graph prints its builds' output only when they fail. Once it is done, test-debug's
+# sub-makes may run two of their targets at a time (make's job slots).
 test: deps
+	$(SWIFT) build --build-tests $(SWIFTFLAGS)
+	@$(MAKE) --no-print-directory -j2 test-debug package-graph
+
+test-debug: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(MAKE) --no-print-directory check-doc-snippets
 	$(MAKE) --no-print-directory lib
 	scripts/with-postgres.sh $(MAKE) --no-print-directory test-engines
-	$(MAKE) --no-print-directory check-header check-snippets check-seams package-graph swift-examples test-install test-lib-replace test-cleanup docs
+	$(MAKE) --no-print-directory check-header check-snippets check-seams swift-examples test-lib-replace test-cleanup test-run docs
 
 # What runs on both engines: the Swift tests (each parameterised over SQLite and, when
 # AR_TEST_POSTGRES names a server, PostgreSQL), the C examples and the C tests. make test
@@ -180,22 +241,19 @@ test-topologies: deps
 	AR_TOPO_SUITE=failover scripts/with-topology.sh --sync $(SWIFT) test --skip-build --filter TopologyFailoverTests
 	AR_TOPO_SUITE=whole scripts/with-topology.sh --sync --bouncer $(SWIFT) test --skip-build --filter TopologyWholePictureTests
 
-# A user's package (Tests/PackageGraph) with its own targets named Quickstart and CSQLite
-# depends on this one by path: it must resolve (target names are unique across a package
-# graph), build and run a save and a fetch, timed and traced by the metrics and tracing
-# backends it bootstraps. And the library brings exactly its three packages into a user's graph.
-PACKAGE_GRAPH_EXPECTED = saved and fetched: Swift https://swift.org (CSQLite says 42)
-PACKAGE_GRAPH_EXPECTED_INSTRUMENTED = timed selects: 2, spans: INSERT Bookmark, SELECT Bookmark
+# A user's package depending on this one as the README says (scripts/test-package-graph.sh): a
+# clone of the checkout tagged VERSION, the documentation's Package.swift blocks resolved against
+# it, and Tests/PackageGraph (its own targets named Quickstart and CSQLite: target names are unique
+# across a package graph) built from it by URL, `from: VERSION`, in release with make install's
+# flags: a save and a fetch, timed and traced by the metrics and tracing backends it bootstraps;
+# then test-install's checks on the libactiverecord.so it built (the release configuration, built
+# once). And the library brings exactly its three packages into a user's graph.
 PACKAGE_GRAPH_DEPENDENCIES = swift-distributed-tracing swift-log swift-metrics
 package-graph: deps
 	@dependencies=$$(env -u AR_DOCS $(SWIFT) package show-dependencies --format flatlist | sort | xargs); \
 	  [ "$$dependencies" = "$(PACKAGE_GRAPH_DEPENDENCIES)" ] \
 	  || { echo "package-graph: the library depends on '$$dependencies', expected '$(PACKAGE_GRAPH_DEPENDENCIES)'" >&2; exit 1; }
-	rm -rf Tests/PackageGraph/.build   # an incremental build misses source files added to this package
-	cd Tests/PackageGraph && $(SWIFT) build $(SWIFTFLAGS)
-	@output=$$(Tests/PackageGraph/.build/debug/Quickstart); echo "$$output"; \
-	  [ "$$output" = "$$(printf '%s\n%s' "$(PACKAGE_GRAPH_EXPECTED)" "$(PACKAGE_GRAPH_EXPECTED_INSTRUMENTED)")" ] \
-	  || { echo "package-graph: expected '$(PACKAGE_GRAPH_EXPECTED)' then '$(PACKAGE_GRAPH_EXPECTED_INSTRUMENTED)'" >&2; exit 1; }
+	SWIFT="$(SWIFT)" scripts/test-package-graph.sh $(VERSION_NUMBER) "$(SWIFT_RUNTIME_DIR)" $(INSTALL_FLAGS)
 
 # Tests/Compile/*.swift must not compile (options that would do nothing, names that must not
 # exist), each with its error.
@@ -395,7 +453,7 @@ DOC_ARCHIVE = .build/docs/ActiveRecord.doccarchive
 DOC_PARTS   = .build/plugins/Swift-DocC/outputs/intermediates
 docs: deps
 	rm -rf .build/docs $(DOC_PARTS) && mkdir -p .build/docs
-	AR_DOCS=1 $(SWIFT) package --disable-sandbox --allow-writing-to-directory .build/docs generate-documentation \
+	AR_DOCS=1 $(SWIFT) package $(SWIFTFLAGS) --disable-sandbox --allow-writing-to-directory .build/docs generate-documentation \
 	  --enable-experimental-combined-documentation $(foreach t,$(DOC_TARGETS),--target $(t)) \
 	  --warnings-as-errors --output-path $(DOC_ARCHIVE)
 	rm -rf $(DOC_ARCHIVE) && docc merge $(foreach t,$(DOC_TARGETS),$(DOC_PARTS)/$(t).doccarchive) --output-path $(DOC_ARCHIVE) \
@@ -418,7 +476,7 @@ docs: deps
 # version the same in VERSION, ar_version() and the CHANGELOG's newest release section.
 release-check:
 	@[ -z "$$(git status --porcelain)" ] || { echo "release-check: the tree has uncommitted changes:" >&2; git status --short >&2; exit 1; }
-	$(MAKE) --no-print-directory check-header docs test
+	$(MAKE) --no-print-directory test   # the header check and the docs included
 	@version=$(VERSION_NUMBER); \
 	grep -q "private let version: StaticString = \"$$version\"" Sources/ARCShim/CDatabase.swift \
 	  || { echo "release-check: ar_version() is not $$version (Sources/ARCShim/CDatabase.swift)" >&2; exit 1; }; \
@@ -434,9 +492,9 @@ release-check:
 # toolchain. VERSION holds the version; ar_version() and the CHANGELOG agree (release-check).
 VERSION_NUMBER := $(shell cat VERSION)
 PREFIX  ?= /usr/local
-INSTALL_BUILD = $(SWIFT) build -c release --product activerecord --scratch-path .build-install $(SWIFTFLAGS) \
-  -Xswiftc -no-toolchain-stdlib-rpath -Xlinker -soname -Xlinker libactiverecord.so.$(firstword $(subst ., ,$(VERSION_NUMBER))) \
-  -Xlinker -rpath -Xlinker '$$ORIGIN/activerecord'
+INSTALL_FLAGS = -c release $(SWIFTFLAGS) -Xswiftc -no-toolchain-stdlib-rpath \
+  -Xlinker -soname -Xlinker libactiverecord.so.$(firstword $(subst ., ,$(VERSION_NUMBER))) -Xlinker -rpath -Xlinker '$$ORIGIN/activerecord'
+INSTALL_BUILD = $(SWIFT) build --product activerecord --scratch-path .build-install $(INSTALL_FLAGS)
 
 INSTALL_LIBRARY = .build-install/release/libactiverecord.so
 # The runtime library path of the toolchain $(SWIFT) is (not of whatever swift PATH finds).

@@ -396,7 +396,7 @@ ar_result ar_record_set_text(ar_record *record, const char *column, const char *
 // Rolls back the innermost transaction (or savepoint) alone.
 ar_result ar_rollback(ar_database *database);
 
-// The library’s version, e.g. “0.1.0”. A static string: do not free it.
+// The library’s version, e.g. “0.2.0”. A static string: do not free it.
 const char *ar_version(void);
 
 #ifdef __cplusplus

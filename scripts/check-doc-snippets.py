@@ -21,6 +21,8 @@ GitHub and DocC show nothing of them):
   (for a block whose models differ from the rest of its page).
 * `<!-- snippet: main -->`: a complete program, compiled alone as main.swift exactly as
   written (nothing imported for it): what a reader copies first.
+* `<!-- snippet: manifest -->`: a user's Package.swift, not compiled here: `make package-graph`
+  (scripts/test-package-graph.sh) resolves it against a clone of the checkout tagged VERSION.
 * `<!-- no-compile: REASON -->`: not compiled (a block that shows an error on purpose);
   the reason is required. Keep these rare.
 
@@ -170,7 +172,7 @@ def swift_units(blocks, work):
                 continue
         elif kind == "snippet":
             failures.append(f"{block.where}: unknown marker 'snippet: {argument}' "
-                            "(main, prelude NAME or no-compile: REASON)")
+                            "(main, manifest, prelude NAME or no-compile: REASON)")
             continue
         else:
             stem = block.path.stem
@@ -241,7 +243,8 @@ def main():
     blocks = [block for path in DOCS for block in blocks_of(path)]
     skipped = [block for block in blocks if block.marker and block.marker[0] == "no-compile"]
     failures = [f"{block.where}: 'no-compile' needs a reason" for block in skipped if not block.marker[1]]
-    swift = [block for block in blocks if block.language == "swift" and block not in skipped]
+    manifests = [block for block in blocks if block.marker == ("snippet", "manifest")]
+    swift = [block for block in blocks if block.language == "swift" and block not in skipped + manifests]
     c = [block for block in blocks if block.language == "c" and block not in skipped]
     with tempfile.TemporaryDirectory() as directory:
         units, unit_failures = swift_units(swift, pathlib.Path(directory))
@@ -258,7 +261,8 @@ def main():
     files = len(DOCS)
     print(f"check-doc-snippets: {len(swift)} Swift blocks ({len(units)} compiler runs) and {len(c)} C blocks "
           f"of {files} Markdown files {'do not all compile' if failures else 'compile'}; "
-          f"{len(skipped)} marked no-compile; {time.monotonic() - started:.1f} s")
+          f"{len(skipped)} marked no-compile; {len(manifests)} Package.swift (make package-graph resolves them); "
+          f"{time.monotonic() - started:.1f} s")
     return 1 if failures else 0
 
 

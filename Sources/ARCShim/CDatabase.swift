@@ -13,9 +13,9 @@ import Glibc
 import Darwin
 #endif
 
-private let version: StaticString = "0.1.0"
+private let version: StaticString = "0.2.0"
 
-/// The library's version, e.g. "0.1.0". A static string: do not free it.
+/// The library's version, e.g. "0.2.0". A static string: do not free it.
 @c public func ar_version() -> UnsafePointer<CChar> {
     UnsafeRawPointer(version.utf8Start).assumingMemoryBound(to: CChar.self)
 }

@@ -1,5 +1,6 @@
 // The consumer's own Quickstart: a save and a fetch through the library.
 import ActiveRecord
+import ActiveRecordPostgreSQL
 import CSQLite
 import Foundation
 import InMemoryTracing
@@ -32,6 +33,8 @@ do {
         let spans = tracer.finishedSpans.map(\.operationName).filter { $0.hasSuffix("Bookmark") }
         print("timed selects: \(selects.first?.values.count ?? 0), spans: \(spans.joined(separator: ", "))")
     }
+    // The PostgreSQL product links: a location, described without connecting.
+    print("postgres: \(DatabaseLocation.postgres("postgresql://app@db.example/app").description)")
 } catch {
     print("error: \(error)")
     exit(1)
