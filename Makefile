@@ -89,35 +89,42 @@ build: deps
 run: deps
 	$(SWIFT) build $(SWIFTFLAGS) --product ActiveRecordQuickstart
 	$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/ActiveRecordQuickstart
-	@echo "make run: the quickstart's database is $(RUN_DATABASE), outside the checkout; make clean-run removes it"
+	@if [ -n "$${ACTIVERECORD_DATABASE:-}" ]; then \
+	  echo "make run: the quickstart used ACTIVERECORD_DATABASE, $$ACTIVERECORD_DATABASE (yours: make clean-run leaves it alone)"; \
+	else \
+	  echo "make run: the quickstart's database is $(RUN_DATABASE), outside the checkout; make clean-run removes it"; \
+	fi
 
-# The file make run's quickstart uses: ACTIVERECORD_DATABASE when set, else the library's default
+# The file make run's quickstart uses when ACTIVERECORD_DATABASE is not set: the library's default
 # for a program named ActiveRecordQuickstart, in its data directory (Database.dataDirectory():
 # $$XDG_DATA_HOME when it is an absolute path, else ~/.local/share). make test-run checks that this is
 # the path the quickstart prints.
 RUN_DATA_DIR = $$(case "$${XDG_DATA_HOME:-}" in /*) printf %s "$$XDG_DATA_HOME";; *) printf %s "$$HOME/.local/share";; esac)/ActiveRecordQuickstart
-RUN_DATABASE = $${ACTIVERECORD_DATABASE:-$(RUN_DATA_DIR)/ActiveRecordQuickstart.sqlite}
+RUN_DATABASE = $(RUN_DATA_DIR)/ActiveRecordQuickstart.sqlite
 
-# Removes make run's database: that file, its -wal and -shm, and the default's directory when it is
-# left empty; nothing else.
+# Removes make run's default database: that file, its -wal and -shm, and its directory when it is
+# left empty; nothing else. A file ACTIVERECORD_DATABASE names is the user's own: never removed.
 clean-run:
 	@database="$(RUN_DATABASE)"; \
 	for file in "$$database" "$$database-wal" "$$database-shm"; do \
 	  if [ -e "$$file" ]; then rm -f -- "$$file" && echo "clean-run: removed $$file"; fi; \
 	done; \
-	if [ -z "$${ACTIVERECORD_DATABASE:-}" ] && [ -d "$(RUN_DATA_DIR)" ]; then \
+	if [ -d "$(RUN_DATA_DIR)" ]; then \
 	  rmdir -- "$(RUN_DATA_DIR)" 2>/dev/null && echo "clean-run: removed the empty directory $(RUN_DATA_DIR)" \
 	    || echo "clean-run: kept $(RUN_DATA_DIR), which holds other files"; \
 	fi; \
-	echo "clean-run: $$database is gone"
+	echo "clean-run: $$database is gone"; \
+	if [ -n "$${ACTIVERECORD_DATABASE:-}" ]; then \
+	  echo "clean-run: left ACTIVERECORD_DATABASE's file alone ($$ACTIVERECORD_DATABASE): remove it yourself if it was for make run"; \
+	fi
 
 # make run, then make clean-run, in a temporary data directory: run names the file the quickstart
 # wrote, and clean-run removes it (with its directory once empty) and nothing else.
 test-run:
-	@set -e; data=$$(mktemp -d); trap 'rm -rf "$$data"' EXIT; \
+	@set -e; unset ACTIVERECORD_DATABASE; data=$$(mktemp -d); trap 'rm -rf "$$data"' EXIT; \
 	database=$$data/ActiveRecordQuickstart/ActiveRecordQuickstart.sqlite; \
-	output=$$(env -u ACTIVERECORD_DATABASE XDG_DATA_HOME="$$data" $(MAKE) --no-print-directory -s run 2>&1); \
-	fail() { echo "test-run: $$*" >&2; echo "$$output" >&2; exit 1; }; \
+	output=; fail() { echo "test-run: $$*" >&2; echo "$$output" >&2; exit 1; }; \
+	output=$$(XDG_DATA_HOME="$$data" $(MAKE) --no-print-directory -s run 2>&1) || fail "make run failed:"; \
 	echo "$$output" | grep -qxF "database: $$database" || fail "the quickstart did not use $$database"; \
 	echo "$$output" | grep -qF "database is $$database, outside the checkout; make clean-run removes it" \
 	  || fail "make run did not say where it wrote and how to remove it"; \
@@ -129,7 +136,10 @@ test-run:
 	rm "$$data/ActiveRecordQuickstart/other.txt"; \
 	XDG_DATA_HOME="$$data" $(MAKE) --no-print-directory -s clean-run > /dev/null; \
 	[ ! -e "$$data/ActiveRecordQuickstart" ] || fail "clean-run left the empty directory"; \
-	echo "test-run: make run names $$database; make clean-run removes it, its -wal, -shm and empty directory, and nothing else"
+	mine=$$data/mine.sqlite; touch "$$mine" "$$mine-wal"; \
+	ACTIVERECORD_DATABASE="$$mine" XDG_DATA_HOME="$$data" $(MAKE) --no-print-directory -s clean-run > /dev/null; \
+	[ -f "$$mine" ] && [ -f "$$mine-wal" ] || fail "clean-run removed the file ACTIVERECORD_DATABASE names"; \
+	echo "test-run: make run names $$database; make clean-run removes it, its -wal, -shm and empty directory, and nothing else (not ACTIVERECORD_DATABASE's file)"
 
 # The second example: the same models on a throwaway PostgreSQL server (Examples/PostgreSQL).
 run-postgres: deps
@@ -181,12 +191,21 @@ test-server: server-build
 # every later step and the docs reuse (the same flags: nothing rebuilds); then release, by
 # package-graph (a user's package from a tagged clone, in release with make install's flags;
 # test-install's checks run on its library), beside test-debug's tests and checks (make -j2): the
-# tests mostly wait on their servers and sleeps, and a release build keeps mostly one core busy.
+# tests mostly wait on their servers and sleeps, and the release build runs one compile job at a
+# time (--jobs=1), so that the tests keep a core (some measure how fast a local server answers).
 # package-graph prints its builds' output only when they fail. Once it is done, test-debug's
-# sub-makes may run two of their targets at a time (make's job slots).
+# sub-makes may run two of their targets at a time (make's job slots). A failing lane is named at
+# the end.
 test: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
-	@$(MAKE) --no-print-directory -j2 test-debug package-graph
+	@rm -f .build/failed-lanes
+	@$(MAKE) --no-print-directory -j2 test-lane-test-debug test-lane-package-graph PACKAGE_GRAPH_JOBS=--jobs=1 \
+	  || { echo "make test: FAILED in $$(cat .build/failed-lanes 2>/dev/null | xargs) (the two lanes' output is interleaved above: search for '***', 'error' or '✘')" >&2; exit 1; }
+	@echo "make test: every check passed"
+
+# A lane of make test: the target, with its name noted when it fails (make test names it last).
+test-lane-%:
+	@$(MAKE) --no-print-directory $* || { mkdir -p .build && echo "$*" >> .build/failed-lanes; exit 1; }
 
 test-debug: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
@@ -253,7 +272,7 @@ package-graph: deps
 	@dependencies=$$(env -u AR_DOCS $(SWIFT) package show-dependencies --format flatlist | sort | xargs); \
 	  [ "$$dependencies" = "$(PACKAGE_GRAPH_DEPENDENCIES)" ] \
 	  || { echo "package-graph: the library depends on '$$dependencies', expected '$(PACKAGE_GRAPH_DEPENDENCIES)'" >&2; exit 1; }
-	SWIFT="$(SWIFT)" scripts/test-package-graph.sh $(VERSION_NUMBER) "$(SWIFT_RUNTIME_DIR)" $(INSTALL_FLAGS)
+	SWIFT="$(SWIFT)" scripts/test-package-graph.sh $(VERSION_NUMBER) "$(SWIFT_RUNTIME_DIR)" $(INSTALL_FLAGS) $(PACKAGE_GRAPH_JOBS)
 
 # Tests/Compile/*.swift must not compile (options that would do nothing, names that must not
 # exist), each with its error.

@@ -26,11 +26,16 @@ repository=$PWD
 placeholder='https://github.com/<owner>/swift-activerecord'
 fail() { echo "package-graph: $*" >&2; exit 1; }
 
+git -C "$repository" rev-parse --is-inside-work-tree > /dev/null 2>&1 \
+  || fail "$repository is not a git checkout: this test clones it and tags the clone (git clone the repository, or run the other tests without it)"
+
 work=$(mktemp -d /tmp/activerecord-consumer.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 # SIGKILL runs no trap: a guard in a session of its own removes the directory once this script is gone.
 setsid scripts/guard.sh $$ rm -rf "$work" </dev/null >/dev/null 2>&1 &
+# SwiftPM's lock files and other temporary files go there too, not into /tmp.
+mkdir "$work/tmp" && export TMPDIR=$work/tmp
 
 # 1. The clone, named swift-activerecord: SwiftPM names a URL dependency by its last path component.
 clone=$work/swift-activerecord
@@ -47,7 +52,7 @@ if [ -n "$(git status --porcelain)" ]; then
   git -C "$clone" -c user.name=package-graph -c user.email=package-graph@localhost commit -qm "uncommitted changes" --allow-empty
   echo "package-graph: the checkout has uncommitted changes: the clone has them as a commit on top of HEAD"
 fi
-git -C "$clone" tag -l | xargs -r git -C "$clone" tag -d > /dev/null
+git -C "$clone" for-each-ref --format="delete %(refname)" refs/tags | git -C "$clone" update-ref --stdin
 git -C "$clone" tag "$version"
 url=file://$clone
 
@@ -110,7 +115,8 @@ expected="saved and fetched: Swift https://swift.org (CSQLite says 42)
 timed selects: 2, spans: INSERT Bookmark, SELECT Bookmark
 postgres: postgresql://app@db.example/app"
 # make install's flags leave the toolchain's runtime out of the programs' search path.
-output=$(LD_LIBRARY_PATH=$runtime_dir "$bin/Quickstart")
+output=$(LD_LIBRARY_PATH=$runtime_dir "$bin/Quickstart") \
+  || { echo "$output" >&2; fail "the consumer's Quickstart failed (its output above)"; }
 echo "$output"
 [ "$output" = "$expected" ] || fail "Quickstart printed the above, expected:"$'\n'"$expected"
 echo "package-graph: a user's package depending on $url from: \"$version\" built (release), saved and fetched"

@@ -107,21 +107,28 @@ struct AwaitedFindPolicyTests {
         defer { test.drop() }
         let db = test.database
         // How fast this server answers now (the machine may be loaded, or run a sanitizer).
-        var times: [Duration] = []
         let clock = ContinuousClock()
-        try db.use {
-            for _ in 0..<50 { times.append(try clock.measure { _ = try PolicyNote.find(id) }) }
+        func medianFind() throws -> Duration {
+            var times: [Duration] = []
+            try db.use {
+                for _ in 0..<50 { times.append(try clock.measure { _ = try PolicyNote.find(id) }) }
+            }
+            return times.sorted()[times.count / 2]
         }
-        let median = times.sorted()[times.count / 2]
-        // Finds for up to 3 s (a connection's first find, preparing its statement, may count as
-        // a stall on a loaded machine: a back-off of 1 s), until one runs on the calling thread.
+        let medianBefore = try medianFind()
+        // Finds for up to 10 s (a connection's first find, preparing its statement, may count as
+        // a stall on a loaded machine: a back-off of 1 s each time), until one runs on the calling
+        // thread.
         let started = clock.now
         var onCallingThread = false
-        while !onCallingThread, clock.now - started < .seconds(3) {
+        while !onCallingThread, clock.now - started < .seconds(10) {
             onCallingThread = try await findsUntilOnCallingThread(db, id, threads, limit: 100) != nil
         }
+        // The machine's speed before and after (make test runs a release build beside the tests).
+        let median = max(medianBefore, try medianFind())
+        _ = threads.take()  // the threads of those synchronous finds
         if median < .microseconds(35) {
-            // Fast: under the 75 µs limit with margin, so the estimate gets there.
+            // Fast throughout: under the 75 µs limit with margin, so the estimate gets there.
             #expect(onCallingThread, "synchronous finds took \(median) (median), the estimate is \(String(describing: db.awaitedFindRoundTripEstimate))")
         } else if onCallingThread {
             // A find ran on the calling thread: only with an estimate under the limit.
