@@ -79,8 +79,8 @@ struct FoundationEssentialsTests {
             }
         }
         // The one difference known: ICU's \w takes combining marks too, Swift's does not.
-        #expect(!(try FormatPattern("\\w+")).matchesWhole("e\u{301}"))
-        #expect(try FormatPattern("\\w+").matchesWhole("\u{E9}"))
+        #expect(try FormatPattern("\\w+").matchesWhole("e\u{301}") == false)
+        #expect(try FormatPattern("\\w+").matchesWhole("\u{E9}") == true)
         #expect(throws: (any Error).self) { try FormatPattern("[a-") }
     }
 
