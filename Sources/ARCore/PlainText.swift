@@ -72,7 +72,7 @@ extension Double {
 package func systemErrorDescription(_ error: any Error) -> String {
     var current: any Error = error
     for _ in 0..<16 {  // bounded: an error that is its own underlying error cannot loop
-        if let posix = current as? POSIXError { return systemMessage(posix.code.rawValue) }
+        if let posix = current as? POSIXError { return systemErrorDescription(code: posix.code.rawValue) }
         guard let cocoa = current as? CocoaError, let underlying = cocoa.underlying else { break }
         current = underlying
     }
@@ -81,9 +81,10 @@ package func systemErrorDescription(_ error: any Error) -> String {
     return String(describing: error)
 }
 
-/// The C library's text for `code` (`strerror_r`: `strerror` may share its buffer between
-/// threads). Swift's Glibc imports the POSIX form, which returns 0 and fills the buffer.
-private func systemMessage(_ code: Int32) -> String {
+/// The C library's text for the `errno` value `code` (`strerror_r`: `strerror` may share its
+/// buffer between threads). Swift's Glibc imports the POSIX form, which returns 0 and fills the
+/// buffer.
+package func systemErrorDescription(code: Int32) -> String {
     var buffer = [CChar](repeating: 0, count: 256)
     guard strerror_r(code, &buffer, buffer.count) == 0 else { return "error \(code)" }
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

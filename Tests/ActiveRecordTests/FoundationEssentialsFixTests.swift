@@ -184,4 +184,37 @@ struct FoundationEssentialsFixTests {
         ])
         #expect(systemErrorDescription(deep) == "No space left on device")
     }
+
+    // MARK: Point 4: the library's threads are named
+
+    /// The names of this process's threads (Linux: `/proc/self/task/*/comm`).
+    private func threadNames() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
+        }
+    }
+
+    /// While a database is observed, the thread that hears commits made elsewhere carries its
+    /// name: `ar.commits` (SQLite polls its file), `ar.listener` (PostgreSQL listens).
+    @Test(arguments: TestEngine.all) func theThreadThatHearsOtherCommitsIsNamed(engine: TestEngine) throws {
+        let name = engine == .sqlite ? "ar.commits" : "ar.listener"
+        try withDatabase(engine, file: true) { database in
+            let observation = database.observe(tables: ["Anything"], fetch: { 0 }) { _ in }
+            defer { observation.cancel() }
+            // The thread names itself as it starts: give it the time to.
+            var names = try threadNames()
+            for _ in 0..<100 where !names.contains(name) {
+                Thread.sleep(forTimeInterval: 0.05)
+                names = try threadNames()
+            }
+            #expect(names.contains(name), "\(names)")
+        }
+    }
+
+    /// The executor's worker threads are named too: an async read runs on one.
+    @Test func theExecutorsWorkersAreNamed() async throws {
+        let database = try Database(.inMemory)
+        let name = try await database.read { try String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8) }
+        #expect(name == "ar.worker\n")
+    }
 }
