@@ -716,7 +716,7 @@ package func startThread(name: String, for what: String, _ body: @escaping @Send
         work.release()
         throw ActiveRecordError(
             .engine, "cannot start \(what) (thread \(name)): \(systemErrorDescription(code: created)); "
-                + "the process has too many threads or too little memory", engineCode: created)
+                + "the process has too many threads or too little memory")
     }
 }
 
@@ -742,7 +742,7 @@ private let setThreadName: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> 
 }()
 #endif
 
-/// What a thread of ``startThread(_:)`` runs.
+/// What a thread of ``startThread(name:for:_:)`` runs, and its name.
 private final class ThreadWork {
     let name: String
     let body: @Sendable () -> Void
