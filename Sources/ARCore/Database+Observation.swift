@@ -77,6 +77,10 @@ extension Database {
     ///
     /// A commit may make a fetch that finds nothing new (another table of a transaction, a
     /// write that changed no row, a reconnect); a commit heard is never left without one.
+    ///
+    /// When the system will not start the thread that hears commits made elsewhere (too many
+    /// threads), `onChange` gets that `.engine` error first; the observation then runs on, on
+    /// this database's own commits only.
     /// - Returns: the observation: it runs until cancelled or released.
     public func observe<Value>(
         tables: [String], fetch: @escaping @Sendable () throws -> Value,
@@ -84,16 +88,25 @@ extension Database {
     ) -> DatabaseObservation {
         let observation = DatabaseObservation(database: self)
         let runner = ObservationRunner(database: self, observation: observation, fetch: fetch, onChange: onChange)
-        let watch: ExternalCommitWatch
+        let watch: Result<ExternalCommitWatch, any Error>
         (observation.id, watch) = observers.withLock { registry in
             registry.nextID += 1
             registry.entries[registry.nextID] = (Set(tables), { @Sendable [weak runner] in runner?.schedule() })
             isObserved.store(true, ordering: .releasing)
-            if registry.watch == nil { registry.watch = ExternalCommitWatch(database: self) }
-            return (registry.nextID, registry.watch.unsafelyUnwrapped)
+            if let watch = registry.watch { return (registry.nextID, .success(watch)) }
+            // Not kept when it fails: the next observation tries again.
+            let started = Result { try ExternalCommitWatch(database: self) }
+            registry.watch = try? started.get()
+            return (registry.nextID, started)
         }
-        // Commits made elsewhere are heard before the first fetch runs: none falls between.
-        watch.watch(Set(tables))
+        switch watch {
+        case .success(let watch):
+            // Commits made elsewhere are heard before the first fetch runs: none falls between.
+            watch.watch(Set(tables))
+        case .failure(let error):
+            log(.error, "\(error)")
+            runner.deliverFirst(error)
+        }
         observation.runner = runner
         runner.schedule()
         return observation
@@ -155,6 +168,15 @@ private final class ObservationRunner<Value>: @unchecked Sendable {
         self.observation = observation
         self.fetch = fetch
         self.onChange = onChange
+    }
+
+    /// Delivers `error` before the first fetch's result (a watch for outside commits that did
+    /// not start).
+    func deliverFirst(_ error: any Error) {
+        queue.async { [self] in
+            guard let observation, !observation.isCancelled else { return }
+            onChange(.failure(error))
+        }
     }
 
     func schedule() {

@@ -466,7 +466,7 @@ final class ExecutorLane: @unchecked Sendable {
             sleeper.signal()
             waits = false
         case .start:
-            startThread { [self] in work() }
+            startThreadOrStop(name: "ar.worker", for: "a database worker thread") { [self] in work() }
             waits = false
         case .wait: waits = true
         }
@@ -650,7 +650,7 @@ final class ExecutorWatchdog: @unchecked Sendable {
             return true
         }
         guard start else { return state.signal() }
-        startThread { [self] in loop() }
+        startThreadOrStop(name: "ar.watchdog", for: "the database call watchdog") { [self] in loop() }
     }
 
     /// Keeps `job` (which has a call deadline) in view until ``untrack(_:)``.
@@ -688,25 +688,68 @@ final class ExecutorWatchdog: @unchecked Sendable {
     }
 }
 
-/// Starts a detached thread of the library's own that runs `body` (which keeps what it needs).
-package func startThread(_ body: @escaping @Sendable () -> Void) {
-    let work = Unmanaged.passRetained(ThreadWork(body))
+/// Starts a detached thread of the library's own that runs `body` (which keeps what it needs),
+/// named `name` for `top -H`, `ps -L` and debuggers (Linux keeps 15 bytes of it: names here are
+/// `ar.` and a word).
+/// - Throws: `.engine` with the system's words when the system will not start a thread (it
+///   ran out of threads or memory: `pthread_create` failed); `what` says what the thread is for.
+package func startThread(name: String, for what: String, _ body: @escaping @Sendable () -> Void) throws {
+    precondition(name.utf8.count <= 15, "a thread name has at most 15 bytes on Linux: \(name)")
+    let work = Unmanaged.passRetained(ThreadWork(name: name, body))
     var thread = pthread_t()
     var attributes = pthread_attr_t()
     pthread_attr_init(&attributes)
     defer { pthread_attr_destroy(&attributes) }
     pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
     let created = pthread_create(&thread, &attributes, { argument in
-        Unmanaged<ThreadWork>.fromOpaque(argument!).takeRetainedValue().body()
+        let work = Unmanaged<ThreadWork>.fromOpaque(argument!).takeRetainedValue()
+        // A name is an aid: failing to set it changes nothing.
+        #if canImport(Glibc)
+        _ = setThreadName.map { $0(pthread_self(), work.name) }
+        #elseif canImport(Darwin)
+        _ = pthread_setname_np(work.name)
+        #endif
+        work.body()
         return nil
     }, work.toOpaque())
-    precondition(created == 0, "cannot start a database thread: pthread_create failed (\(created))")
+    guard created == 0 else {
+        work.release()
+        throw ActiveRecordError(
+            .engine, "cannot start \(what) (thread \(name)): \(systemErrorDescription(code: created)); "
+                + "the process has too many threads or too little memory")
+    }
 }
 
-/// What a thread of ``startThread(_:)`` runs.
+/// ``startThread(name:for:_:)`` where the caller cannot throw: the executor's workers and its
+/// watchdog start inside `submit`, after the job is queued, and `submit` has no error path (its
+/// callers wait for the job; a worker not started could leave it queued for ever, a watchdog not
+/// started would leave its deadline unenforced). A system that cannot start one more thread
+/// stops the program there, saying why, as the precondition before did.
+package func startThreadOrStop(name: String, for what: String, _ body: @escaping @Sendable () -> Void) {
+    do {
+        try startThread(name: name, for: what, body)
+    } catch {
+        preconditionFailure("\(error)")
+    }
+}
+
+#if canImport(Glibc)
+/// glibc's `pthread_setname_np(thread, name)`, found once by name: Swift's Glibc module leaves it
+/// out (a GNU extension, declared only under `_GNU_SOURCE`). `nil` if the C library lacks it.
+private let setThreadName: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32)? = {
+    guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "pthread_setname_np") else { return nil }
+    return unsafeBitCast(symbol, to: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32).self)
+}()
+#endif
+
+/// What a thread of ``startThread(name:for:_:)`` runs, and its name.
 private final class ThreadWork {
+    let name: String
     let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    init(name: String, _ body: @escaping @Sendable () -> Void) {
+        self.name = name
+        self.body = body
+    }
 }
 
 extension Duration {

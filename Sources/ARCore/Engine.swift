@@ -54,9 +54,10 @@ import Foundation
     /// been missed (the listener reconnected). `warn` says what the program should know (a
     /// table whose commits cannot be heard, a listener that lost its server). `nil`, the
     /// default: the engine cannot listen.
+    /// - Throws: when the listener cannot start (no thread for it: see `startThread`).
     func listenForCommits(
         _ heard: @escaping @Sendable (ExternalCommit) -> Void, warn: @escaping @Sendable (String) -> Void
-    ) -> (any CommitListener)?
+    ) throws -> (any CommitListener)?
 }
 
 extension DatabaseEngine {

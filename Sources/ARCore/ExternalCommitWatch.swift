@@ -16,10 +16,11 @@ final class ExternalCommitWatch: Sendable {
     private let stopped: ConditionLock<Bool>?
 
     /// Starts what `database`'s engine offers (nothing when it offers neither); commits
-    /// heard go to ``Database/publishExternal(_:)``.
-    init(database: Database) {
+    /// heard go to ``Database/publishExternal(_:)``. The polling thread is named `ar.commits`.
+    /// - Throws: `.engine` when the listener's or the polling thread cannot be started.
+    init(database: Database) throws {
         let engine = database.engine
-        listener = engine.listenForCommits(
+        listener = try engine.listenForCommits(
             { [weak database] change in database?.publishExternal(change) },
             warn: { [weak database] message in database?.log(.warning, "\(message)") })
         guard listener == nil, let interval = engine.commitPollInterval, database.writer != nil else {
@@ -32,7 +33,7 @@ final class ExternalCommitWatch: Sendable {
         let first = Self.version(of: database)
         // A thread that sleeps between reads costs less, idle, than a dispatch timer (whose
         // every tick wakes a worker thread of the pool).
-        startThread { [weak database] in
+        try startThread(name: "ar.commits", for: "the thread that polls for commits made elsewhere") { [weak database] in
             var last = first
             while stopped.wait(timeout: interval, { $0 ? () : nil }) == nil {
                 guard let database else { return }

@@ -65,12 +65,43 @@ extension Double {
 
 /// What went wrong in a system call Foundation made (creating a directory, moving a file),
 /// for an error message: the system's words for the error (`No such file or directory`,
-/// `Permission denied`) where the error carries its code, else the error's description.
+/// `Permission denied`) where the error carries its code, even deep down (a move across file
+/// systems fails with a `CocoaError` whose underlying error is the failed copy's `CocoaError`,
+/// whose underlying error is the `POSIXError`); else a short name of the `CocoaError`'s code
+/// (`fileWriteNoPermission (CocoaError 513)`), never a dump of the error's fields.
 package func systemErrorDescription(_ error: any Error) -> String {
-    if let error = error as? CocoaError, let underlying = error.underlying as? POSIXError {
-        return String(cString: strerror(underlying.code.rawValue))
+    var current: any Error = error
+    for _ in 0..<16 {  // bounded: an error that is its own underlying error cannot loop
+        if let posix = current as? POSIXError { return systemErrorDescription(code: posix.code.rawValue) }
+        guard let cocoa = current as? CocoaError, let underlying = cocoa.underlying else { break }
+        current = underlying
     }
-    if let error = error as? POSIXError { return String(cString: strerror(error.code.rawValue)) }
+    if let cocoa = error as? CocoaError { return cocoaCodeName(cocoa.code) }
     if let error = error as? LocalizedError, let description = error.errorDescription { return description }
     return String(describing: error)
+}
+
+/// The C library's text for the `errno` value `code` (`strerror_r`: `strerror` may share its
+/// buffer between threads). Swift's Glibc imports the POSIX form, which returns 0 and fills the
+/// buffer.
+package func systemErrorDescription(code: Int32) -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    guard strerror_r(code, &buffer, buffer.count) == 0 else { return "error \(code)" }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// The name of a `CocoaError` code, as Swift spells it, with its number; `CocoaError N` for a
+/// code not listed.
+private func cocoaCodeName(_ code: CocoaError.Code) -> String {
+    let names: [CocoaError.Code: String] = [
+        .fileNoSuchFile: "fileNoSuchFile", .fileLocking: "fileLocking", .fileReadUnknown: "fileReadUnknown",
+        .fileReadNoPermission: "fileReadNoPermission", .fileReadInvalidFileName: "fileReadInvalidFileName",
+        .fileReadCorruptFile: "fileReadCorruptFile", .fileReadNoSuchFile: "fileReadNoSuchFile",
+        .fileReadTooLarge: "fileReadTooLarge", .fileWriteUnknown: "fileWriteUnknown",
+        .fileWriteNoPermission: "fileWriteNoPermission", .fileWriteInvalidFileName: "fileWriteInvalidFileName",
+        .fileWriteFileExists: "fileWriteFileExists", .fileWriteOutOfSpace: "fileWriteOutOfSpace",
+        .fileWriteVolumeReadOnly: "fileWriteVolumeReadOnly", .featureUnsupported: "featureUnsupported",
+    ]
+    guard let name = names[code] else { return "CocoaError \(code.rawValue)" }
+    return "\(name) (CocoaError \(code.rawValue))"
 }

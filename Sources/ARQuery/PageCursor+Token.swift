@@ -82,8 +82,8 @@ extension PageCursor: Codable {
         // Tagged values of every storage class always encode (non-finite reals as strings).
         let data = (try? JSONEncoder().encode(self)) ?? Data("[]".utf8)
         return data.base64EncodedString()
-            .replacing( "+", with: "-").replacing( "/", with: "_")
-            .replacing( "=", with: "")
+            .replacing("+", with: "-").replacing("/", with: "_")
+            .replacing("=", with: "")
     }
 
     /// The cursor a ``token`` spelled.
@@ -94,7 +94,7 @@ extension PageCursor: Codable {
     /// - Throws: `.invalidValue` when `token` is not one that ``token`` gave (not base64url,
     ///   or not a cursor's JSON): a client's mistake or tampering, to answer with a bad request.
     public init(token: String) throws {
-        var base64 = token.replacing( "-", with: "+").replacing( "_", with: "/")
+        var base64 = token.replacing("-", with: "+").replacing("_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         guard token.count <= 1 << 16, let data = Data(base64Encoded: base64),
               let cursor = try? JSONDecoder().decode(PageCursor.self, from: data) else {

@@ -205,15 +205,54 @@ public final class ValidationRules<Record: Model> {
     /// A string must match a regular expression (the whole string, unless the pattern says
     /// otherwise with its own anchors); `nil` passes. Key `invalid_format`.
     /// `message` replaces the failure's default text (the key stays).
+    ///
+    /// ```swift
+    /// $0.format(\.email, "[^@ ]+@[^@ ]+\\.[a-z]+")
+    /// ```
+    /// The pattern is a Swift `Regex`, matched on Unicode scalars (not characters): it passes when its first match (leftmost; of alternatives, the first
+    /// that matches) covers the whole string. Where it differs from `NSRegularExpression`
+    /// (ICU), which the library used before 0.2.0:
+    /// - Lookbehind (`(?<=…)`, `(?<!…)`) is not supported: the rule refuses the pattern.
+    /// - `(?i)` folds case one scalar to one scalar: `(?i)straße` does not match `STRASSE`.
+    /// - `\w` does not take combining marks: `\w+` does not match `e` + U+0301 (it matches `é`).
+    /// - `\b` is a Unicode default word boundary, not ICU's (between a `\w` and a non-`\w`):
+    ///   there is none inside `can't`, `a.b`, `3.5` or `3,5` (`\w+\b'\w` does not match
+    ///   `can't`). Swift's simple word boundaries were not taken: they count no digit as a word
+    ///   character (`\b3\b` would not match `3`).
+    /// - ICU refused a stray or unfinished brace; Swift reads `{`, `}`, `a{` and `x{1,2` as
+    ///   literal text, and `a{,3}` as `a{0,3}`.
+    ///
+    /// Swift `Regex` backtracks far more slowly than ICU, so two limits keep a rule from holding
+    /// a thread for minutes on hostile input:
+    /// - A pattern that repeats without bound (`*`, `+`, `{n,}`) a group holding an unbounded
+    ///   quantifier is refused: `(a+)+`, `(\w+\s?)*`, `(a*)*`, `(?:x+y?){2,}`, `(-[0-9]+)*`.
+    ///   Make the inner repeat possessive (`(-[0-9]++)*`) or atomic (`((?>a+)b)+`), which never
+    ///   gives back what it took, or write each character to be matched one way only (`a+`,
+    ///   `[\w\s]*`). Escapes and classes are read as one atom: `(\+)+` and `([+]x)+` are
+    ///   accepted. (Other exponential shapes, such as `(a|a)*`, are not looked for.)
+    /// - A text longer than 10,000 Unicode scalars is not matched: it fails the rule
+    ///   (`invalid_format`, "is too long to check against its format …").
+    ///
+    /// A refused pattern makes every validation of the model throw `.invalidModel`, naming the
+    /// rule and saying why.
     public func format<Value: ColumnValue>(_ keyPath: KeyPath<Record, Value>, _ pattern: String, message: String = "is invalid")
     where Value: StringValue {
-        let expression = Result { try FormatPattern(pattern) }
+        let expression = Result { () throws(FormatPattern.Refusal) in try FormatPattern(pattern) }
         add(keyPath) { _, value, column, _ in
             guard let text = value.stringValue else { return nil }
-            guard case .success(let format) = expression else {
-                throw ActiveRecordError(.invalidModel, "the format of \(Record.self).\(column) is not a valid regular expression: \(pattern)")
+            let format: FormatPattern
+            switch expression {
+            case .success(let made): format = made
+            case .failure(let refusal):
+                throw ActiveRecordError(
+                    .invalidModel, "the format rule of \(Record.self).\(column) refuses its pattern \(pattern): \(refusal.reason)")
             }
-            return format.matchesWhole(text) ? nil : Check.Outcome(key: "invalid_format", message: message)
+            guard let matches = format.matchesWhole(text) else {
+                return Check.Outcome(
+                    key: "invalid_format",
+                    message: "is too long to check against its format (more than \(FormatPattern.maximumLength) characters)")
+            }
+            return matches ? nil : Check.Outcome(key: "invalid_format", message: message)
         }
     }
 

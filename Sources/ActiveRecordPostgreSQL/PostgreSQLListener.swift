@@ -48,12 +48,12 @@ extension PostgreSQLEngine {
     /// A ``PostgreSQLListener`` on the primary (see the comment at the top of this file).
     func listenForCommits(
         _ heard: @escaping @Sendable (ExternalCommit) -> Void, warn: @escaping @Sendable (String) -> Void
-    ) -> (any CommitListener)? {
+    ) throws -> (any CommitListener)? {
         // An idle listener sends nothing, so keepalives alone notice a server that vanished:
         // tighter than the pool's (about 25 s instead of a minute), unless the environment sets them.
         let tighter = ["keepalives_idle": "10", "keepalives_interval": "5"]
         let values = zip(keywords, values).map { keyword, value in tighter[keyword] ?? value }
-        return PostgreSQLListener(
+        return try PostgreSQLListener(
             ListenerSettings(
                 keywords: keywords, values: values, readOnly: readOnly, description: description, mask: mask,
                 backends: backends),
@@ -72,17 +72,18 @@ struct ListenerSettings: Sendable {
 }
 
 /// Listens on its own connection and thread for the commits of other processes (see the
-/// comment at the top of this file). Releasing it stops it.
+/// comment at the top of this file). Releasing it stops it. Its thread is named `ar.listener`.
 final class PostgreSQLListener: CommitListener {
     private let core: ListenerCore
 
+    /// - Throws: `.engine` when its thread cannot be started.
     init(
         _ settings: ListenerSettings, heard: @escaping @Sendable (ExternalCommit) -> Void,
         warn: @escaping @Sendable (String) -> Void
-    ) {
+    ) throws {
         let core = ListenerCore(settings, heard: heard, warn: warn)
         self.core = core
-        startThread { core.run() }
+        try startThread(name: "ar.listener", for: "the PostgreSQL listener for commits made elsewhere") { core.run() }
     }
 
     func watch(_ tables: Set<String>, timeout: Duration) { core.watch(tables, timeout: timeout) }

@@ -1,5 +1,5 @@
 import ActiveRecord
-import ARCore  // fixedPoint(decimals:), startThread(_:), trimmingWhitespace
+import ARCore  // fixedPoint(decimals:), startThreadOrStop(name:for:_:), trimmingWhitespace
 import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -36,7 +36,7 @@ struct AsyncLoad: Sendable {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<String>("")
         // The sampler runs from before the baseline, so that it counts in both.
-        startThread {
+        startThreadOrStop(name: "ar.sampler", for: "the thread-count sampler") {
             while sampling.load(ordering: .relaxed) {
                 let now = threadCount()
                 if now > peak.load(ordering: .relaxed) { peak.store(now, ordering: .relaxed) }
