@@ -225,11 +225,13 @@ public final class ValidationRules<Record: Model> {
     /// Swift `Regex` backtracks far more slowly than ICU, so two limits keep a rule from holding
     /// a thread for minutes on hostile input:
     /// - A pattern that repeats without bound (`*`, `+`, `{n,}`) a group holding an unbounded
-    ///   quantifier is refused: `(a+)+`, `(\w+\s?)*`, `(a*)*`, `(?:x+y?){2,}`, `(-[0-9]+)*`.
-    ///   Make the inner repeat possessive (`(-[0-9]++)*`) or atomic (`((?>a+)b)+`), which never
-    ///   gives back what it took, or write each character to be matched one way only (`a+`,
-    ///   `[\w\s]*`). Escapes and classes are read as one atom: `(\+)+` and `([+]x)+` are
-    ///   accepted. (Other exponential shapes, such as `(a|a)*`, are not looked for.)
+    ///   quantifier and, in one of its alternatives, nothing else a match must take is refused:
+    ///   `(a+)+`, `(\w+\s?)*`, `(a*)*`, `(?:x+y?){2,}`, `(a+|b)*`. Make the inner repeat
+    ///   possessive (`(a++)+`) or atomic (`((?>a+))+`), which never gives back what it took, or
+    ///   write each character to be matched one way only (`a+`, `[\w\s]*`). A group with
+    ///   another atom to take, `(-[0-9]+)*` or `\w+(\.\w+)*`, is accepted; escapes and classes
+    ///   are read as one atom: `(\+)+` and `([+]x)+` are accepted. (Other exponential shapes,
+    ///   such as `(a|a)*` or `(a\w+)*`, are not looked for: the length limit bounds them.)
     /// - A text longer than 10,000 Unicode scalars is not matched: it fails the rule
     ///   (`invalid_format`, "is too long to check against its format …").
     ///
