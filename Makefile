@@ -97,9 +97,11 @@ run: deps
 
 # The file make run's quickstart uses when ACTIVERECORD_DATABASE is not set: the library's default
 # for a program named ActiveRecordQuickstart, in its data directory (Database.dataDirectory():
-# $$XDG_DATA_HOME when it is an absolute path, else ~/.local/share). make test-run checks that this is
-# the path the quickstart prints.
-RUN_DATA_DIR = $$(case "$${XDG_DATA_HOME:-}" in /*) printf %s "$$XDG_DATA_HOME";; *) printf %s "$$HOME/.local/share";; esac)/ActiveRecordQuickstart
+# $$XDG_DATA_HOME when it is an absolute path, else ~/.local/share, ~ being $$HOME or, when that is
+# unset or empty, the user's home in the user database). make test-run checks that this is the path
+# the quickstart prints.
+RUN_DATA_DIR = $$(case "$${XDG_DATA_HOME:-}" in /*) printf %s "$$XDG_DATA_HOME";; \
+  *) printf %s "$${HOME:-$$(getent passwd "$$(id -u)" | cut -d: -f6)}/.local/share";; esac)/ActiveRecordQuickstart
 RUN_DATABASE = $(RUN_DATA_DIR)/ActiveRecordQuickstart.sqlite
 
 # Removes make run's default database: that file, its -wal and -shm, and its directory when it is
