@@ -539,4 +539,4 @@ test-install: install-build
 	scripts/test-install.sh $(INSTALL_LIBRARY) $(VERSION_NUMBER) "$(SWIFT_RUNTIME_DIR)"
 
 clean:
-	rm -rf .build .build-install .build-tsan Benchmarks/.build Examples/Server/.build Benchmarks/FluentServer/.build
+	rm -rf .build .build-install .build-tsan .build-static Tests/PackageGraph/.build Benchmarks/.build Examples/Server/.build Benchmarks/FluentServer/.build
