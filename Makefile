@@ -293,8 +293,16 @@ check-doc-snippets: deps
 check-seams:
 	bash scripts/check-seams.sh
 
+# SwiftPM's incremental build of Benchmarks (a package depending on this one by path) misses source
+# files added here since its last build: when the list of files under Sources/ changed, its build
+# plan is dropped (release.yaml, build.db), so that the next build plans anew (the objects stay).
+bench_plan = list=$$(find Sources -name '*.swift' | LC_ALL=C sort | cksum); \
+  [ "$$(cat Benchmarks/.build/sources.cksum 2>/dev/null)" = "$$list" ] \
+  || { rm -f Benchmarks/.build/release.yaml Benchmarks/.build/build.db; mkdir -p Benchmarks/.build; echo "$$list" > Benchmarks/.build/sources.cksum; }
+
 # The PostgreSQL section runs on a throwaway local server (scripts/with-postgres.sh).
 bench: deps
+	@$(bench_plan)
 	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
 	scripts/with-postgres.sh Benchmarks/.build/release/ARBench $(N)
 	$(MAKE) --no-print-directory bench-c
@@ -410,6 +418,7 @@ C_RELEASE_LIB = $(abspath $(C_DIR)/release/lib)
 ROWS ?= 5000
 .PHONY: bench-instructions
 bench-instructions: deps bench-c-build
+	@$(bench_plan)
 	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
 	scripts/with-postgres.sh scripts/bench-instructions.sh Benchmarks/.build/release/ARBench $(ROWS) $(C_DIR)/bench-c
 
@@ -422,6 +431,7 @@ bench-instructions: deps bench-c-build
 PG_N ?= 10000
 .PHONY: bench-pgbouncer
 bench-pgbouncer: deps
+	@$(bench_plan)
 	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
 	scripts/with-pgbouncer.sh sh -c 'AR_BENCH_POSTGRES="$$AR_TEST_PGBOUNCER_DIRECT" AR_BENCH_PGBOUNCER="$$AR_TEST_PGBOUNCER" \
 	  Benchmarks/.build/release/ARBench postgres $(PG_N)'
@@ -432,6 +442,7 @@ bench-pgbouncer: deps
 BULK_N ?= 10000
 .PHONY: bench-bulk
 bench-bulk: deps
+	@$(bench_plan)
 	cd Benchmarks && $(SWIFT) build -c release --product ARBench $(SWIFTFLAGS)
 	scripts/with-postgres.sh Benchmarks/.build/release/ARBench postgres-bulk $(BULK_N)
 
